@@ -1,0 +1,68 @@
+"""Exceptions and warnings raised by noiseaware.
+
+All errors raised deliberately by noiseaware derive from :class:`NoiseawareError`
+*and* from the matching built-in exception (``ValueError`` or ``TypeError``), so
+callers can catch either.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "NoiseawareError",
+    "NoiseawareTypeError",
+    "NoiseawareValueError",
+    "NoiseawareWarning",
+    "PrivacyBudgetError",
+    "PrivacyWarning",
+    "ReleaseFormatError",
+]
+
+
+class NoiseawareError(Exception):
+    """Base class of every error raised deliberately by noiseaware."""
+
+
+class NoiseawareValueError(NoiseawareError, ValueError):
+    """An argument has the right type but an invalid value."""
+
+
+class NoiseawareTypeError(NoiseawareError, TypeError):
+    """An argument has the wrong type."""
+
+
+class ReleaseFormatError(NoiseawareValueError):
+    """A serialized :class:`~noiseaware.Release` is malformed or inconsistent.
+
+    The message names the offending field, e.g. ``mechanism.scale``.
+    """
+
+
+class PrivacyBudgetError(NoiseawareValueError):
+    """A request would spend more privacy budget than remains.
+
+    Attributes
+    ----------
+    requested : float
+        The budget the caller asked to spend.
+    remaining : float
+        The budget that was left before the request.
+    unit : str
+        ``"epsilon"`` or ``"rho"``.
+    """
+
+    def __init__(self, requested: float, remaining: float, unit: str) -> None:
+        self.requested = float(requested)
+        self.remaining = float(remaining)
+        self.unit = unit
+        super().__init__(
+            f"PrivacyBudget: requested {unit}={self.requested!r} exceeds the remaining "
+            f"{unit}={self.remaining!r}; spend at most the remaining budget or start a new one."
+        )
+
+
+class NoiseawareWarning(UserWarning):
+    """Base class of warnings issued by noiseaware."""
+
+
+class PrivacyWarning(NoiseawareWarning):
+    """A privacy parameter is legal but unusually weak (e.g. ``epsilon > 5``)."""

@@ -1,0 +1,400 @@
+"""The :class:`Release` record: the contract between data curator and analyst.
+
+A release carries the noisy values *and* everything needed to model the noise exactly: the
+statistic, labels, ``n``, the mechanism with all its parameters, how the mechanism was applied
+(``composition``), the resulting guarantee, whether it was drawn securely, and a schema
+version. Likelihoods read their noise parameters from it (``from_release``), so model and
+release cannot disagree.
+
+JSON layout (schema version 1)::
+
+    {"schema": "noiseaware.release", "schema_version": 1, "noiseaware_version": "0.1.0",
+     "statistic": "median_pairs", "n": 1000,
+     "values": [...], "shape": [10], "dtype": "int64",
+     "labels": [["x1", "x2"], ...],
+     "mechanism": {"family": "geometric", "scale": 10.0, "sensitivity": 1},
+     "composition": "sequential",
+     "guarantee": {"epsilon": 1.0, "delta": 0.0, "rho": null},
+     "secure": true, "metadata": {...}, "components": [...]}
+
+``composition`` says how ``guarantee`` follows from ``mechanism``: ``"sequential"`` -- the
+mechanism was applied once per value and the guarantees add (seed 000 Prop. 2.4; e.g. one
+geometric draw per median pair, each of sensitivity 1); ``"joint"`` -- one application to the
+whole vector, ``mechanism.sensitivity`` being the vector's L1 / L2 sensitivity; ``"parallel"``
+-- applications to disjoint records (the guarantee of one); ``"per_record"`` -- values of shape
+(n, q) are q record-level answers per record (e.g. randomized response): sequential within a
+record, parallel across records, so the guarantee is q times the mechanism's. ``components`` holds sub-releases
+spent on the same data (e.g. the threshold-selection counts of seed 004 Algorithm 1); their
+guarantees compose sequentially with the main one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from . import _validation as v
+from ._version import __version__
+from .exceptions import NoiseawareTypeError, ReleaseFormatError
+from .mechanisms import Guarantee, Mechanism, mechanism_from_dict
+
+__all__ = ["COMPOSITIONS", "SCHEMA", "SCHEMA_VERSION", "Release"]
+
+SCHEMA = "noiseaware.release"
+SCHEMA_VERSION = 1
+COMPOSITIONS = ("sequential", "joint", "parallel", "per_record")
+_TOP_KEYS = {
+    "schema",
+    "schema_version",
+    "noiseaware_version",
+    "statistic",
+    "n",
+    "values",
+    "shape",
+    "dtype",
+    "labels",
+    "mechanism",
+    "composition",
+    "guarantee",
+    "secure",
+    "metadata",
+    "components",
+}
+
+
+def _freeze(obj: Any) -> Any:
+    """Deep-copy JSON-like metadata into immutable containers."""
+    if isinstance(obj, Mapping):
+        return MappingProxyType({str(k): _freeze(x) for k, x in obj.items()})
+    if isinstance(obj, list | tuple):
+        return tuple(_freeze(x) for x in obj)
+    if isinstance(obj, np.ndarray):
+        return _freeze(obj.tolist())
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if obj is None or isinstance(obj, str | bool | int | float):
+        if isinstance(obj, float) and not math.isfinite(obj):
+            raise ReleaseFormatError(f"Release: metadata values must be finite; got {obj!r}.")
+        return obj
+    raise ReleaseFormatError(f"Release: metadata must be JSON-like; got a {type(obj).__name__}.")
+
+
+def _thaw(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {k: _thaw(x) for k, x in obj.items()}
+    if isinstance(obj, tuple):
+        return [_thaw(x) for x in obj]
+    return obj
+
+
+def expected_guarantee(mechanism: Mechanism, composition: str, shape: tuple[int, ...]) -> Guarantee:
+    """The guarantee implied by applying ``mechanism`` to values of ``shape`` under ``composition``."""
+    g = mechanism.guarantee()
+    size = math.prod(shape)
+    if composition == "sequential" and size > 1:
+        return g.repeat(size)
+    if composition == "per_record" and len(shape) == 2 and shape[1] > 1:
+        return g.repeat(shape[1])
+    return g
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """A differentially private release and the exact description of its noise.
+
+    Build one with :func:`noiseaware.privatize`; read one with :meth:`from_json`.
+
+    Parameters
+    ----------
+    statistic : str
+        What was released (``"median_pairs"``, ``"counts"``, ``"vector"``, ...).
+    values : numpy.ndarray
+        The noisy values (stored read-only).
+    labels : tuple of tuple of str
+        One label per value in C order, e.g. the column pair ``("x1", "x2")`` of a count.
+    mechanism : Mechanism
+        The mechanism applied to each value (see ``composition``).
+    composition : {"sequential", "joint", "parallel", "per_record"}
+        How ``guarantee`` follows from ``mechanism`` (module docstring).
+    guarantee : Guarantee
+        The total guarantee of this release including ``components``; checked on creation.
+    secure : bool
+        True when drawn with OpenDP's exact samplers; False for seeded simulations.
+    n : int or None
+        Number of records, when public.
+    metadata : mapping
+        Statistic-specific public information (column names, bounds, thresholds, ...).
+    components : tuple of Release
+        Sub-releases spent on the same data; their guarantees add to this one.
+    schema_version : int
+        Version of the record layout.
+
+    Raises
+    ------
+    ReleaseFormatError
+        If the parts are inconsistent (label count, dtype, guarantee, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, noiseaware as na
+    >>> x = np.random.default_rng(0).normal(size=(50, 3))
+    >>> rel = na.privatize(x, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1))
+    >>> rel.labels
+    (('x0', 'x1'), ('x0', 'x2'), ('x1', 'x2'))
+    >>> rel.secure, rel.guarantee.epsilon
+    (False, 1.0)
+    """
+
+    statistic: str
+    values: np.ndarray
+    labels: tuple[tuple[str, ...], ...]
+    mechanism: Mechanism
+    composition: str
+    guarantee: Guarantee
+    secure: bool
+    n: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    components: tuple[Release, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.statistic, str) or not self.statistic:
+            raise ReleaseFormatError(f"Release: field 'statistic' must be a non-empty string; got {self.statistic!r}.")
+        if not isinstance(self.mechanism, Mechanism):
+            raise ReleaseFormatError(f"Release: field 'mechanism' must be a Mechanism; got {self.mechanism!r}.")
+        if self.composition not in COMPOSITIONS:
+            raise ReleaseFormatError(
+                f"Release: field 'composition' must be one of {list(COMPOSITIONS)}; got {self.composition!r}."
+            )
+        if not isinstance(self.secure, bool):
+            raise ReleaseFormatError(f"Release: field 'secure' must be true or false; got {self.secure!r}.")
+        if self.schema_version != SCHEMA_VERSION:
+            raise ReleaseFormatError(
+                f"Release: field 'schema_version' must be {SCHEMA_VERSION}; got {self.schema_version!r}. "
+                "Upgrade noiseaware to read newer records."
+            )
+        vals = np.array(self.values, copy=True)
+        if vals.dtype.kind not in "iuf" or vals.size == 0:
+            raise ReleaseFormatError(f"Release: field 'values' must be a non-empty numeric array; got {vals!r}.")
+        if vals.dtype.kind == "f" and not np.all(np.isfinite(vals)):
+            raise ReleaseFormatError("Release: field 'values' must be finite.")
+        vals = vals.astype(np.int64 if vals.dtype.kind in "iu" else np.float64)
+        if self.mechanism.output_kind in ("integer", "category") and self.mechanism.family != "btgm":
+            if vals.dtype.kind == "f":
+                if not np.all(vals == np.round(vals)):
+                    raise ReleaseFormatError(
+                        f"Release: field 'values' must be integers for mechanism {self.mechanism.family!r}."
+                    )
+                vals = vals.astype(np.int64)
+        vals.setflags(write=False)
+        object.__setattr__(self, "values", vals)
+        labels = tuple(tuple(str(s) for s in (lab if isinstance(lab, list | tuple) else (lab,))) for lab in self.labels)
+        if len(labels) != vals.size:
+            raise ReleaseFormatError(
+                f"Release: field 'labels' must hold one label per value ({vals.size}); got {len(labels)}."
+            )
+        object.__setattr__(self, "labels", labels)
+        if self.n is not None:
+            object.__setattr__(self, "n", v.integer("Release", "n", self.n, minimum=1))
+        object.__setattr__(self, "metadata", _freeze(dict(self.metadata)))
+        comps = tuple(self.components)
+        for i, c in enumerate(comps):
+            if not isinstance(c, Release):
+                raise ReleaseFormatError(f"Release: field 'components[{i}]' must be a Release.")
+        object.__setattr__(self, "components", comps)
+        if not isinstance(self.guarantee, Guarantee):
+            raise ReleaseFormatError(f"Release: field 'guarantee' must be a Guarantee; got {self.guarantee!r}.")
+        expected = expected_guarantee(self.mechanism, self.composition, vals.shape)
+        for c in comps:
+            expected = expected.compose(c.guarantee)
+        if not self.guarantee.isclose(expected):
+            raise ReleaseFormatError(
+                f"Release: field 'guarantee' ({self.guarantee.describe()}) is inconsistent with the mechanism, "
+                f"which gives {expected.describe()} under {self.composition!r} composition of {vals.size} value(s)."
+            )
+
+    # ------------------------------------------------------------------ views
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of :attr:`values`."""
+        return tuple(self.values.shape)
+
+    @property
+    def epsilon(self) -> float | None:
+        """Total epsilon of the guarantee (None for a zCDP-only guarantee)."""
+        return self.guarantee.epsilon
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Release):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
+
+    # ------------------------------------------------------------ serialization
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping (see the module docstring for the layout)."""
+        return {
+            "schema": SCHEMA,
+            "schema_version": self.schema_version,
+            "noiseaware_version": __version__,
+            "statistic": self.statistic,
+            "n": self.n,
+            "values": self.values.ravel().tolist(),
+            "shape": list(self.values.shape),
+            "dtype": str(self.values.dtype),
+            "labels": [list(lab) for lab in self.labels],
+            "mechanism": self.mechanism.to_dict(),
+            "composition": self.composition,
+            "guarantee": self.guarantee.to_dict(),
+            "secure": self.secure,
+            "metadata": _thaw(self.metadata),
+            "components": [c.to_dict() for c in self.components],
+        }
+
+    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
+        """Serialize to JSON; write it to ``path`` when given. Floats round-trip exactly."""
+        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "") -> Release:
+        """Rebuild a release from :meth:`to_dict` output; errors name the offending field."""
+
+        def f(name: str) -> str:
+            return f"{where}{name}"
+
+        if not isinstance(d, Mapping):
+            raise ReleaseFormatError(f"Release: the record{(' ' + where) if where else ''} must be a JSON object.")
+        if d.get("schema") != SCHEMA:
+            raise ReleaseFormatError(f"Release: field '{f('schema')}' must be {SCHEMA!r}; got {d.get('schema')!r}.")
+        unknown = set(d) - _TOP_KEYS
+        if unknown:
+            raise ReleaseFormatError(f"Release: unknown field(s) {sorted(unknown)}{(' in ' + where) if where else ''}.")
+        for key in ("schema_version", "statistic", "values", "shape", "dtype", "labels", "mechanism",
+                    "composition", "guarantee", "secure"):
+            if key not in d:
+                raise ReleaseFormatError(f"Release: field '{f(key)}' is missing.")
+        sv = d["schema_version"]
+        if not isinstance(sv, int) or isinstance(sv, bool):
+            raise ReleaseFormatError(f"Release: field '{f('schema_version')}' must be an integer; got {sv!r}.")
+        shape = d["shape"]
+        if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
+            raise ReleaseFormatError(f"Release: field '{f('shape')}' must be a list of sizes; got {shape!r}.")
+        dtype = d["dtype"]
+        if dtype not in ("int64", "float64"):
+            raise ReleaseFormatError(f"Release: field '{f('dtype')}' must be 'int64' or 'float64'; got {dtype!r}.")
+        raw = d["values"]
+        if not isinstance(raw, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in raw
+        ):
+            raise ReleaseFormatError(f"Release: field '{f('values')}' must be a flat list of numbers.")
+        if dtype == "int64" and not all(isinstance(x, int) for x in raw):
+            raise ReleaseFormatError(f"Release: field '{f('values')}' must hold integers for dtype int64.")
+        if math.prod(shape) != len(raw):
+            raise ReleaseFormatError(
+                f"Release: field '{f('values')}' has {len(raw)} entries but 'shape' {shape} needs {math.prod(shape)}."
+            )
+        values = np.asarray(raw, dtype=dtype).reshape(shape)
+        labels = d["labels"]
+        if not isinstance(labels, list) or not all(
+            isinstance(lab, list) and all(isinstance(s, str) for s in lab) for lab in labels
+        ):
+            raise ReleaseFormatError(f"Release: field '{f('labels')}' must be a list of lists of strings.")
+        n = d.get("n")
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+            raise ReleaseFormatError(f"Release: field '{f('n')}' must be a positive integer or null; got {n!r}.")
+        secure = d["secure"]
+        if not isinstance(secure, bool):
+            raise ReleaseFormatError(f"Release: field '{f('secure')}' must be true or false; got {secure!r}.")
+        metadata = d.get("metadata", {})
+        if not isinstance(metadata, Mapping):
+            raise ReleaseFormatError(f"Release: field '{f('metadata')}' must be an object.")
+        comps_raw = d.get("components", [])
+        if not isinstance(comps_raw, list):
+            raise ReleaseFormatError(f"Release: field '{f('components')}' must be a list.")
+        components = tuple(cls.from_dict(c, where=f"{f('components')}[{i}].") for i, c in enumerate(comps_raw))
+        mechanism = mechanism_from_dict(d["mechanism"], where=f("mechanism"))
+        guarantee = Guarantee.from_dict(d["guarantee"], where=f("guarantee"))
+        try:
+            return cls(
+                statistic=d["statistic"],
+                values=values,
+                labels=tuple(tuple(lab) for lab in labels),
+                mechanism=mechanism,
+                composition=d["composition"],
+                guarantee=guarantee,
+                secure=secure,
+                n=n,
+                metadata=metadata,
+                components=components,
+                schema_version=sv,
+            )
+        except ReleaseFormatError as exc:
+            if where:
+                raise ReleaseFormatError(f"{exc} (in {where.rstrip('.')})") from exc
+            raise
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike[str]) -> Release:
+        """Read a release from a JSON file path (or a JSON string starting with ``{``).
+
+        Raises
+        ------
+        ReleaseFormatError
+            If the file is not valid JSON, or a field is missing, malformed or inconsistent;
+            the message names the field.
+        """
+        if isinstance(source, str) and source.lstrip().startswith("{"):
+            text = source
+        elif isinstance(source, str | os.PathLike):
+            text = Path(source).read_text(encoding="utf-8")
+        else:
+            raise NoiseawareTypeError(f"Release.from_json: source must be a path or JSON text; got {source!r}.")
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ReleaseFormatError(f"Release: not valid JSON ({exc}).") from exc
+        return cls.from_dict(d)
+
+    # ----------------------------------------------------------------- display
+    def summary(self, max_rows: int = 20) -> str:
+        """A readable multi-line description of the release and its guarantee."""
+        m = self.mechanism.to_dict()
+        params = ", ".join(f"{k}={val!r}" for k, val in m.items() if k != "family")
+        lines = [
+            f"Release of {self.statistic!r}" + (f" (n={self.n})" if self.n is not None else ""),
+            f"  mechanism : {m['family']}({params}), composition {self.composition!r}",
+            f"  guarantee : {self.guarantee.describe()}",
+            f"  sampling  : {'secure (OpenDP exact samplers)' if self.secure else 'SIMULATION (numpy rng) - not a secure release'}",
+        ]
+        for c in self.components:
+            lines.append(f"  component : {c.statistic!r}, {c.guarantee.describe()}")
+        flat = self.values.ravel()
+        lines.append(f"  values    : {flat.size}")
+        for lab, val in list(zip(self.labels, flat.tolist(), strict=True))[:max_rows]:
+            lines.append(f"    {' x '.join(lab):<30} {val}")
+        if flat.size > max_rows:
+            lines.append(f"    ... ({flat.size - max_rows} more)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"Release(statistic={self.statistic!r}, n={self.n}, values={self.values.ravel()[:6].tolist()}"
+            f"{'...' if self.values.size > 6 else ''}, mechanism={self.mechanism!r}, "
+            f"guarantee={self.guarantee.describe()!r}, secure={self.secure})"
+        )
+
