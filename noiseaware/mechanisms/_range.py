@@ -237,9 +237,9 @@ def rgm_epsilon_prime(epsilon: float, sensitivity: int, lower: int, upper: int) 
     def f(e: float) -> float:
         return e + _rgm_g(e, sensitivity, width) - eps
 
+    if f(eps) <= 0.0:  # g(eps) = 1, e.g. a range of two values
+        return eps
     lo = eps * 1e-12
-    if f(lo) > 0:  # pragma: no cover - g -> 1 as eps' -> 0
-        return lo
     return float(optimize.brentq(f, lo, eps, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
