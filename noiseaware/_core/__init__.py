@@ -1,0 +1,53 @@
+"""Backend-neutral math for the noise-aware distributions (private).
+
+Every log-density is written once here, as functions of a :class:`Backend` (NumPy+SciPy,
+``jax.numpy``, ``pytensor.tensor``); :mod:`noiseaware.pymc` and :mod:`noiseaware.numpyro` are
+thin front ends. Importing this package imports neither JAX nor PyTensor.
+"""
+
+from ._backend import Backend, get_backend
+from ._fisher import (
+    NOISE_KINDS,
+    TAIL_TOLERANCE,
+    FisherTable,
+    copula_log_odds,
+    fisher_logpmf,
+    fisher_sample_from_uniform,
+    fisher_table,
+    noisy_fisher_logpmf,
+)
+from ._noise import (
+    DG_REJECTION_TRIES,
+    alpha_from_epsilon,
+    discrete_gaussian_from_uniforms,
+    discrete_gaussian_log_normalizer,
+    discrete_gaussian_logpmf,
+    geometric_from_uniforms,
+    geometric_log_normalizer,
+    is_integral,
+    two_sided_geometric_logcdf,
+    two_sided_geometric_logpmf,
+)
+
+__all__ = [
+    "DG_REJECTION_TRIES",
+    "NOISE_KINDS",
+    "TAIL_TOLERANCE",
+    "Backend",
+    "FisherTable",
+    "alpha_from_epsilon",
+    "copula_log_odds",
+    "discrete_gaussian_from_uniforms",
+    "discrete_gaussian_log_normalizer",
+    "discrete_gaussian_logpmf",
+    "fisher_logpmf",
+    "fisher_sample_from_uniform",
+    "fisher_table",
+    "geometric_from_uniforms",
+    "geometric_log_normalizer",
+    "get_backend",
+    "is_integral",
+    "noisy_fisher_logpmf",
+    "two_sided_geometric_logcdf",
+    "two_sided_geometric_logpmf",
+]
