@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +116,9 @@ def privatize(
     r = v.positive(owner, "rho", rho) if rho is not None else None
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise NoiseawareTypeError(
-            v.message(owner, "rng", "must be a numpy.random.Generator or None", rng, "Use numpy.random.default_rng(seed).")
+            v.message(
+                owner, "rng", "must be a numpy.random.Generator or None", rng, "Use numpy.random.default_rng(seed)."
+            )
         )
     if mechanism is not None and not isinstance(mechanism, str):
         raise NoiseawareTypeError(v.message(owner, "mechanism", "must be a string", mechanism))
@@ -136,7 +138,9 @@ def _as_matrix(owner: str, data: Any, columns: Any) -> tuple[np.ndarray, list[st
     """A finite float64 (n, p) matrix and its column names, from an array or DataFrame."""
     names: list[str]
     if hasattr(data, "columns") and hasattr(data, "dtypes"):  # pandas DataFrame
-        bad = [str(c) for c, dt in zip(data.columns, data.dtypes, strict=True) if getattr(dt, "kind", "O") not in "biuf"]
+        bad = [
+            str(c) for c, dt in zip(data.columns, data.dtypes, strict=True) if getattr(dt, "kind", "O") not in "biuf"
+        ]
         if bad:
             raise NoiseawareTypeError(
                 f"{owner}: data has non-numeric column(s) {bad}; encode them as numbers or drop them."
@@ -182,6 +186,7 @@ def median_split_indicators(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     x : ndarray, shape (n, p)
+        The data.
     keys : ndarray, shape (n, p)
         Data-independent random keys (seed 000 §3.2).
 
@@ -213,7 +218,7 @@ def _finish(
     truth: np.ndarray,
     mech: Mechanism,
     composition: str,
-    labels: list[tuple[str, ...]],
+    labels: Sequence[tuple[str, ...]],
     rng: np.random.Generator | None,
     n: int | None,
     metadata: dict[str, Any],
@@ -288,21 +293,22 @@ def _cell_labels(data: Any, arr: np.ndarray, labels: Any) -> list[tuple[str, ...
         if len(labs) != arr.size:
             raise NoiseawareValueError(f"privatize: labels must give one label per cell ({arr.size}); got {len(labs)}.")
         return labs
-    if hasattr(data, "columns") and hasattr(data, "index") and arr.ndim == 2:
+    pandas_like = hasattr(data, "index") and not callable(data.index)
+    if pandas_like and hasattr(data, "columns") and arr.ndim == 2:
         return [(str(r), str(c)) for r in data.index for c in data.columns]
-    if hasattr(data, "index") and arr.ndim == 1:
+    if pandas_like and arr.ndim == 1:
         return [(str(r),) for r in data.index]
     return [tuple(str(i) for i in idx) for idx in np.ndindex(*arr.shape)]
 
 
-def _additive_budget(
-    owner: str, budget: _Budget, options: dict[str, Any], mech_name: str, sens: float
-) -> Mechanism:
+def _additive_budget(owner: str, budget: _Budget, options: dict[str, Any], mech_name: str, sens: float) -> Mechanism:
     scale, sigma = options.get("scale"), options.get("sigma")
     if mech_name in ("geometric", "laplace"):
         cls: Any = GeometricMechanism if mech_name == "geometric" else LaplaceMechanism
         if sigma is not None or budget.rho is not None:
-            raise NoiseawareValueError(f"{owner}: mechanism {mech_name!r} takes epsilon=... or scale=..., not rho/sigma.")
+            raise NoiseawareValueError(
+                f"{owner}: mechanism {mech_name!r} takes epsilon=... or scale=..., not rho/sigma."
+            )
         if (budget.epsilon is None) == (scale is None):
             raise NoiseawareValueError(f"{owner}: give exactly one of epsilon=... or scale=... for {mech_name!r}.")
         if scale is not None:

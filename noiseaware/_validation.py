@@ -130,8 +130,7 @@ def bounds(owner: str, lower: Any, upper: Any, *, integral: bool = False) -> tup
         hi = finite(owner, "upper", upper)
     if lo > hi:
         raise NoiseawareValueError(
-            f"{owner}: bounds must satisfy lower <= upper; got lower={lower!r}, upper={upper!r}. "
-            "Swap them."
+            f"{owner}: bounds must satisfy lower <= upper; got lower={lower!r}, upper={upper!r}. Swap them."
         )
     return lo, hi
 

@@ -17,7 +17,7 @@ Examples
 >>> accounting.sequential([0.5, 0.25, 0.25])
 1.0
 >>> round(accounting.zcdp_to_approx_dp(0.5, 1e-5, method="bun_steinke"), 6)
-5.298317
+5.298526
 >>> budget = accounting.PrivacyBudget(epsilon=1.0)
 >>> budget.spend(0.4)
 0.6
@@ -171,8 +171,7 @@ class PrivacyBudget:
     def __post_init__(self) -> None:
         if (self.epsilon is None) == (self.rho is None):
             raise NoiseawareValueError(
-                "PrivacyBudget: give exactly one of epsilon or rho; "
-                f"got epsilon={self.epsilon!r}, rho={self.rho!r}."
+                f"PrivacyBudget: give exactly one of epsilon or rho; got epsilon={self.epsilon!r}, rho={self.rho!r}."
             )
         if self.epsilon is not None:
             self.epsilon = v.positive("PrivacyBudget", "epsilon", self.epsilon)

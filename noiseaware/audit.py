@@ -1,10 +1,10 @@
-"""Empirical differential-privacy audit of a mechanism's sampler.
+r"""Empirical differential-privacy audit of a mechanism's sampler.
 
 For neighbouring inputs ``x`` and ``x'`` and an output event ``S``, any epsilon-DP mechanism
 satisfies ``P(S | x) <= e^epsilon P(S | x')``. Drawing many outputs at both inputs and
 bounding both probabilities with Clopper-Pearson intervals gives a lower confidence bound
 
-.. math:: \\hat\\epsilon_{lo} = \\log \\frac{\\text{lower}(P(S|x))}{\\text{upper}(P(S|x'))}
+.. math:: \hat\epsilon_{lo} = \log \frac{\text{lower}(P(S|x))}{\text{upper}(P(S|x'))}
 
 on the privacy loss actually delivered by the sampler. A correct epsilon-DP sampler gives
 ``epsilon_lower <= epsilon`` except with probability at most ``beta``; a sampler whose noise is

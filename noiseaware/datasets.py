@@ -34,9 +34,7 @@ def random_correlation(p: int, rng: np.random.Generator) -> np.ndarray:
     return r
 
 
-def simulate_gaussian_copula(
-    n: int, R: np.ndarray, marginals: tuple, rng: np.random.Generator
-) -> np.ndarray:
+def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.random.Generator) -> np.ndarray:
     """Draw ``n`` rows ``X_j = F_j^{-1}(Phi(Z_j))`` with ``Z ~ N(0, R)`` (seed 000 eq. 1)."""
     n = v.integer("simulate_gaussian_copula", "n", n, minimum=1)
     R = np.asarray(R, dtype=np.float64)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -284,8 +284,18 @@ class Release:
         unknown = set(d) - _TOP_KEYS
         if unknown:
             raise ReleaseFormatError(f"Release: unknown field(s) {sorted(unknown)}{(' in ' + where) if where else ''}.")
-        for key in ("schema_version", "statistic", "values", "shape", "dtype", "labels", "mechanism",
-                    "composition", "guarantee", "secure"):
+        for key in (
+            "schema_version",
+            "statistic",
+            "values",
+            "shape",
+            "dtype",
+            "labels",
+            "mechanism",
+            "composition",
+            "guarantee",
+            "secure",
+        ):
             if key not in d:
                 raise ReleaseFormatError(f"Release: field '{f(key)}' is missing.")
         sv = d["schema_version"]
@@ -298,9 +308,7 @@ class Release:
         if dtype not in ("int64", "float64"):
             raise ReleaseFormatError(f"Release: field '{f('dtype')}' must be 'int64' or 'float64'; got {dtype!r}.")
         raw = d["values"]
-        if not isinstance(raw, list) or not all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in raw
-        ):
+        if not isinstance(raw, list) or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in raw):
             raise ReleaseFormatError(f"Release: field '{f('values')}' must be a flat list of numbers.")
         if dtype == "int64" and not all(isinstance(x, int) for x in raw):
             raise ReleaseFormatError(f"Release: field '{f('values')}' must hold integers for dtype int64.")
@@ -379,7 +387,8 @@ class Release:
             f"Release of {self.statistic!r}" + (f" (n={self.n})" if self.n is not None else ""),
             f"  mechanism : {m['family']}({params}), composition {self.composition!r}",
             f"  guarantee : {self.guarantee.describe()}",
-            f"  sampling  : {'secure (OpenDP exact samplers)' if self.secure else 'SIMULATION (numpy rng) - not a secure release'}",
+            "  sampling  : "
+            + ("secure (OpenDP exact samplers)" if self.secure else "SIMULATION (numpy rng) - not a secure release"),
         ]
         for c in self.components:
             lines.append(f"  component : {c.statistic!r}, {c.guarantee.describe()}")
@@ -397,4 +406,3 @@ class Release:
             f"{'...' if self.values.size > 6 else ''}, mechanism={self.mechanism!r}, "
             f"guarantee={self.guarantee.describe()!r}, secure={self.secure})"
         )
-

@@ -44,11 +44,11 @@ def _dgauss_ref(sigma: float, loc: int) -> Callable[[np.ndarray], np.ndarray]:
     # brute force in mpmath: normalizer summed over |k| <= 60 sigma + 50
     mp.mp.dps = 40
     K = int(60 * sigma) + 50
-    z = mp.fsum(mp.exp(-mp.mpf(k) ** 2 / (2 * mp.mpf(sigma) ** 2)) for k in range(-K, K + 1))
+    z = mp.fsum(mp.exp(-(mp.mpf(k) ** 2) / (2 * mp.mpf(sigma) ** 2)) for k in range(-K, K + 1))
 
     def pmf(k: np.ndarray) -> np.ndarray:
         return np.array(
-            [float(mp.exp(-mp.mpf(int(x) - loc) ** 2 / (2 * mp.mpf(sigma) ** 2)) / z) for x in np.ravel(k)]
+            [float(mp.exp(-(mp.mpf(int(x) - loc) ** 2) / (2 * mp.mpf(sigma) ** 2)) / z) for x in np.ravel(k)]
         ).reshape(np.shape(k))
 
     return pmf

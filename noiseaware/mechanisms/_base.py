@@ -97,9 +97,7 @@ class Guarantee:
         """A one-line human description."""
         parts = []
         if self.epsilon is not None:
-            parts.append(
-                f"{self.epsilon:.6g}-DP" if self.delta == 0 else f"({self.epsilon:.6g}, {self.delta:.3g})-DP"
-            )
+            parts.append(f"{self.epsilon:.6g}-DP" if self.delta == 0 else f"({self.epsilon:.6g}, {self.delta:.3g})-DP")
         if self.rho is not None:
             parts.append(f"{self.rho:.6g}-zCDP")
         return " and ".join(parts)

@@ -67,25 +67,25 @@ def _gumbel_max(scale: float) -> Any:
 
 
 def discrete_laplace(values: np.ndarray, scale: float) -> np.ndarray:
-    """values + exact discrete Laplace(scale) noise, P(k) proportional to exp(-|k|/scale)."""
+    """Values + exact discrete Laplace(scale) noise, P(k) proportional to exp(-|k|/scale)."""
     flat = [int(x) for x in np.ravel(values)]
     return np.asarray(_int_laplace(float(scale))(flat), dtype=np.int64).reshape(np.shape(values))
 
 
 def discrete_gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
-    """values + exact discrete Gaussian(sigma) noise, P(k) proportional to exp(-k^2/(2 sigma^2))."""
+    """Values + exact discrete Gaussian(sigma) noise, P(k) proportional to exp(-k^2/(2 sigma^2))."""
     flat = [int(x) for x in np.ravel(values)]
     return np.asarray(_int_gaussian(float(sigma))(flat), dtype=np.int64).reshape(np.shape(values))
 
 
 def laplace(values: np.ndarray, scale: float) -> np.ndarray:
-    """values + OpenDP's (lattice-discretized) continuous Laplace(scale) noise."""
+    """Values + OpenDP's (lattice-discretized) continuous Laplace(scale) noise."""
     flat = [float(x) for x in np.ravel(values)]
     return np.asarray(_float_laplace(float(scale))(flat), dtype=np.float64).reshape(np.shape(values))
 
 
 def gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
-    """values + OpenDP's (lattice-discretized) continuous Gaussian(sigma) noise."""
+    """Values + OpenDP's (lattice-discretized) continuous Gaussian(sigma) noise."""
     flat = [float(x) for x in np.ravel(values)]
     return np.asarray(_float_gaussian(float(sigma))(flat), dtype=np.float64).reshape(np.shape(values))
 

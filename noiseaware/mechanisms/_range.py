@@ -219,7 +219,7 @@ class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
 
 
 def _rgm_g(eps_p: float, sensitivity: int, width: int) -> float:
-    """log g(eps') of seed 000 eq. (S.2), W = U - L = width."""
+    """Log g(eps') of seed 000 eq. (S.2), W = U - L = width."""
     d = min(sensitivity, math.ceil(width / 2))
     la = -eps_p / sensitivity
     num = 1.0 + math.exp(la) - math.exp((d + 1) * la) - math.exp((width + 1 - d) * la)
@@ -310,9 +310,7 @@ class RenormalizedGeometricMechanism(_Bounded):
         log1ma = math.log(-math.expm1(la))
         mm = np.clip(m, L, U)
         with np.errstate(divide="ignore", invalid="ignore"):
-            inside = (
-                np.log(1.0 + math.exp(la) - np.exp((mm - L + 1) * la) - np.exp((U + 1 - mm) * la)) - log1ma
-            )
+            inside = np.log(1.0 + math.exp(la) - np.exp((mm - L + 1) * la) - np.exp((U + 1 - mm) * la)) - log1ma
         edge = math.log(-math.expm1((W + 1) * la)) - log1ma
         dist = np.where(m < L, L - m, np.where(m > U, m - U, 0.0))
         return np.where((m >= L) & (m <= U), inside, edge + dist * la)
@@ -357,4 +355,3 @@ class RenormalizedGeometricMechanism(_Bounded):
 TGM = TruncatedGeometricMechanism
 BTGM = BayesianTruncatedGeometricMechanism
 RGM = RenormalizedGeometricMechanism
-

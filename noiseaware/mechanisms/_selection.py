@@ -167,9 +167,7 @@ class ExponentialMechanism(Mechanism):
         r = np.asarray(output)
         ok = (r >= 0) & (r < scores.shape[-1]) & (r == np.round(r))
         idx = np.where(ok, r, 0).astype(np.int64)
-        picked = np.take_along_axis(np.broadcast_to(logp, (*idx.shape, scores.shape[-1])), idx[..., None], -1)[
-            ..., 0
-        ]
+        picked = np.take_along_axis(np.broadcast_to(logp, (*idx.shape, scores.shape[-1])), idx[..., None], -1)[..., 0]
         return np.where(ok, picked, -np.inf)
 
     def release(self, value: Any, rng: np.random.Generator | None = None) -> np.ndarray:
