@@ -326,3 +326,14 @@ def test_discrete_gaussian_normalizer_branches_agree() -> None:
         assert M.discrete_gaussian_log_normalizer(s) == pytest.approx(
             float(logsumexp(-(k**2) / (2 * s * s))), rel=1e-14
         )
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if isinstance(c.mech, M.TGM | M.RGM)], ids=lambda c: c.id)
+def test_bounded_cdf_is_cumulative_law(case: Case) -> None:
+    sup = case.support
+    pmf = case.ref_pmf(sup)
+    np.testing.assert_allclose(case.mech.cdf(sup, case.value), np.cumsum(pmf), rtol=0, atol=1e-12)
+    assert case.mech.cdf(sup[0] - 1, case.value) == 0.0
+    assert case.mech.cdf(sup[-1] + 5, case.value) == pytest.approx(1.0, abs=1e-12)
+    # broadcasting over true values
+    assert case.mech.cdf(sup[:, None], np.array([case.value, case.value])).shape == (sup.size, 2)

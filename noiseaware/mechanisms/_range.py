@@ -41,6 +41,23 @@ class _Bounded(Mechanism):
         object.__setattr__(self, "upper", int(hi))
         object.__setattr__(self, "sensitivity", v.integer(name, "sensitivity", self.sensitivity, minimum=1))
 
+    def _support(self) -> np.ndarray:
+        return np.arange(self.lower, self.upper + 1, dtype=np.float64)
+
+    def cdf(self, output: Any, value: Any) -> np.ndarray:
+        """``P(output' <= output | value)`` by summing the exact law over the finite support."""
+        y = np.asarray(output, dtype=np.float64)
+        m = np.asarray(value, dtype=np.float64)
+        sup = self._support()
+        shape = np.broadcast(y, m).shape
+        pm = np.exp(self.log_prob(sup, m.reshape(*m.shape, 1)))  # (..., support)
+        cum = np.cumsum(pm, axis=-1)
+        idx = np.searchsorted(sup, y, side="right") - 1
+        picked = np.take_along_axis(
+            np.broadcast_to(cum, (*shape, sup.size)), np.broadcast_to(np.clip(idx, 0, None), shape)[..., None], -1
+        )[..., 0]
+        return np.where(idx < 0, 0.0, np.minimum(picked, 1.0))
+
     def _check_value(self, value: Any) -> np.ndarray:
         arr = super()._check_value(value)
         if arr.size and (arr.min() < self.lower or arr.max() > self.upper):
@@ -185,6 +202,9 @@ class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
 
     family: ClassVar[str] = "btgm"
     output_kind: ClassVar[str] = "integer"  # inputs are integers; outputs are reals
+
+    def _support(self) -> np.ndarray:
+        return self.table
 
     @cached_property
     def table(self) -> np.ndarray:
