@@ -1,0 +1,97 @@
+"""Read a likelihood's noise parameters and observed values from a :class:`~noiseaware.Release`.
+
+Shared by both front ends so that ``from_release`` behaves identically in PyMC and NumPyro and
+refuses, with a clear message, a release whose statistic or mechanism it cannot model exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+from ..release import Release
+
+__all__ = ["composite_params", "hypergeom_params", "noise_params", "two_way_params"]
+
+
+def _check_release(owner: str, release: Any) -> Release:
+    if not isinstance(release, Release):
+        raise NoiseawareTypeError(
+            f"{owner}.from_release: release must be a noiseaware.Release; got {type(release).__name__}."
+        )
+    return release
+
+
+def noise_params(owner: str, release: Any, families: tuple[str, ...]) -> tuple[str, float, np.ndarray]:
+    """``(family, alpha or sigma, observed values)`` of an additive integer-noise release.
+
+    Raises
+    ------
+    ValueError
+        If the release's mechanism family is not one of ``families`` (e.g. a TGM release,
+        whose clamped output is not ``value + two-sided geometric noise``).
+    """
+    rel = _check_release(owner, release)
+    fam = rel.mechanism.family
+    if fam not in families:
+        raise NoiseawareValueError(
+            f"{owner}.from_release: the release's mechanism family must be one of {list(families)}; "
+            f"got family={fam!r}. {owner} models exactly value + noise of those families only; "
+            "range-preserving mechanisms (tgm, btgm, rgm) need their own likelihood."
+        )
+    mech: Any = rel.mechanism
+    # alpha = exp(-1/scale) is the noise law per unit of the integer output, whatever the sensitivity.
+    par = float(mech.alpha) if fam == "geometric" else float(mech.sigma)
+    return fam, par, np.asarray(rel.values)
+
+
+def _median_pairs(owner: str, release: Release) -> None:
+    if release.statistic != "median_pairs":
+        raise NoiseawareValueError(
+            f"{owner}.from_release: the release's statistic must be 'median_pairs'; got "
+            f"statistic={release.statistic!r}."
+        )
+    if release.n is None:
+        raise NoiseawareValueError(f"{owner}.from_release: a median_pairs release must record n; got n=None.")
+
+
+def hypergeom_params(owner: str, release: Any, N: Any, K: Any, m: Any) -> dict[str, Any]:
+    """Keyword arguments of ``NoisyHypergeom`` (except ``log_odds``) and the observed values.
+
+    For a ``median_pairs`` release ``N = n`` and ``K = m = ceil(n/2)`` come from the release
+    unless given; otherwise they must be given.
+    """
+    rel = _check_release(owner, release)
+    fam, par, values = noise_params(owner, rel, ("geometric", "discrete_gaussian"))
+    if rel.statistic == "median_pairs":
+        _median_pairs(owner, rel)
+        h = int(rel.metadata["high_count"])
+        N = rel.n if N is None else N
+        K = h if K is None else K
+        m = h if m is None else m
+    if N is None or K is None or m is None:
+        raise NoiseawareValueError(
+            f"{owner}.from_release: N, K and m must be given for a {rel.statistic!r} release; got "
+            f"N={N!r}, K={K!r}, m={m!r}."
+        )
+    noise = {"alpha": par} if fam == "geometric" else {"sigma": par}
+    return {"N": N, "K": K, "m": m, **noise, "observed": values}
+
+
+def two_way_params(owner: str, release: Any) -> dict[str, Any]:
+    """``n``, ``alpha`` and the observed counts of a geometric ``median_pairs`` release."""
+    rel = _check_release(owner, release)
+    _median_pairs(owner, rel)
+    _, alpha, values = noise_params(owner, rel, ("geometric",))
+    return {"n": rel.n, "alpha": alpha, "observed": values}
+
+
+def composite_params(owner: str, release: Any) -> dict[str, Any]:
+    """``n``, ``alpha``, ``pairs`` and the observed counts of a geometric ``median_pairs`` release."""
+    out = two_way_params(owner, release)
+    meta = release.metadata
+    out["pairs"] = np.asarray([list(pq) for pq in meta["pairs"]], dtype=np.int64).reshape(-1, 2)
+    out["p"] = int(meta["p"])
+    return out
