@@ -87,9 +87,9 @@ def nearest_correlation(a: Any, *, tol: float = 1e-12, max_iter: int = 10_000) -
         ds = xs - r
         y_new = xs.copy()
         np.fill_diagonal(y_new, 1.0)
-        delta = np.linalg.norm(y_new - xs) + np.linalg.norm(y_new - y)
+        delta = float(np.linalg.norm(y_new - xs) + np.linalg.norm(y_new - y))
         y = y_new
-        if delta <= tol * max(1.0, np.linalg.norm(y)):
+        if delta <= tol * max(1.0, float(np.linalg.norm(y))):
             converged = True
             break
     # final clean-up: exactly unit diagonal and PSD up to rounding
