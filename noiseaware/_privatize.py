@@ -25,7 +25,7 @@ from .mechanisms import (
 )
 from .release import Release, expected_guarantee
 
-__all__ = ["STATISTICS", "median_split_indicators", "privatize"]
+__all__ = ["STATISTICS", "kendall_tau_a", "median_split_indicators", "privatize"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ def privatize(
     data : numpy.ndarray or pandas.DataFrame
         The confidential data (rows are records unless the statistic says otherwise).
     statistic : str
-        ``"median_pairs"`` (seed 000 §3.1-3.2, Algorithm S.1), ``"counts"`` (an integer vector or
+        ``"median_pairs"`` (seed 000 §3.1-3.2, Algorithm S.1), ``"kendall_pairs"`` (seed 003
+        Algorithm 5, noisy Kendall's tau), ``"counts"`` (an integer vector or
         contingency table), ``"vector"`` (a real vector), ``"randomized_response"``
         (categorical answers, record level, seed 001 Example 1).
     epsilon, rho : float
@@ -285,6 +286,57 @@ def _median_pairs(
         "tie_breaking": "lexicographic (value, data-independent N(0,1) key); seed 000 §3.2",
     }
     return _finish("median_pairs", counts, mech, "sequential", labels, rng, n, meta)
+
+
+def kendall_tau_a(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-a, ``(n_c - n_d) / C(n, 2)``, exact with ties (seed 003 §4, Lemma 4.1).
+
+    Computed from SciPy's tau-b and the tie counts, ``n_c - n_d = tau_b sqrt((n0-n1)(n0-n2))``.
+    """
+    from scipy import stats
+
+    n = x.size
+    n0 = n * (n - 1) / 2.0
+
+    def ties(a: np.ndarray) -> float:
+        _, c = np.unique(a, return_counts=True)
+        return float((c * (c - 1) / 2.0).sum())
+
+    n1, n2 = ties(x), ties(y)
+    if n1 == n0 or n2 == n0:
+        return 0.0
+    tau_b = float(stats.kendalltau(x, y, variant="b").statistic)
+    return tau_b * math.sqrt((n0 - n1) * (n0 - n2)) / n0
+
+
+@statistic("kendall_pairs")
+def _kendall_pairs(
+    data: Any, budget: _Budget, mechanism: str | None, rng: np.random.Generator | None, options: dict[str, Any]
+) -> Release:
+    """Seed 003 Algorithm 5: noisy pairwise Kendall's tau-a, Laplace noise of sensitivity 4/(n+1).
+
+    The budget is split evenly over the p(p-1)/2 pairs (sequential composition).
+    """
+    owner = "privatize(statistic='kendall_pairs')"
+    _no_extra(owner, options, {"columns"})
+    v.choice(owner, "mechanism", mechanism or "laplace", ("laplace",))
+    eps = _budget_required(owner, budget, "epsilon")
+    x, names = _as_matrix(owner, data, options.get("columns"))
+    n, p = x.shape
+    iu, ju = np.triu_indices(p, 1)
+    taus = np.array([kendall_tau_a(x[:, i], x[:, j]) for i, j in zip(iu, ju, strict=True)])
+    sens = 4.0 / (n + 1)
+    eps_pair = eps / taus.size
+    mech = LaplaceMechanism(scale=sens / eps_pair, sensitivity=sens)
+    labels = [(names[i], names[j]) for i, j in zip(iu.tolist(), ju.tolist(), strict=True)]
+    meta = {
+        "columns": names,
+        "p": p,
+        "pairs": [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)],
+        "epsilon_per_pair": eps_pair,
+        "estimand": "Kendall's tau-a",
+    }
+    return _finish("kendall_pairs", taus, mech, "sequential", labels, rng, n, meta)
 
 
 def _cell_labels(data: Any, arr: np.ndarray, labels: Any) -> list[tuple[str, ...]]:

@@ -128,3 +128,35 @@ def test_mle_nn_refuses_other_releases() -> None:
     rel = na.privatize([1, 2], statistic="counts", epsilon=1.0, sensitivity=1)
     with pytest.raises(ValueError, match="median_pairs"):
         mle_nn(rel)
+
+
+def _tau_a_brute(x: np.ndarray, y: np.ndarray) -> float:
+    n = x.size
+    s = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i in range(n) for j in range(i + 1, n))
+    return float(s) / (n * (n - 1) / 2)
+
+
+def test_kendall_tau_a_exact_with_ties() -> None:
+    from noiseaware._privatize import kendall_tau_a
+
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        x = rng.integers(0, 4, 40).astype(float)
+        y = x + rng.integers(-2, 3, 40)
+        assert kendall_tau_a(x, y) == pytest.approx(_tau_a_brute(x, y), abs=1e-12)
+
+
+def test_kendall_pairs_release_and_li_kendall() -> None:
+    from noiseaware.copula import li_kendall
+
+    x, R, _cols = demo_copula_data(seed=4, n=1500)
+    rel = na.privatize(x, statistic="kendall_pairs", epsilon=4.0, rng=np.random.default_rng(1))
+    assert rel.mechanism.family == "laplace" and rel.mechanism.sensitivity == pytest.approx(4 / 1501)
+    assert rel.mechanism.scale == pytest.approx(10 * (4 / 1501) / 4.0)
+    assert rel.guarantee.epsilon == pytest.approx(4.0)
+    assert na.Release.from_json(rel.to_json()) == rel
+    P = li_kendall(rel)
+    assert np.allclose(np.diag(P), 1) and np.linalg.eigvalsh(P).min() > 0
+    assert np.abs(P - R).max() < 0.15
+    with pytest.raises(ValueError, match="kendall_pairs"):
+        li_kendall(na.privatize(x, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0)))
