@@ -1,0 +1,557 @@
+r"""Noise-aware distributions for PyMC.
+
+Thin front end over :mod:`noiseaware._core` (the math is written once there); class and
+parameter names match :mod:`noiseaware.numpyro`. Each distribution is a PyTensor
+``RandomVariable`` (draws by the NumPy core, so prior and posterior predictive sampling work)
+and a ``pymc.Discrete`` subclass with ``logp`` (and ``logcdf`` where cheap).
+
+Bad parameters raise ``pymc.logprob.utils.ParameterValueError`` carrying the rule (PyMC's
+``check_parameters`` idiom); values outside the support give ``-inf``. ``N``, ``K``, ``m`` and
+``n`` are data: they must be concrete integers, as they fix a table computed once per data set.
+
+Importing this module silences two notices that are not about noiseaware's use of PyTensor:
+ArviZ's import-time ``FutureWarning`` about its refactor, and PyTensor's one-time "could not
+link to a BLAS" ``UserWarning`` (no operation here uses BLAS); the BLAS probe is resolved at
+import so it does not fire later.
+
+Examples
+--------
+>>> import pymc as pm, noiseaware as na
+>>> with pm.Model() as model:
+...     r = pm.Uniform("r", -1, 1)
+...     t = na.NoisyTwoWayTable("t", r=r, n=1001, alpha=0.9, observed=[260])
+>>> round(float(model.compile_logp()({"r_interval__": 0.0})), 4)
+-5.1924
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message=r"(?s).*ArviZ is undergoing", category=FutureWarning)
+    warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS", category=UserWarning)
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+    from pymc.distributions.dist_math import check_parameters
+    from pymc.distributions.shape_utils import rv_size_is_none
+    from pytensor.tensor.random.op import RandomVariable
+
+    _ = pytensor.config.blas__ldflags  # resolve the lazy BLAS probe now, warning silenced
+
+from . import _core
+from . import _validation as v
+from ._core import _release
+from .exceptions import NoiseawareValueError
+
+__all__ = [
+    "CompositeCopulaLikelihood",
+    "DiscreteGaussian",
+    "NoisyHypergeom",
+    "NoisyTwoWayTable",
+    "TwoSidedGeometric",
+]
+
+_PT = _core.get_backend("pytensor")
+_NP = _core.get_backend("numpy")
+_NOISE_CODES = {"geometric": 0, "discrete_gaussian": 1}
+
+
+def _shape(size: Any, *params: Any) -> tuple[int, ...]:
+    if size is not None:
+        return tuple(size)
+    return tuple(np.broadcast_shapes(*(np.shape(p) for p in params)))
+
+
+def _const_int(owner: str, name: str, x: Any) -> int:
+    """The integer value of a constant tensor (data such as ``N``); raise if it is symbolic."""
+    try:
+        val = pt.get_underlying_scalar_constant_value(x)
+    except Exception as exc:
+        raise NoiseawareValueError(
+            f"{owner}: {name} must be a concrete integer (it fixes a table computed once per data set); "
+            f"got a symbolic {name}."
+        ) from exc
+    return v.integer(owner, name, np.asarray(val).item())
+
+
+def _alpha(owner: str, alpha: Any, epsilon: Any, sensitivity: Any) -> Any:
+    if (alpha is None) == (epsilon is None):
+        raise NoiseawareValueError(
+            f"{owner}: give exactly one of alpha or epsilon; got alpha={alpha!r}, epsilon={epsilon!r}."
+        )
+    if alpha is not None:
+        return pt.as_tensor_variable(alpha, dtype="float64")
+    return pt.exp(-pt.as_tensor_variable(epsilon, dtype="float64") / pt.as_tensor_variable(sensitivity, dtype="float64"))
+
+
+def _noise_draw(rng: np.random.Generator, noise: int, par: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    par = np.broadcast_to(par, shape)
+    if noise == 0:
+        u = rng.random((2, *shape))
+        return _core.geometric_from_uniforms(_NP, u[0], u[1], par)
+    u = rng.random((*shape, _core.DG_REJECTION_TRIES, 3))
+    return _core.discrete_gaussian_from_uniforms(_NP, u, par)
+
+
+# --------------------------------------------------------------------------- TwoSidedGeometric
+class TwoSidedGeometricRV(RandomVariable):
+    """RandomVariable of :class:`TwoSidedGeometric`."""
+
+    name = "two_sided_geometric"
+    signature = "(),()->()"
+    dtype = "int64"
+    _print_name = ("TwoSidedGeometric", "\\operatorname{TwoSidedGeometric}")
+
+    @classmethod
+    def rng_fn(cls, rng: np.random.Generator, loc: Any, alpha: Any, size: Any) -> np.ndarray:
+        """``loc + G1 - G2`` from two uniforms per draw."""
+        shape = _shape(size, loc, alpha)
+        return np.asarray(np.broadcast_to(loc, shape) + _noise_draw(rng, 0, alpha, shape)).astype(np.int64)
+
+
+two_sided_geometric = TwoSidedGeometricRV()
+
+
+class TwoSidedGeometric(pm.Discrete):
+    r"""Two-sided geometric (discrete Laplace) distribution on the integers.
+
+    .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\qquad k\in\mathbb{Z},
+
+    the output law of the geometric mechanism (seed ``000_3eff9b68025f505f.txt`` Definition 2.3,
+    eq. 3), ``alpha = exp(-epsilon / sensitivity)``.
+
+    Parameters
+    ----------
+    loc : tensor_like of int
+    alpha : tensor_like of float, optional
+        In (0, 1); or give ``epsilon`` (and ``sensitivity``, default 1).
+    epsilon, sensitivity : tensor_like of float, optional
+
+    Examples
+    --------
+    >>> import pymc as pm, noiseaware.pymc as nap
+    >>> x = nap.TwoSidedGeometric.dist(loc=3, epsilon=1.0)
+    >>> round(float(pm.logp(x, 3).eval()), 6)
+    -0.771937
+    """
+
+    rv_op = two_sided_geometric
+
+    @classmethod
+    def dist(  # type: ignore[override]
+        cls, loc: Any = 0, alpha: Any = None, *, epsilon: Any = None, sensitivity: Any = 1.0, **kwargs: Any
+    ) -> Any:
+        """Build the random variable; give ``alpha`` or ``epsilon``."""
+        alpha = _alpha(cls.__name__, alpha, epsilon, sensitivity)
+        return super().dist([pt.as_tensor_variable(loc), alpha], **kwargs)
+
+    def support_point(rv: Any, size: Any, loc: Any, alpha: Any) -> Any:
+        """The mode, ``loc``."""
+        mode = pt.floor(loc) + pt.zeros_like(alpha)
+        if not rv_size_is_none(size):
+            mode = pt.full(size, mode)
+        return pt.cast(mode, "int64")
+
+    def logp(value: Any, loc: Any, alpha: Any) -> Any:
+        """Log-pmf; ``-inf`` off the integers."""
+        res = _core.two_sided_geometric_logpmf(_PT, value, loc, alpha)
+        return check_parameters(res, alpha > 0, alpha < 1, msg="alpha must be in (0, 1)")
+
+    def logcdf(value: Any, loc: Any, alpha: Any) -> Any:
+        """Closed-form log-CDF."""
+        res = _core.two_sided_geometric_logcdf(_PT, value, loc, alpha)
+        return check_parameters(res, alpha > 0, alpha < 1, msg="alpha must be in (0, 1)")
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
+        """Observed ``TwoSidedGeometric(name, loc, alpha)`` with ``alpha`` and values from a geometric release."""
+        _, alpha, values = _release.noise_params(cls.__name__, release, ("geometric",))
+        return cls(name, loc=loc, alpha=alpha, observed=values, **kwargs)
+
+
+# --------------------------------------------------------------------------- DiscreteGaussian
+class DiscreteGaussianRV(RandomVariable):
+    """RandomVariable of :class:`DiscreteGaussian`."""
+
+    name = "discrete_gaussian"
+    signature = "(),()->()"
+    dtype = "int64"
+    _print_name = ("DiscreteGaussian", "\\operatorname{DiscreteGaussian}")
+
+    @classmethod
+    def rng_fn(cls, rng: np.random.Generator, loc: Any, sigma: Any, size: Any) -> np.ndarray:
+        """CKS20 rejection sampler with a fixed number of proposals."""
+        shape = _shape(size, loc, sigma)
+        return np.asarray(np.broadcast_to(loc, shape) + _noise_draw(rng, 1, sigma, shape)).astype(np.int64)
+
+
+discrete_gaussian = DiscreteGaussianRV()
+
+
+class DiscreteGaussian(pm.Discrete):
+    r"""Discrete Gaussian distribution on the integers (Canonne, Kamath & Steinke 2020).
+
+    .. math:: P(K = k) = e^{-(k-\mathrm{loc})^2/(2\sigma^2)} / Z(\sigma),
+
+    exactly normalized (Poisson summation for ``sigma >= 1``, direct sum otherwise; proven bound
+    below 1e-36 on the dropped terms).
+
+    Parameters
+    ----------
+    loc : tensor_like of int
+    sigma : tensor_like of float
+        Scale (> 0).
+
+    Examples
+    --------
+    >>> import pymc as pm, noiseaware.pymc as nap
+    >>> round(float(pm.logp(nap.DiscreteGaussian.dist(0, 2.0), 0).eval()), 6)
+    -1.612086
+    """
+
+    rv_op = discrete_gaussian
+
+    @classmethod
+    def dist(cls, loc: Any = 0, sigma: Any = 1.0, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Build the random variable."""
+        return super().dist([pt.as_tensor_variable(loc), pt.as_tensor_variable(sigma, dtype="float64")], **kwargs)
+
+    def support_point(rv: Any, size: Any, loc: Any, sigma: Any) -> Any:
+        """The mode, ``loc``."""
+        mode = pt.floor(loc) + pt.zeros_like(sigma)
+        if not rv_size_is_none(size):
+            mode = pt.full(size, mode)
+        return pt.cast(mode, "int64")
+
+    def logp(value: Any, loc: Any, sigma: Any) -> Any:
+        """Log-pmf; ``-inf`` off the integers."""
+        res = _core.discrete_gaussian_logpmf(_PT, value, loc, sigma)
+        return check_parameters(res, sigma > 0, msg="sigma must be > 0")
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
+        """Observed ``DiscreteGaussian(name, loc, sigma)`` with ``sigma`` and values from the release."""
+        _, sigma, values = _release.noise_params(cls.__name__, release, ("discrete_gaussian",))
+        return cls(name, loc=loc, sigma=sigma, observed=values, **kwargs)
+
+
+# --------------------------------------------------------------------------- NoisyHypergeom
+class NoisyHypergeomRV(RandomVariable):
+    """RandomVariable of :class:`NoisyHypergeom` (inputs ``N, K, m, log_odds, par, noise``)."""
+
+    name = "noisy_hypergeom"
+    signature = "(),(),(),(),(),()->()"
+    dtype = "int64"
+    _print_name = ("NoisyHypergeom", "\\operatorname{NoisyHypergeom}")
+
+    @classmethod
+    def rng_fn(
+        cls, rng: np.random.Generator, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any, size: Any
+    ) -> np.ndarray:
+        """``T`` by inversion on its mode window, plus a noise draw."""
+        table = _core.fisher_table(int(np.asarray(N)), int(np.asarray(K)), int(np.asarray(m)))
+        shape = _shape(size, log_odds, par)
+        t = _core.fisher_sample_from_uniform(_NP, table, np.broadcast_to(log_odds, shape), rng.random(shape))
+        return np.asarray(t + _noise_draw(rng, int(np.asarray(noise)), par, shape)).astype(np.int64)
+
+
+noisy_hypergeom = NoisyHypergeomRV()
+
+
+def _noisy_logp(owner: str, value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
+    table = _core.fisher_table(_const_int(owner, "N", N), _const_int(owner, "K", K), _const_int(owner, "m", m), owner=owner)
+    kind = "geometric" if _const_int(owner, "noise", noise) == 0 else "discrete_gaussian"
+    res = _core.noisy_fisher_logpmf(_PT, table, value, log_odds, kind, par)
+    if kind == "geometric":
+        return check_parameters(res, par > 0, par < 1, msg="alpha must be in (0, 1)")
+    return check_parameters(res, par > 0, msg="sigma must be > 0")
+
+
+class NoisyHypergeom(pm.Discrete):
+    r"""Noisy Fisher noncentral hypergeometric count ``T + D``.
+
+    ``T``: marked balls among ``m`` drawn from an urn of ``N`` with ``K`` marked, odds ratio
+    ``exp(log_odds)``; ``D``: two-sided geometric (``alpha``) or discrete Gaussian (``sigma``)
+    noise. Exact marginal of seed ``000_3eff9b68025f505f.txt`` eq. (17) with exact margins:
+
+    .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
+              \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
+
+    both sums over static ``O(sqrt N)`` windows at their modes with a proven bound below 1e-13
+    on the relative dropped mass (:mod:`noiseaware._core._fisher`).
+
+    Parameters
+    ----------
+    N, K, m : int
+        Concrete integers (data).
+    log_odds : tensor_like of float
+    alpha : tensor_like of float, optional
+        Geometric noise in (0, 1).
+    sigma : tensor_like of float, optional
+        Discrete Gaussian noise scale; give exactly one of ``alpha``, ``sigma``.
+
+    Examples
+    --------
+    >>> import pymc as pm, noiseaware.pymc as nap
+    >>> x = nap.NoisyHypergeom.dist(10, 5, 5, 0.0, alpha=0.5)
+    >>> round(float(pm.logp(x, 2).eval()), 6)
+    -1.497403
+    """
+
+    rv_op = noisy_hypergeom
+
+    @classmethod
+    def dist(  # type: ignore[override]
+        cls, N: Any, K: Any, m: Any, log_odds: Any, alpha: Any = None, *, sigma: Any = None, **kwargs: Any
+    ) -> Any:
+        """Build the random variable; ``N``, ``K``, ``m`` are checked at once."""
+        owner = cls.__name__
+        if (alpha is None) == (sigma is None):
+            raise NoiseawareValueError(
+                f"{owner}: give exactly one of alpha (geometric noise) or sigma (discrete Gaussian noise); "
+                f"got alpha={alpha!r}, sigma={sigma!r}."
+            )
+        tab = _core.fisher_table(N, K, m, owner=owner)
+        noise = 0 if alpha is not None else 1
+        par = pt.as_tensor_variable(alpha if alpha is not None else sigma, dtype="float64")
+        ints = [pt.constant(x, dtype="int64") for x in (tab.N, tab.K, tab.m, noise)]
+        return super().dist([*ints[:3], pt.as_tensor_variable(log_odds, dtype="float64"), par, ints[3]], **kwargs)
+
+    def support_point(rv: Any, size: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
+        """``round(m K / N)`` (the central mean), broadcast."""
+        mode = pt.round(m * K / N) + pt.zeros_like(log_odds) + pt.zeros_like(par)
+        if not rv_size_is_none(size):
+            mode = pt.full(size, mode)
+        return pt.cast(mode, "int64")
+
+    def logp(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
+        """Exact log-pmf (windowed sums); ``-inf`` off the integers."""
+        return _noisy_logp("NoisyHypergeom", value, N, K, m, log_odds, par, noise)
+
+    @classmethod
+    def from_release(
+        cls, name: str, release: Any, log_odds: Any, N: Any = None, K: Any = None, m: Any = None, **kwargs: Any
+    ) -> Any:
+        """Observed ``NoisyHypergeom`` with noise and values from the release (``N, K, m`` too for median_pairs)."""
+        args = _release.hypergeom_params(cls.__name__, release, N, K, m)
+        observed = args.pop("observed")
+        return cls(name, log_odds=log_odds, observed=observed, **args, **kwargs)
+
+
+# --------------------------------------------------------------------------- NoisyTwoWayTable
+class NoisyTwoWayTableRV(RandomVariable):
+    """RandomVariable of :class:`NoisyTwoWayTable` (inputs ``r, n, alpha``)."""
+
+    name = "noisy_two_way_table"
+    signature = "(),(),()->()"
+    dtype = "int64"
+    _print_name = ("NoisyTwoWayTable", "\\operatorname{NoisyTwoWayTable}")
+
+    @classmethod
+    def rng_fn(cls, rng: np.random.Generator, r: Any, n: Any, alpha: Any, size: Any) -> np.ndarray:
+        """Median-split count by inversion plus geometric noise."""
+        nn = int(np.asarray(n))
+        h = math.ceil(nn / 2)
+        table = _core.fisher_table(nn, h, h)
+        shape = _shape(size, r, alpha)
+        psi = _core.copula_log_odds(_NP, np.broadcast_to(r, shape))
+        t = _core.fisher_sample_from_uniform(_NP, table, psi, rng.random(shape))
+        return np.asarray(t + _noise_draw(rng, 0, alpha, shape)).astype(np.int64)
+
+
+noisy_two_way_table = NoisyTwoWayTableRV()
+
+
+class NoisyTwoWayTable(pm.Discrete):
+    r"""Noisy high-high count of a median-split 2x2 table of a Gaussian-copula pair.
+
+    ``NoisyHypergeom(N=n, K=m=ceil(n/2), log_odds=psi(r), alpha)`` with
+    ``psi(r) = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))``, seed ``000_3eff9b68025f505f.txt``
+    eqs. (7)-(10), (17); odd ``n`` has ``(n+1)/2`` records above the median (§3.1).
+
+    Parameters
+    ----------
+    r : tensor_like of float
+        Copula correlation in (-1, 1).
+    n : int
+        Number of records (concrete).
+    alpha : tensor_like of float, optional
+        Geometric noise in (0, 1); or give ``epsilon`` (per pair).
+    epsilon : tensor_like of float, optional
+
+    Examples
+    --------
+    >>> import pymc as pm, noiseaware.pymc as nap
+    >>> round(float(pm.logp(nap.NoisyTwoWayTable.dist(0.5, 100, epsilon=1.0), 33).eval()), 4)
+    -1.9208
+    """
+
+    rv_op = noisy_two_way_table
+
+    @classmethod
+    def dist(cls, r: Any, n: Any, alpha: Any = None, *, epsilon: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Build the random variable; ``n`` is checked at once."""
+        nn = v.integer(cls.__name__, "n", n, minimum=1)
+        alpha = _alpha(cls.__name__, alpha, epsilon, 1.0)
+        return super().dist(
+            [pt.as_tensor_variable(r, dtype="float64"), pt.constant(nn, dtype="int64"), alpha], **kwargs
+        )
+
+    def support_point(rv: Any, size: Any, r: Any, n: Any, alpha: Any) -> Any:
+        """``round(h * p11 * 2)``, the approximate mean count."""
+        h = pt.ceil(n / 2)
+        mean = pt.round(n * (0.25 + pt.arcsin(r) / (2 * math.pi))) + pt.zeros_like(alpha)
+        mean = pt.clip(mean, 0, h)
+        if not rv_size_is_none(size):
+            mean = pt.full(size, mean)
+        return pt.cast(mean, "int64")
+
+    def logp(value: Any, r: Any, n: Any, alpha: Any) -> Any:
+        """Exact log-pmf; ``-inf`` off the integers."""
+        owner = "NoisyTwoWayTable"
+        nn = _const_int(owner, "n", n)
+        h = math.ceil(nn / 2)
+        table = _core.fisher_table(nn, h, h, owner=owner)
+        res = _core.noisy_fisher_logpmf(_PT, table, value, _core.copula_log_odds(_PT, r), "geometric", alpha)
+        return check_parameters(res, r > -1, r < 1, alpha > 0, alpha < 1, msg="r must be in (-1, 1), alpha in (0, 1)")
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, r: Any, **kwargs: Any) -> Any:
+        """Observed counts of a geometric ``median_pairs`` release (``n``, ``alpha`` from it).
+
+        ``r`` must broadcast to the release's ``p(p-1)/2`` pairs. Raises ``ValueError`` for other
+        statistics or mechanisms (e.g. TGM).
+        """
+        args = _release.two_way_params(cls.__name__, release)
+        observed = args.pop("observed")
+        return cls(name, r=r, observed=observed, **args, **kwargs)
+
+
+# --------------------------------------------------------------------------- Composite
+class CompositeCopulaLikelihoodRV(RandomVariable):
+    """RandomVariable of :class:`CompositeCopulaLikelihood` (inputs ``R, n, alpha[k], pairs[k, 2]``)."""
+
+    name = "composite_copula_likelihood"
+    signature = "(p,p),(),(k),(k,two)->(k)"
+    dtype = "int64"
+    _print_name = ("CompositeCopulaLikelihood", "\\operatorname{CompositeCopulaLikelihood}")
+
+    @classmethod
+    def rng_fn(cls, rng: np.random.Generator, R: Any, n: Any, alpha: Any, pairs: Any, size: Any) -> np.ndarray:
+        """Independent draws per pair from the :class:`NoisyTwoWayTable` laws."""
+        nn = int(np.asarray(n))
+        h = math.ceil(nn / 2)
+        table = _core.fisher_table(nn, h, h)
+        pairs = np.asarray(pairs)
+        r = np.asarray(R)[..., pairs[:, 0], pairs[:, 1]]
+        shape = _shape(size, r, alpha) if size is None else (*tuple(size), pairs.shape[0])
+        psi = _core.copula_log_odds(_NP, np.broadcast_to(r, shape))
+        t = _core.fisher_sample_from_uniform(_NP, table, psi, rng.random(shape))
+        return np.asarray(t + _noise_draw(rng, 0, alpha, shape)).astype(np.int64)
+
+
+composite_copula_likelihood = CompositeCopulaLikelihoodRV()
+
+
+class CompositeCopulaLikelihood(pm.Discrete):
+    r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, seed 000 eq. (18).
+
+    .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
+
+    each factor the :class:`NoisyTwoWayTable` law, all pairs in one batched call. The value is
+    the vector of ``k`` noisy counts in the order of ``pairs`` (default
+    ``numpy.triu_indices(p, 1)``, the order of a ``"median_pairs"`` release and of
+    ``pm.LKJCorr``'s packed output). Use ``pm.LKJCorr(..., return_matrix=True)`` or the
+    correlation matrix of ``pm.LKJCholeskyCov``. Draws are independent across pairs.
+
+    Parameters
+    ----------
+    R : tensor_like, shape (..., p, p)
+        Correlation matrix (``p`` must be static).
+    n : int
+    alpha : tensor_like of float, optional
+        Scalar or shape ``(k,)``; or give ``epsilon`` (per pair).
+    pairs : array_like of int, shape (k, 2), optional
+    epsilon : tensor_like of float, optional
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm, noiseaware.pymc as nap
+    >>> R = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 1.0]])
+    >>> x = nap.CompositeCopulaLikelihood.dist(R, 100, alpha=0.5)
+    >>> pm.draw(x, random_seed=1).shape
+    (3,)
+    """
+
+    rv_op = composite_copula_likelihood
+
+    @classmethod
+    def dist(  # type: ignore[override]
+        cls, R: Any, n: Any, alpha: Any = None, *, pairs: Any = None, epsilon: Any = None, **kwargs: Any
+    ) -> Any:
+        """Build the random variable; ``n`` and ``pairs`` are checked at once."""
+        owner = cls.__name__
+        R = pt.as_tensor_variable(R, dtype="float64")
+        p = R.type.shape[-1] if R.ndim >= 2 else None
+        if p is None or R.type.shape[-2] != p or p < 2:
+            raise NoiseawareValueError(
+                f"{owner}: R must have a static shape (..., p, p) with p >= 2; got type {R.type}."
+            )
+        nn = v.integer(owner, "n", n, minimum=1)
+        if pairs is None:
+            iu, ju = np.triu_indices(p, 1)
+            pairs_arr = np.stack([iu, ju], axis=1).astype(np.int64)
+        else:
+            pairs_arr = v.integer_array(owner, "pairs", pairs)
+            if pairs_arr.ndim != 2 or pairs_arr.shape[1] != 2 or np.any(pairs_arr < 0) or np.any(pairs_arr >= p):
+                raise NoiseawareValueError(
+                    f"{owner}: pairs must be a (k, 2) array of column indices in [0, {p}); got shape {pairs_arr.shape}."
+                )
+        k = pairs_arr.shape[0]
+        alpha = _alpha(owner, alpha, epsilon, 1.0)
+        alpha = pt.broadcast_to(alpha, (*tuple(alpha.shape)[:-1], k)) if alpha.ndim else pt.broadcast_to(alpha, (k,))
+        return super().dist([R, pt.constant(nn, dtype="int64"), alpha, pt.constant(pairs_arr)], **kwargs)
+
+    def support_point(rv: Any, size: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
+        """Approximate mean counts per pair."""
+        r = R[..., pairs[:, 0], pairs[:, 1]]
+        h = pt.ceil(n / 2)
+        mean = pt.clip(pt.round(n * (0.25 + pt.arcsin(r) / (2 * math.pi))), 0, h) + pt.zeros_like(alpha)
+        if not rv_size_is_none(size):
+            mean = pt.full((*tuple(size), mean.shape[-1]), mean)
+        return pt.cast(mean, "int64")
+
+    def logp(value: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
+        """Sum over pairs of the exact pairwise log-pmfs."""
+        owner = "CompositeCopulaLikelihood"
+        nn = _const_int(owner, "n", n)
+        h = math.ceil(nn / 2)
+        table = _core.fisher_table(nn, h, h, owner=owner)
+        r = R[..., pairs[:, 0], pairs[:, 1]]
+        lp = _core.noisy_fisher_logpmf(_PT, table, value, _core.copula_log_odds(_PT, r), "geometric", alpha)
+        return check_parameters(
+            pt.sum(lp, axis=-1),
+            pt.all(pt.abs(r) < 1, axis=-1),
+            pt.all(alpha > 0, axis=-1),
+            pt.all(alpha < 1, axis=-1),
+            msg="R must have off-diagonal entries in (-1, 1), alpha in (0, 1)",
+        )
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, R: Any, **kwargs: Any) -> Any:
+        """Observed counts of a geometric ``median_pairs`` release (``n``, ``alpha``, ``pairs`` from it)."""
+        args = _release.composite_params(cls.__name__, release)
+        observed = args.pop("observed")
+        p = args.pop("p")
+        R = pt.as_tensor_variable(R)
+        if R.type.shape[-1] not in (None, p):
+            raise NoiseawareValueError(
+                f"{cls.__name__}.from_release: R must be {p} x {p} for this release; got type {R.type}."
+            )
+        return cls(name, R=R, observed=observed, **args, **kwargs)
