@@ -51,12 +51,9 @@ __all__ = ["COMPOSITIONS", "SCHEMA", "SCHEMA_VERSION", "Release"]
 SCHEMA = "noiseaware.release"
 SCHEMA_VERSION = 1
 COMPOSITIONS = ("sequential", "joint", "parallel", "per_record")
-_TOP_KEYS = {
-    "schema",
+_REQUIRED_KEYS = (
     "schema_version",
-    "noiseaware_version",
     "statistic",
-    "n",
     "values",
     "shape",
     "dtype",
@@ -65,9 +62,8 @@ _TOP_KEYS = {
     "composition",
     "guarantee",
     "secure",
-    "metadata",
-    "components",
-}
+)
+_TOP_KEYS = {*_REQUIRED_KEYS, "schema", "noiseaware_version", "n", "metadata", "components"}
 
 
 def _freeze(obj: Any) -> Any:
@@ -284,18 +280,7 @@ class Release:
         unknown = set(d) - _TOP_KEYS
         if unknown:
             raise ReleaseFormatError(f"Release: unknown field(s) {sorted(unknown)}{(' in ' + where) if where else ''}.")
-        for key in (
-            "schema_version",
-            "statistic",
-            "values",
-            "shape",
-            "dtype",
-            "labels",
-            "mechanism",
-            "composition",
-            "guarantee",
-            "secure",
-        ):
+        for key in _REQUIRED_KEYS:
             if key not in d:
                 raise ReleaseFormatError(f"Release: field '{f(key)}' is missing.")
         sv = d["schema_version"]
