@@ -63,6 +63,11 @@ class _Integer(constraints._IntegerGreaterThan):
     def __init__(self) -> None:
         super().__init__(-math.inf)
 
+    def __call__(self, x: Any) -> Any:
+        xp = jnp if isinstance(x, jax.Array | jax.core.Tracer) else np
+        finite = xp.isfinite(x)
+        return finite & (xp.floor(xp.where(finite, x, 0)) == xp.where(finite, x, 0.5))
+
     def __repr__(self) -> str:
         return "Integer()"
 

@@ -68,6 +68,11 @@ def _shape(size: Any, *params: Any) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*(np.shape(p) for p in params)))
 
 
+def _scalar_int(x: Any) -> int:
+    """The integer in a constant input that PyTensor may have expanded to shape (1, ..., 1)."""
+    return int(np.asarray(x).reshape(-1)[0])
+
+
 def _const_int(owner: str, name: str, x: Any) -> int:
     """The integer value of a constant tensor (data such as ``N``); raise if it is symbolic."""
     try:
@@ -255,10 +260,10 @@ class NoisyHypergeomRV(RandomVariable):
         cls, rng: np.random.Generator, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any, size: Any
     ) -> np.ndarray:
         """``T`` by inversion on its mode window, plus a noise draw."""
-        table = _core.fisher_table(int(np.asarray(N)), int(np.asarray(K)), int(np.asarray(m)))
+        table = _core.fisher_table(_scalar_int(N), _scalar_int(K), _scalar_int(m))
         shape = _shape(size, log_odds, par)
         t = _core.fisher_sample_from_uniform(_NP, table, np.broadcast_to(log_odds, shape), rng.random(shape))
-        return np.asarray(t + _noise_draw(rng, int(np.asarray(noise)), par, shape)).astype(np.int64)
+        return np.asarray(t + _noise_draw(rng, _scalar_int(noise), par, shape)).astype(np.int64)
 
 
 noisy_hypergeom = NoisyHypergeomRV()
@@ -356,7 +361,7 @@ class NoisyTwoWayTableRV(RandomVariable):
     @classmethod
     def rng_fn(cls, rng: np.random.Generator, r: Any, n: Any, alpha: Any, size: Any) -> np.ndarray:
         """Median-split count by inversion plus geometric noise."""
-        nn = int(np.asarray(n))
+        nn = _scalar_int(n)
         h = math.ceil(nn / 2)
         table = _core.fisher_table(nn, h, h)
         shape = _shape(size, r, alpha)
@@ -445,7 +450,7 @@ class CompositeCopulaLikelihoodRV(RandomVariable):
     @classmethod
     def rng_fn(cls, rng: np.random.Generator, R: Any, n: Any, alpha: Any, pairs: Any, size: Any) -> np.ndarray:
         """Independent draws per pair from the :class:`NoisyTwoWayTable` laws."""
-        nn = int(np.asarray(n))
+        nn = _scalar_int(n)
         h = math.ceil(nn / 2)
         table = _core.fisher_table(nn, h, h)
         pairs = np.asarray(pairs)
