@@ -26,6 +26,7 @@ and are always checked at construction.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, ClassVar
 
 import jax
@@ -55,6 +56,18 @@ __all__ = [
 
 _BK = _core.get_backend("jax")
 _INT = jnp.int64
+
+
+# The windowed sums are a few hundred small operations; jit them once per table so that eager
+# calls do not dispatch (and compile) each operation separately. Inside an outer jit they inline.
+@partial(jax.jit, static_argnames=("table", "noise"))
+def _noisy_logpmf(table: Any, value: Any, log_odds: Any, noise: str, par: Any) -> Any:
+    return _core.noisy_fisher_logpmf(_BK, table, value, log_odds, noise, par)
+
+
+@partial(jax.jit, static_argnames=("table",))
+def _fisher_draw(table: Any, log_odds: Any, u: Any) -> Any:
+    return _core.fisher_sample_from_uniform(_BK, table, log_odds, u)
 
 
 class _Integer(constraints._IntegerGreaterThan):
@@ -339,7 +352,7 @@ class NoisyHypergeom(Distribution):
         shape = sample_shape + self.batch_shape
         k1, k2 = random.split(key)
         psi = jnp.broadcast_to(self.log_odds, shape)
-        t = _core.fisher_sample_from_uniform(_BK, self.table, psi, random.uniform(k1, shape, dtype=jnp.float64))
+        t = _fisher_draw(self.table, psi, random.uniform(k1, shape, dtype=jnp.float64))
         par = jnp.broadcast_to(self._par, shape)
         if self.noise == "geometric":
             u = random.uniform(k2, (2, *shape), dtype=jnp.float64)
@@ -352,7 +365,7 @@ class NoisyHypergeom(Distribution):
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Exact log-pmf (windowed sums); ``-inf`` for non-integers."""
-        return _core.noisy_fisher_logpmf(_BK, self.table, value, self.log_odds, self.noise, self._par)
+        return _noisy_logpmf(self.table, value, self.log_odds, self.noise, self._par)
 
     @classmethod
     def from_release(
@@ -501,7 +514,7 @@ class CompositeCopulaLikelihood(Distribution):
         shape = sample_shape + self.batch_shape + self.event_shape
         k1, k2 = random.split(key)
         psi = jnp.broadcast_to(_core.copula_log_odds(_BK, r), shape)
-        t = _core.fisher_sample_from_uniform(_BK, self.table, psi, random.uniform(k1, shape, dtype=jnp.float64))
+        t = _fisher_draw(self.table, psi, random.uniform(k1, shape, dtype=jnp.float64))
         u = random.uniform(k2, (2, *shape), dtype=jnp.float64)
         return (t + _core.geometric_from_uniforms(_BK, u[0], u[1], jnp.broadcast_to(alpha, shape))).astype(_INT)
 
@@ -509,7 +522,7 @@ class CompositeCopulaLikelihood(Distribution):
     def log_prob(self, value: Any) -> Any:
         """Sum over pairs of the exact pairwise log-pmfs."""
         r, alpha = self._pair_params()
-        lp = _core.noisy_fisher_logpmf(_BK, self.table, value, _core.copula_log_odds(_BK, r), "geometric", alpha)
+        lp = _noisy_logpmf(self.table, value, _core.copula_log_odds(_BK, r), "geometric", alpha)
         return jnp.sum(lp, axis=-1)
 
     @classmethod

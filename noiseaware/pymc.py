@@ -454,6 +454,7 @@ class CompositeCopulaLikelihoodRV(RandomVariable):
         h = math.ceil(nn / 2)
         table = _core.fisher_table(nn, h, h)
         pairs = np.asarray(pairs)
+        pairs = pairs.reshape(-1, *pairs.shape[-2:])[0]  # constant; PyTensor may add batch dims
         r = np.asarray(R)[..., pairs[:, 0], pairs[:, 1]]
         shape = _shape(size, r, alpha) if size is None else (*tuple(size), pairs.shape[0])
         psi = _core.copula_log_odds(_NP, np.broadcast_to(r, shape))
@@ -525,6 +526,8 @@ class CompositeCopulaLikelihood(pm.Discrete):
 
     def support_point(rv: Any, size: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Approximate mean counts per pair."""
+        while pairs.ndim > 2:
+            pairs = pairs[0]
         r = R[..., pairs[:, 0], pairs[:, 1]]
         h = pt.ceil(n / 2)
         mean = pt.clip(pt.round(n * (0.25 + pt.arcsin(r) / (2 * math.pi))), 0, h) + pt.zeros_like(alpha)
@@ -538,6 +541,8 @@ class CompositeCopulaLikelihood(pm.Discrete):
         nn = _const_int(owner, "n", n)
         h = math.ceil(nn / 2)
         table = _core.fisher_table(nn, h, h, owner=owner)
+        while pairs.ndim > 2:  # a constant that PyTensor may have given batch dims
+            pairs = pairs[0]
         r = R[..., pairs[:, 0], pairs[:, 1]]
         lp = _core.noisy_fisher_logpmf(_PT, table, value, _core.copula_log_odds(_PT, r), "geometric", alpha)
         return check_parameters(

@@ -156,7 +156,11 @@ class PyMC:
         return np.exp(np.asarray(self.pm.logcdf(self.dist(case, params), np.asarray(x, dtype=np.float64)).eval()))
 
     def sample(self, case, params, n, seed):
-        return np.asarray(self.pm.draw(self.dist(case, params), draws=n, random_seed=seed))
+        """One draw of size (n, *batch) (``pm.draw(draws=n)`` would call the function n times)."""
+        d = self.dist(case, params)
+        batch = tuple(int(s) for s in d.shape.eval())[: d.ndim - case.event_dim]
+        sized = getattr(self.mod, case.name).dist(**params, size=(n, *batch))
+        return np.asarray(self.pm.draw(sized, random_seed=seed))
 
     def grad(self, case, params, pname, x):
         theta = self.pt.dscalar(pname)
