@@ -121,8 +121,7 @@ def _pairs_index(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray
     arr = v.integer_array(owner, "pairs", pairs)
     if arr.ndim != 2 or arr.shape[1] != 2 or np.any(arr < 0) or np.any(arr >= p) or np.any(arr[:, 0] == arr[:, 1]):
         raise NoiseawareValueError(
-            f"{owner}: pairs must be a (k, 2) array of distinct column indices in [0, {p}); got shape "
-            f"{arr.shape}."
+            f"{owner}: pairs must be a (k, 2) array of distinct column indices in [0, {p}); got shape {arr.shape}."
         )
     return arr[:, 0].copy(), arr[:, 1].copy()
 
@@ -309,7 +308,7 @@ class NoisyHypergeom(Distribution):
         "sigma": constraints.positive,
     }
     support = _integer
-    pytree_aux_fields = ("table", "noise")
+    pytree_aux_fields: tuple[str, ...] = ("table", "noise")
 
     def __init__(
         self,
@@ -413,7 +412,7 @@ class NoisyTwoWayTable(NoisyHypergeom):
         "alpha": constraints.open_interval(0.0, 1.0),
     }
     pytree_data_fields = ("r", "alpha", "log_odds")
-    pytree_aux_fields = ("table", "noise", "n")
+    pytree_aux_fields: tuple[str, ...] = ("table", "noise", "n")
 
     def __init__(
         self, r: Any, n: Any, alpha: Any = None, *, epsilon: Any = None, validate_args: bool | None = None
@@ -423,9 +422,7 @@ class NoisyTwoWayTable(NoisyHypergeom):
         self.r = _f64(r)
         h = math.ceil(self.n / 2)
         alpha = _alpha_arg(owner, alpha, epsilon, 1.0)
-        super().__init__(
-            self.n, h, h, _core.copula_log_odds(_BK, self.r), alpha=alpha, validate_args=validate_args
-        )
+        super().__init__(self.n, h, h, _core.copula_log_odds(_BK, self.r), alpha=alpha, validate_args=validate_args)
 
     @classmethod
     def from_release(cls, name: str, release: Any, r: Any, **kwargs: Any) -> Any:  # type: ignore[override]
@@ -499,7 +496,8 @@ class CompositeCopulaLikelihood(Distribution):
         k = self.iu.size
         if jnp.ndim(self.alpha) > 0 and jnp.shape(self.alpha)[-1] not in (1, k):
             raise NoiseawareValueError(
-                f"{owner}: alpha must be a scalar or have last axis of length k = {k}; got shape {jnp.shape(self.alpha)}."
+                f"{owner}: alpha must be a scalar or have last axis of length k = {k}; "
+                f"got shape {jnp.shape(self.alpha)}."
             )
         batch_shape = lax.broadcast_shapes(self.R.shape[:-2], jnp.shape(self.alpha)[:-1])
         super().__init__(batch_shape=batch_shape, event_shape=(k,), validate_args=validate_args)

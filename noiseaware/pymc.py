@@ -92,7 +92,9 @@ def _alpha(owner: str, alpha: Any, epsilon: Any, sensitivity: Any) -> Any:
         )
     if alpha is not None:
         return pt.as_tensor_variable(alpha, dtype="float64")
-    return pt.exp(-pt.as_tensor_variable(epsilon, dtype="float64") / pt.as_tensor_variable(sensitivity, dtype="float64"))
+    return pt.exp(
+        -pt.as_tensor_variable(epsilon, dtype="float64") / pt.as_tensor_variable(sensitivity, dtype="float64")
+    )
 
 
 def _noise_draw(rng: np.random.Generator, noise: int, par: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -270,7 +272,9 @@ noisy_hypergeom = NoisyHypergeomRV()
 
 
 def _noisy_logp(owner: str, value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
-    table = _core.fisher_table(_const_int(owner, "N", N), _const_int(owner, "K", K), _const_int(owner, "m", m), owner=owner)
+    table = _core.fisher_table(
+        _const_int(owner, "N", N), _const_int(owner, "K", K), _const_int(owner, "m", m), owner=owner
+    )
     kind = "geometric" if _const_int(owner, "noise", noise) == 0 else "discrete_gaussian"
     res = _core.noisy_fisher_logpmf(_PT, table, value, log_odds, kind, par)
     if kind == "geometric":

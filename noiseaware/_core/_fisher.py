@@ -117,7 +117,7 @@ def _log_ratios(N: int, K: int, m: int, lo: int, hi: int) -> np.ndarray:
 
 def _half_width(c: float, tol: float) -> tuple[int, float]:
     """Smallest ``J`` with ``2 sum_{j>J} exp(-c j(j-1)/2) <= tol``, and that bound."""
-    jmax = int(math.ceil(math.sqrt(2.0 * 800.0 / c))) + 3
+    jmax = math.ceil(math.sqrt(2.0 * 800.0 / c)) + 3
     j = np.arange(1, jmax + 1, dtype=np.float64)
     terms = np.exp(-c * j * (j - 1.0) / 2.0)
     # tail[J] = sum_{j > J} terms  (J = 0 .. jmax); terms beyond jmax are < e^-800.
@@ -180,7 +180,7 @@ def fisher_table(N: Any, K: Any, m: Any, *, windowed: bool = True, owner: str = 
 
 
 def copula_log_odds(bk: Backend, r: Any) -> Any:
-    r"""Log odds ratio of the median-split 2x2 table, seed 000 eqs. (7)-(9):
+    r"""Log odds ratio of the median-split 2x2 table, seed 000 eqs. (7)-(9).
 
     .. math:: \psi(r) = 2\log\frac{\pi + 2\arcsin r}{\pi - 2\arcsin r}.
     """
@@ -227,10 +227,9 @@ def _broadcast(bk: Backend, *xs: Any) -> list[Any]:
 
 def _windows(bk: Backend, table: FisherTable, psi: Any, t0: Any, start: Any) -> tuple[Any, Any]:
     """Support points of a window and ``log w_t - log w_{t0} + (t - t0) psi`` on it."""
-    xp = bk.xp
     t = bk.expand(start) + bk.arange(table.width)
     logw = bk.asarray(table.logw)
-    rel = logw[t - table.lo] - bk.expand(logw[t0 - table.lo])
+    rel = bk.window(logw, start - table.lo, table.width) - bk.expand(logw[t0 - table.lo])
     return t, rel + bk.as_float(t - bk.expand(t0)) * bk.expand(psi)
 
 
@@ -259,6 +258,7 @@ def noisy_fisher_logpmf(bk: Backend, table: FisherTable, value: Any, log_odds: A
     Parameters
     ----------
     bk : Backend
+        Array backend.
     table : FisherTable
         Constants of the urn (from :func:`fisher_table`).
     value : array_like
@@ -266,6 +266,7 @@ def noisy_fisher_logpmf(bk: Backend, table: FisherTable, value: Any, log_odds: A
     log_odds : array_like
         ``psi``; broadcasts with ``value`` and ``par``.
     noise : {"geometric", "discrete_gaussian"}
+        Noise family.
     par : array_like
         ``alpha`` in (0, 1) or ``sigma > 0``.
     """

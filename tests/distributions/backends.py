@@ -39,7 +39,9 @@ def _core_logp(name: str, p: dict[str, Any], x: np.ndarray) -> np.ndarray:
         return _core.noisy_fisher_logpmf(NB, tab, x, p["log_odds"], kind, par)
     if name == "NoisyTwoWayTable":
         tab = _core.fisher_table(p["n"], _h(p["n"]), _h(p["n"]))
-        return _core.noisy_fisher_logpmf(NB, tab, x, _core.copula_log_odds(NB, np.asarray(p["r"])), "geometric", _alpha(p))
+        return _core.noisy_fisher_logpmf(
+            NB, tab, x, _core.copula_log_odds(NB, np.asarray(p["r"])), "geometric", _alpha(p)
+        )
     if name == "CompositeCopulaLikelihood":
         R = np.asarray(p["R"])
         iu, ju = np.triu_indices(R.shape[-1], 1)

@@ -47,7 +47,7 @@ def _alpha(p: dict[str, Any]) -> float:
 
 
 def _geom_tail(alpha: float, tol: float = 1e-15) -> int:
-    return int(math.ceil((math.log(tol) + math.log1p(-alpha)) / math.log(alpha))) + 1
+    return math.ceil((math.log(tol) + math.log1p(-alpha)) / math.log(alpha)) + 1
 
 
 # --------------------------------------------------------------------------- references per law
@@ -128,7 +128,13 @@ CASES: list[Case] = [
         (({"alpha": 1.5}, "alpha", "alpha must be in (0, 1)"), ({"alpha": -0.1}, "alpha", "alpha must be in (0, 1)")),
         {"loc": 3, "alpha": 0.66},
     ),
-    _tsg_case("tsg-epsilon", {"loc": -4, "epsilon": 0.5, "sensitivity": 2.0}, ("epsilon",), (), {"loc": -4, "epsilon": 0.6, "sensitivity": 2.0}),
+    _tsg_case(
+        "tsg-epsilon",
+        {"loc": -4, "epsilon": 0.5, "sensitivity": 2.0},
+        ("epsilon",),
+        (),
+        {"loc": -4, "epsilon": 0.6, "sensitivity": 2.0},
+    ),
     Case(
         id="dg-small-sigma",
         name="DiscreteGaussian",

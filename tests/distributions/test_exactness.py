@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest

@@ -81,17 +81,26 @@ def test_hypergeom_from_median_pairs_reads_margins(pairs_release):
     with pm.Model() as model:
         nap.NoisyHypergeom.from_release("t", pairs_release, log_odds=np.zeros(3))
     tab = _core.fisher_table(pairs_release.n, h, h)
-    want = np.sum(_core.noisy_fisher_logpmf(NB, tab, pairs_release.values, 0.0, "geometric", pairs_release.mechanism.alpha))
+    want = np.sum(
+        _core.noisy_fisher_logpmf(NB, tab, pairs_release.values, 0.0, "geometric", pairs_release.mechanism.alpha)
+    )
     assert abs(float(model.compile_logp()({})) - want) < 1e-9
 
 
 @pytest.mark.parametrize("front", ["pymc", "numpyro"])
-@pytest.mark.parametrize("cls", ["NoisyTwoWayTable", "CompositeCopulaLikelihood", "NoisyHypergeom", "TwoSidedGeometric"])
+@pytest.mark.parametrize(
+    "cls", ["NoisyTwoWayTable", "CompositeCopulaLikelihood", "NoisyHypergeom", "TwoSidedGeometric"]
+)
 def test_range_preserving_release_is_refused(tgm_release, front, cls):
     import importlib
 
     mod = importlib.import_module(f"noiseaware.{front}")
-    arg = {"NoisyTwoWayTable": {"r": 0.0}, "CompositeCopulaLikelihood": {"R": np.eye(3)}, "NoisyHypergeom": {"log_odds": 0.0}, "TwoSidedGeometric": {"loc": 0}}[cls]
+    arg = {
+        "NoisyTwoWayTable": {"r": 0.0},
+        "CompositeCopulaLikelihood": {"R": np.eye(3)},
+        "NoisyHypergeom": {"log_odds": 0.0},
+        "TwoSidedGeometric": {"loc": 0},
+    }[cls]
     with pytest.raises(ValueError, match="family"):
         if front == "pymc":
             import pymc as pm
@@ -125,7 +134,9 @@ def test_discrete_gaussian_counts_release_both_front_ends():
 def test_counts_release_is_not_a_two_way_table():
     import noiseaware.numpyro as nan
 
-    rel = na.privatize(np.array([5, 12, 40]), statistic="counts", epsilon=1.0, sensitivity=1, rng=np.random.default_rng(1))
+    rel = na.privatize(
+        np.array([5, 12, 40]), statistic="counts", epsilon=1.0, sensitivity=1, rng=np.random.default_rng(1)
+    )
     with pytest.raises(ValueError, match="median_pairs"):
         nan.NoisyTwoWayTable.from_release("t", rel, r=0.0)
 

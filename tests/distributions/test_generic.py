@@ -48,7 +48,9 @@ def values_for(be, case):
     """The case's values, without non-integers for a backend whose value type is int64 (PyMC)."""
     if be.non_integer_values:
         return case.values
-    keep = np.all(np.isfinite(case.values) & (case.values == np.round(case.values)), axis=tuple(range(1, case.values.ndim)))
+    keep = np.all(
+        np.isfinite(case.values) & (case.values == np.round(case.values)), axis=tuple(range(1, case.values.ndim))
+    )
     return case.values[keep]
 
 
