@@ -204,6 +204,14 @@ def median_split_indicators(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return a
 
 
+def _pair_labels_and_meta(names: list[str]) -> tuple[list[tuple[str, ...]], dict[str, Any]]:
+    """Labels and metadata of the p(p-1)/2 column pairs in row-major upper-triangle order."""
+    iu, ju = np.triu_indices(len(names), 1)
+    pairs = [(int(i), int(j)) for i, j in zip(iu, ju, strict=True)]
+    labels: list[tuple[str, ...]] = [(names[i], names[j]) for i, j in pairs]
+    return labels, {"columns": names, "p": len(names), "pairs": [list(q) for q in pairs]}
+
+
 def _budget_required(owner: str, budget: _Budget, kind: str) -> float:
     if kind == "epsilon":
         if budget.epsilon is None:
@@ -275,11 +283,8 @@ def _median_pairs(
         mech = BTGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
     else:
         mech = RGM(epsilon=eps_pair, lower=0, upper=h, sensitivity=1)
-    labels = [(names[i], names[j]) for i, j in zip(iu.tolist(), ju.tolist(), strict=True)]
-    meta = {
-        "columns": names,
-        "p": p,
-        "pairs": [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)],
+    labels, meta = _pair_labels_and_meta(names)
+    meta |= {
         "high_count": h,
         "epsilon_per_pair": eps_pair,
         "bounds": [0, h],
@@ -328,11 +333,8 @@ def _kendall_pairs(
     sens = 4.0 / (n + 1)
     eps_pair = eps / taus.size
     mech = LaplaceMechanism(scale=sens / eps_pair, sensitivity=sens)
-    labels = [(names[i], names[j]) for i, j in zip(iu.tolist(), ju.tolist(), strict=True)]
-    meta = {
-        "columns": names,
-        "p": p,
-        "pairs": [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)],
+    labels, meta = _pair_labels_and_meta(names)
+    meta |= {
         "epsilon_per_pair": eps_pair,
         "estimand": "Kendall's tau-a",
     }
