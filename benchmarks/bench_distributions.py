@@ -26,6 +26,9 @@ import numpy as np  # noqa: E402
 
 from noiseaware import _core  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import write_section  # noqa: E402
+
 JB = _core.get_backend("jax")
 EPS_PAIR = 1.0
 
@@ -118,8 +121,6 @@ def main(argv=None):
 
 def write(path, rows, tc, k):
     lines = [
-        "# Benchmarks",
-        "",
         "## Noise-aware distributions (`benchmarks/bench_distributions.py`)",
         "",
         "Command: `.venv/bin/python benchmarks/bench_distributions.py --write docs/benchmarks.md`",
@@ -141,8 +142,7 @@ def write(path, rows, tc, k):
         "Targets (issue 3): one pair at n = 10^6 in <= 50 µs; 45-pair composite at n = 10^6 in <= 3 ms.",
         "",
     ]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines))
+    write_section(path, "distributions", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,49 @@
+"""Shared helpers for benchmark scripts: machine description and section-wise report writing.
+
+Every benchmark script owns one section of a Markdown report (``docs/benchmarks.md`` or
+``docs/reproduction.md``), delimited by ``<!-- begin:NAME -->`` / ``<!-- end:NAME -->`` markers.
+``write_section`` replaces that section in place (or appends it), so scripts never clobber each other.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+
+HEADERS = {"benchmarks.md": "# Benchmarks\n", "reproduction.md": "# Reproduction of the seed papers' studies\n"}
+
+
+def machine() -> str:
+    """One line describing the CPU, core count, Python and key library versions."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    libs = []
+    for name in ("jax", "numpyro", "pymc"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            libs.append(f"{name} {getattr(mod, '__version__', '?')}")
+    return f"{cpu}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, {', '.join(libs)}, {platform.system()}"
+
+
+def write_section(path: str | os.PathLike[str], name: str, markdown: str) -> None:
+    """Replace (or append) the section ``name`` of the Markdown file at ``path`` with ``markdown``."""
+    p = Path(path)
+    text = p.read_text() if p.exists() else HEADERS.get(p.name, f"# {p.stem}\n")
+    begin, end = f"<!-- begin:{name} -->", f"<!-- end:{name} -->"
+    block = f"{begin}\n{markdown.strip()}\n{end}"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
