@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from . import _validation as v
 from .exceptions import NoiseawareValueError
 
-__all__ = ["MIXED_MARGINALS_P5", "demo_copula_data", "random_correlation", "simulate_gaussian_copula"]
+__all__ = [
+    "MIXED_MARGINALS_P5",
+    "demo_copula_data",
+    "random_correlation",
+    "simulate_gaussian_copula",
+    "ucb_admissions",
+]
 
 #: The p = 5 marginals of seed 000 §5.2: N(0,1), Exp(1), Gamma(2,1), Beta(2,5), t_5.
 MIXED_MARGINALS_P5 = (
@@ -61,3 +68,42 @@ def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.nd
     R = random_correlation(5, rng)
     x = simulate_gaussian_copula(n, R, MIXED_MARGINALS_P5, rng)
     return x, R, ["normal", "exponential", "gamma", "beta", "t5"]
+
+
+#: UC Berkeley graduate admissions, fall 1973 (Bickel, Hammel & O'Connell 1975), summed over the six
+#: departments of R's ``datasets::UCBAdmissions`` (N = 4526), and the N = 400 table of seed 001 §5,
+#: Example 1. Rows (Male, Female), columns (Admitted, Rejected).
+_UCB_TABLES = {
+    "full": ((1198, 1493), (557, 1278)),
+    "seed001": ((109, 127), (46, 118)),
+}
+
+
+def ucb_admissions(which: str = "full") -> pd.DataFrame:
+    """UC Berkeley admissions as a 2x2 table of counts: rows Gender, columns Admit.
+
+    Parameters
+    ----------
+    which : {"full", "seed001"}
+        ``"full"``: R's ``datasets::UCBAdmissions`` summed over departments (N = 4526).
+        ``"seed001"``: the 400-applicant table of seed ``001_310683b496f39172.txt`` §5, Example 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``["Male", "Female"]``, columns ``["Admitted", "Rejected"]``, int64 counts; in C
+        order the cells are (Male, Admitted), (Male, Rejected), (Female, Admitted), (Female, Rejected),
+        dapper's ``pi_11, pi_10, pi_01, pi_00``.
+
+    Examples
+    --------
+    >>> t = ucb_admissions()
+    >>> int(t.to_numpy().sum()), int(t.loc["Female", "Admitted"])
+    (4526, 557)
+    >>> int(ucb_admissions("seed001").to_numpy().sum())
+    400
+    """
+    v.choice("ucb_admissions", "which", which, sorted(_UCB_TABLES))
+    return pd.DataFrame(
+        np.array(_UCB_TABLES[which], dtype=np.int64), index=["Male", "Female"], columns=["Admitted", "Rejected"]
+    )

@@ -11,6 +11,7 @@ __all__ = [
     "NoiseawareError",
     "NoiseawareTypeError",
     "NoiseawareValueError",
+    "MixingWarning",
     "NoiseawareWarning",
     "PrivacyBudgetError",
     "PrivacyWarning",
@@ -66,3 +67,12 @@ class NoiseawareWarning(UserWarning):
 
 class PrivacyWarning(NoiseawareWarning):
     """A privacy parameter is legal but unusually weak (e.g. ``epsilon > 5``)."""
+
+
+class MixingWarning(NoiseawareWarning):
+    """An MCMC run mixed poorly: its draws are too few or too autocorrelated to trust.
+
+    Issued by :func:`noiseaware.augment.sample` when a parameter's bulk effective sample size is
+    below 100 per chain or its rank-normalized R-hat exceeds 1.01 (Vehtari et al. 2021). Data
+    augmentation is sticky when the privacy noise is large (seed 001 §6).
+    """
