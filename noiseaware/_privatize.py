@@ -70,7 +70,10 @@ def privatize(
         ``"median_pairs"`` (seed 000 §3.1-3.2, Algorithm S.1), ``"kendall_pairs"`` (seed 003
         Algorithm 5, noisy Kendall's tau), ``"counts"`` (an integer vector or
         contingency table), ``"vector"`` (a real vector), ``"randomized_response"``
-        (categorical answers, record level, seed 001 Example 1).
+        (categorical answers, record level, seed 001 Example 1), ``"dirichlet_logmean"``
+        (compositions, seed 004 Algorithm 1: options ``candidates``, ``target_rate``,
+        ``threshold``, ``threshold_share``, ``split``, ``zeros``, ``simplex_tol``; see
+        :mod:`noiseaware._privatize_dirichlet`).
     epsilon, rho : float
         The total budget: ``epsilon`` for pure DP, ``rho`` for zCDP. Give one (``counts`` and
         ``vector`` also accept a noise scale through ``scale=`` / ``sigma=`` instead).
@@ -476,3 +479,7 @@ def _randomized_response(
     labels = [(str(i), names[j]) for i in range(arr.shape[0]) for j in range(q)]
     meta: dict[str, Any] = {"columns": names, "answers_per_record": q, "categories": k}
     return _finish("randomized_response", arr, mech, "per_record", labels, rng, int(arr.shape[0]), meta)
+
+
+# Statistics defined in their own modules register themselves on import.
+from . import _privatize_dirichlet as _privatize_dirichlet  # noqa: E402

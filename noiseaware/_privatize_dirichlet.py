@@ -1,0 +1,255 @@
+r"""The ``dirichlet_logmean`` statistic: seed 004 Algorithm 1 (DPSS).
+
+Registered with :func:`noiseaware.privatize` (imported by :mod:`noiseaware._privatize`).
+
+Algorithm 1 of seed ``004_f9e752609791d825.txt`` (§3.2-3.3):
+
+1. Candidate thresholds :math:`0=a_0<a_1<\dots<a_M<a_{M+1}=1`; counts
+   :math:`s_m=\#\{i: a_{m-1}\le\min_j x_{ij}<a_m\}`, :math:`m=1..M+1`. Moving one record changes
+   two counts by one, so the vector has L1 sensitivity 2; it is released with the geometric
+   mechanism (``alpha = exp(-epsilon_2/2)``) and clipped at 0:
+   :math:`s_{G,m}=\max\{0, s_m+\varepsilon^G_m\}` (clipping is post-processing).
+2. :math:`\hat p_{G,m}=\sum_{l\le m}s_{G,l}\big/\sum_{l\le M+1}s_{G,l}`, the plain ratio of sums of
+   §3.2. **The printed** :math:`\min\{s_{G,l},0\}` **in Algorithm 1 is a misprint**: the clipped
+   counts are :math:`\ge 0`, so that minimum is always 0 and the ratio would be 0/0; we read it as
+   the §3.2 definition (and Supplement S2's consistency proof, which needs exactly this ratio).
+   If every noisy count is 0 the ratio is undefined and the smallest candidate is used.
+3. :math:`a=a_l` for the largest :math:`l` with :math:`\hat p_{G,l}\le t_c` (the ratios are
+   non-decreasing, so this is the :math:`l` with :math:`\hat p_{G,l}\le t_c<\hat p_{G,l+1}`), and
+   :math:`a=a_1` when there is none.
+4. :math:`S_L(D,a)=S_0(D,a)+\mathrm{Laplace}(-d\log a/(n\epsilon_1))^d`, with
+   :math:`S_0(D,a)=n^{-1}\sum_i\log\max(x_i,a)` (L1 sensitivity :math:`-d\log(a)/n`, §3.1);
+   optionally on a uniformly random split into :math:`D_1` (prior elicitation, size
+   :math:`n_1`) and :math:`D_2`, each with its own :math:`n_l` (parallel composition).
+
+Theorem 2: the whole release is :math:`(\epsilon_1+\epsilon_2)`-DP.
+
+**Units of the record.** The Laplace noise is stated on the censored *log-sums*
+:math:`n_l S_0(D_l,a)` (sensitivity :math:`-d\log a`, scale :math:`-d\log a/\epsilon_1`, the same
+for both parts of a split), so one mechanism describes every row exactly and the split is a
+``"parallel"`` release; ``values[l] / n_l`` is :math:`S_L(D_l,a)` and its Laplace scale is
+``mechanism.scale / n_l`` (:func:`noiseaware.dirichlet.parts` does this).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from typing import Any
+
+import numpy as np
+
+from . import _validation as v
+from ._privatize import _as_matrix, _Budget, _budget_required, _no_extra, statistic
+from .exceptions import NoiseawareValueError
+from .mechanisms import GeometricMechanism, LaplaceMechanism
+from .release import Release, expected_guarantee
+
+__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SIMPLEX_TOL", "censoring_counts", "select_threshold"]
+
+#: Candidate thresholds of seed 004 §5.1.
+DEFAULT_CANDIDATES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)
+#: Rows must sum to 1 within this absolute tolerance (then they are renormalized).
+DEFAULT_SIMPLEX_TOL = 1e-6
+_OWNER = "privatize(statistic='dirichlet_logmean')"
+_OPTIONS = {
+    "candidates",
+    "target_rate",
+    "threshold",
+    "threshold_share",
+    "split",
+    "columns",
+    "zeros",
+    "simplex_tol",
+}
+
+
+def censoring_counts(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """``s_m = #{i : a_{m-1} <= min_j x_ij < a_m}``, ``m = 1..M+1``, with ``a_0 = 0``, ``a_{M+1} = 1``.
+
+    Examples
+    --------
+    >>> x = np.array([[0.5, 0.5], [0.005, 0.995], [0.05, 0.95], [0.0, 1.0]])
+    >>> censoring_counts(x, np.array([0.01, 0.1])).tolist()
+    [2, 1, 1]
+    """
+    edges = np.concatenate([[0.0], np.asarray(candidates, dtype=np.float64), [np.inf]])
+    mins = x.min(axis=1)
+    idx = np.searchsorted(edges, mins, side="right") - 1  # edges[idx] <= min < edges[idx + 1]
+    return np.bincount(idx, minlength=edges.size - 1)[: edges.size - 1].astype(np.int64)
+
+
+def select_threshold(noisy_counts: np.ndarray, candidates: np.ndarray, target_rate: float) -> tuple[int, np.ndarray]:
+    r"""Algorithm 1's choice: index ``l`` (0-based) of ``a`` and the noisy rates :math:`\hat p_{G,1..M}`.
+
+    ``l`` is the largest index with :math:`\hat p_{G,l}\le t_c`, or 0 (``a_1``) if there is none
+    or if all noisy counts are 0 (rates then reported as 1).
+
+    Examples
+    --------
+    >>> select_threshold(np.array([1, 2, 17, 980]), np.array([1e-3, 1e-2, 0.1]), 0.01)
+    (1, array([0.001, 0.003, 0.02 ]))
+    """
+    s = np.asarray(noisy_counts, dtype=np.float64)
+    total = s.sum()
+    m = len(candidates)
+    if total <= 0:
+        return 0, np.ones(m)
+    rates = np.cumsum(s)[:m] / total
+    ok = np.nonzero(rates <= target_rate)[0]
+    return (int(ok[-1]) if ok.size else 0), rates
+
+
+def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:
+    if np.any(x < 0):
+        i, j = np.argwhere(x < 0)[0]
+        raise NoiseawareValueError(
+            f"{_OWNER}: compositions must have non-negative parts; got {int(np.sum(x < 0))} negative part(s), "
+            f"e.g. row {int(i)} column {int(j)} = {x[i, j]!r}."
+        )
+    sums = x.sum(axis=1)
+    bad = np.abs(sums - 1.0) > tol
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise NoiseawareValueError(
+            f"{_OWNER}: rows must lie on the simplex (sum to 1 within simplex_tol={tol!r}); got "
+            f"{int(bad.sum())} row(s) off it, e.g. row {i} sums to {sums[i]!r}. Divide each row by its sum, "
+            "or raise simplex_tol for rounded shares."
+        )
+    if np.any(x == 0) and zeros == "error":
+        raise NoiseawareValueError(
+            f"{_OWNER}: compositions have {int(np.sum(x == 0))} zero part(s) in {int(np.any(x == 0, axis=1).sum())} "
+            "row(s); the Dirichlet model gives them probability 0. Pass zeros='censor' to let the threshold a "
+            "replace them (log max(x, a)), or drop those rows."
+        )
+    return x / sums[:, None]
+
+
+@statistic("dirichlet_logmean")
+def _dirichlet_logmean(
+    data: Any, budget: _Budget, mechanism: str | None, rng: np.random.Generator | None, options: dict[str, Any]
+) -> Release:
+    """Seed 004 Algorithm 1 (DPSS): censored mean-log statistic with a DP threshold (module docstring)."""
+    _no_extra(_OWNER, options, _OPTIONS)
+    v.choice(_OWNER, "mechanism", mechanism or "laplace", ("laplace",))
+    eps = _budget_required(_OWNER, budget, "epsilon")
+    x, names = _as_matrix(_OWNER, data, options.get("columns"))
+    n, d = x.shape
+    zeros = v.choice(_OWNER, "zeros", options.get("zeros", "error"), ("error", "censor"))
+    tol = v.nonnegative(_OWNER, "simplex_tol", options.get("simplex_tol", DEFAULT_SIMPLEX_TOL))
+    x = _check_simplex(x, zeros, tol)
+
+    fixed = options.get("threshold")
+    components: list[Release] = []
+    meta: dict[str, Any] = {"columns": names, "d": d, "units": "censored log-sums; divide row l by n_parts[l]"}
+    if fixed is not None:
+        if any(k in options for k in ("candidates", "target_rate", "threshold_share")):
+            raise NoiseawareValueError(
+                f"{_OWNER}: threshold=... fixes a; do not also give candidates, target_rate or threshold_share."
+            )
+        a = v.open_unit(_OWNER, "threshold", fixed)
+        eps1, eps2 = eps, 0.0
+        meta |= {"threshold_selection": "fixed by the curator (no budget spent)"}
+    else:
+        cand = np.asarray(options.get("candidates", DEFAULT_CANDIDATES), dtype=np.float64)
+        if cand.ndim != 1 or cand.size < 1 or np.any(~np.isfinite(cand)) or np.any(cand <= 0) or np.any(cand >= 1):
+            v.fail(_OWNER, "candidates", "must be a non-empty list of thresholds in (0, 1)", options.get("candidates"))
+        cand = np.sort(cand)
+        if np.any(np.diff(cand) == 0):
+            v.fail(_OWNER, "candidates", "must be distinct", cand.tolist())
+        t_c = v.open_unit(_OWNER, "target_rate", options.get("target_rate", 0.01))
+        share = v.open_unit(_OWNER, "threshold_share", options.get("threshold_share", 0.25))
+        eps2 = eps * share
+        eps1 = eps - eps2
+        counts = censoring_counts(x, cand)
+        geo = GeometricMechanism(scale=2.0 / eps2, sensitivity=2)
+        raw = geo.release(counts, rng=rng)
+        noisy = np.maximum(raw, 0)
+        l_idx, rates = select_threshold(noisy, cand, t_c)
+        a = float(cand[l_idx])
+        labels_c = [(f"[{lo:g}, {hi:g})",) for lo, hi in zip([0.0, *cand], [*cand, 1.0], strict=True)]
+        comp_meta = {
+            "clipped_at_zero": True,
+            "candidates": cand.tolist(),
+            "note": "values are the unclipped noisy counts; the selection uses max(0, value) (Algorithm 1)",
+        }
+        components.append(
+            Release(
+                statistic="dirichlet_censoring_counts",
+                values=raw,
+                labels=tuple(labels_c),
+                mechanism=geo,
+                composition="joint",
+                guarantee=expected_guarantee(geo, "joint", raw.shape),
+                secure=rng is None,
+                n=n,
+                metadata=comp_meta,
+            )
+        )
+        meta |= {
+            "candidates": cand.tolist(),
+            "target_rate": t_c,
+            "noisy_counts": noisy.tolist(),
+            "noisy_rates": rates.tolist(),
+            "threshold_index": l_idx,
+            "threshold_selection": "Algorithm 1 of seed 004 (geometric counts, plain ratio of sums)",
+        }
+
+    parts = _split(x, options.get("split"), n, rng)
+    sens = -d * math.log(a)
+    mech = LaplaceMechanism(scale=sens / eps1, sensitivity=sens)
+    logx = np.log(np.maximum(x, a))
+    sums = np.stack([logx[idx].sum(axis=0) for idx in parts]) if len(parts) == 2 else logx.sum(axis=0)
+    noisy_sums = mech.release(sums, rng=rng)
+    composition = "parallel" if len(parts) == 2 else "joint"
+    n_parts = [int(idx.size) for idx in parts]
+    if len(parts) == 2:
+        labels: list[tuple[str, ...]] = [(part, c) for part in ("D1", "D2") for c in names]
+    else:
+        labels = [(c,) for c in names]
+    meta |= {
+        "a": a,
+        "n_parts": n_parts,
+        "epsilon_1": eps1,
+        "epsilon_2": eps2,
+        "laplace_scale_logmean": [mech.scale / m for m in n_parts],
+        "zeros": zeros,
+        "simplex_tol": tol,
+    }
+    if rng is not None:
+        meta["simulation"] = "noise drawn from a seeded numpy Generator; not a secure release"
+    g = expected_guarantee(mech, composition, noisy_sums.shape)
+    for c in components:
+        g = g.compose(c.guarantee)
+    return Release(
+        statistic="dirichlet_logmean",
+        values=noisy_sums,
+        labels=tuple(labels),
+        mechanism=mech,
+        composition=composition,
+        guarantee=g,
+        secure=rng is None,
+        n=n,
+        metadata=meta,
+        components=tuple(components),
+    )
+
+
+def _split(x: np.ndarray, split: Any, n: int, rng: np.random.Generator | None) -> list[np.ndarray]:
+    """Index sets of D (no split) or of (D1, D2), a uniformly random partition (Algorithm 1)."""
+    if split is None:
+        return [np.arange(n)]
+    if isinstance(split, float) and not float(split).is_integer():
+        frac = v.open_unit(_OWNER, "split", split)
+        n1 = round(frac * n)
+    else:
+        n1 = v.integer(_OWNER, "split", split, minimum=1)
+    if n1 < 2 or n - n1 < 2:
+        raise NoiseawareValueError(
+            f"{_OWNER}: split must leave at least 2 records in each of D1 and D2; got split={split!r} with "
+            f"n={n} (n1={n1}, n2={n - n1}). Use a smaller split or no split."
+        )
+    # The partition is data-independent randomness (not privacy noise).
+    gen = rng if rng is not None else np.random.default_rng(secrets.randbits(128))
+    perm = gen.permutation(n)
+    return [np.sort(perm[:n1]), np.sort(perm[n1:])]
