@@ -1,0 +1,486 @@
+"""``sample()``: data-augmentation MCMC for a privatized statistic (seed 001 §3-§4)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, NamedTuple
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from jax import random
+from numpyro import handlers
+from numpyro.distributions import constraints
+from numpyro.distributions.transforms import biject_to
+from numpyro.infer import MCMC, NUTS, HMCGibbs
+from numpyro.infer.initialization import init_to_sample
+from numpyro.infer.mcmc import MCMCKernel
+
+from .. import _validation as v
+from ..exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
+from ..release import Release
+from ._model import AugmentationModel, mechanism_log_density
+from ._sweep import record_sweep
+
+__all__ = ["ACCEPT_SITE", "ESS_PER_CHAIN", "RHAT_MAX", "check_mixing", "sample"]
+
+_OWNER = "sample"
+#: Name of the bookkeeping site that carries a sweep's acceptance rate through ``HMCGibbs``.
+ACCEPT_SITE = "augment_accept_rate"
+#: Minimum bulk effective sample size per chain before :class:`MixingWarning` (Vehtari et al. 2021).
+ESS_PER_CHAIN = 100
+#: Maximum rank-normalized split R-hat before :class:`MixingWarning` (Vehtari et al. 2021).
+RHAT_MAX = 1.01
+
+
+class _State(NamedTuple):
+    """State of the conjugate augmentation kernel: all values (``z``) and the key."""
+
+    z: dict[str, Any]
+    rng_key: Any
+
+
+class _ConjugateAugmentation(MCMCKernel):
+    """Records sweep, then ``theta ~ posterior(records)``: dapper's sampler as a NumPyro kernel."""
+
+    sample_field = "z"
+
+    def __init__(self, sweep: Callable[..., Any], posterior: Callable[..., Any], names: tuple[str, ...]) -> None:
+        self._sweep = sweep
+        self._posterior = posterior
+        self._names = names
+
+    def init(self, rng_key: Any, num_warmup: int, init_params: Any, model_args: Any, model_kwargs: Any) -> _State:
+        return _State(dict(init_params), rng_key)
+
+    def sample(self, state: _State, model_args: Any, model_kwargs: Any) -> _State:
+        key, k_sweep, k_theta = random.split(state.rng_key, 3)
+        recs = {k: state.z[k] for k in self._names}
+        theta = {k: x for k, x in state.z.items() if k not in self._names and k != ACCEPT_SITE}
+        recs, accept = self._sweep(k_sweep, recs, theta)
+        new = self._posterior(k_theta, recs, theta)
+        if set(new) != set(theta):
+            raise NoiseawareValueError(
+                f"{_OWNER}: posterior must return the parameters {sorted(theta)}; got {sorted(new)}."
+            )
+        for k, old in theta.items():
+            if jnp.shape(new[k]) != jnp.shape(old):
+                raise NoiseawareValueError(
+                    f"{_OWNER}: posterior must keep the shape of {k!r}, {jnp.shape(old)}; got {jnp.shape(new[k])}."
+                )
+        theta = {k: jnp.asarray(new[k]).astype(jnp.result_type(theta[k])) for k in theta}
+        return _State({**theta, **recs, ACCEPT_SITE: accept}, key)
+
+
+def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, Any], Any], bool, dict[str, Any]]:
+    """s_dp as float64, the mechanism log-density, per_record, and attrs describing the release."""
+    attrs: dict[str, Any] = {}
+    if isinstance(sdp, Release):
+        if aug.log_density is not None:
+            raise NoiseawareValueError(
+                f"{_OWNER}: the release carries its mechanism; give an AugmentationModel without log_density, or "
+                "pass the release's values as sdp. Got both."
+            )
+        log_density = mechanism_log_density(sdp.mechanism)
+        per_record = sdp.composition == "per_record"
+        if aug.per_record is not None and aug.per_record != per_record:
+            raise NoiseawareValueError(
+                f"{_OWNER}: per_record={aug.per_record!r} contradicts the release's composition "
+                f"{sdp.composition!r}; got per_record={aug.per_record!r}."
+            )
+        values = np.asarray(sdp.values, dtype=np.float64)
+        attrs = {
+            "release_statistic": sdp.statistic,
+            "mechanism": sdp.mechanism.family,
+            "guarantee": sdp.guarantee.describe(),
+            "release_secure": int(sdp.secure),
+        }
+    else:
+        if aug.log_density is None:
+            raise NoiseawareValueError(
+                f"{_OWNER}: sdp is a plain array, so the model must give log_density=; got log_density=None. "
+                "Pass a noiseaware Release to take the density from its mechanism."
+            )
+        log_density = aug.log_density
+        per_record = bool(aug.per_record)
+        values = v.finite_array(_OWNER, "sdp", sdp)
+    if values.ndim == 0:
+        values = values.reshape(1)
+    if per_record and values.ndim < 1:
+        raise NoiseawareValueError(
+            f"{_OWNER}: a record-level sdp needs a leading record axis; got shape {values.shape}."
+        )
+    return jnp.asarray(values), log_density, per_record, attrs
+
+
+def _chain_inits(init: Any, chains: int) -> list[dict[str, Any]] | None:
+    if init is None:
+        return None
+    if isinstance(init, Mapping):
+        return [dict(init)] * chains
+    if isinstance(init, Sequence) and not isinstance(init, str) and all(isinstance(d, Mapping) for d in init):
+        if len(init) != chains:
+            raise NoiseawareValueError(
+                f"{_OWNER}: init must be one dict or one dict per chain ({chains}); got {len(init)} dicts."
+            )
+        return [dict(d) for d in init]
+    raise NoiseawareTypeError(
+        f"{_OWNER}: init must be a dict of parameter values or a list of them; got init={init!r}."
+    )
+
+
+def _stack(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {k: np.stack([np.asarray(d[k]) for d in dicts]) for k in dicts[0]}
+
+
+def check_mixing(idata: az.InferenceData, var_names: Sequence[str] | None = None, *, warn: bool = True) -> list[str]:
+    """Flag parameters whose draws are too few or too autocorrelated to trust.
+
+    A scalar parameter fails when its bulk effective sample size is below ``100`` per chain or
+    (with two or more chains) its rank-normalized split R-hat exceeds ``1.01`` -- the thresholds
+    recommended by Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021, Bayesian Analysis 16,
+    "Rank-normalization, folding, and localization"), below which posterior means, quantiles and
+    their Monte Carlo errors are unreliable. Data augmentation mixes slowly when the privacy
+    noise is large compared with the confidential-data posterior (seed 001 §6: the rate is the
+    fraction of missing information, close to 1 for small epsilon), so these checks, not the
+    record acceptance rate (which is *high* for small epsilon, at least ``exp(-epsilon)`` for a
+    record-level epsilon-DP mechanism, Ju et al. 2022), are what detect it.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        With a ``posterior`` group (and ``sample_stats.accept_rate`` when from :func:`sample`).
+    var_names : sequence of str, optional
+        Variables to check (default: all of ``posterior``).
+    warn : bool
+        Issue a :class:`~noiseaware.exceptions.MixingWarning` listing the failures.
+
+    Returns
+    -------
+    list of str
+        One line per failing scalar parameter (empty when mixing looks adequate).
+    """
+    post = idata["posterior"]
+    names = list(var_names) if var_names is not None else list(post.data_vars)
+    chains = int(post.sizes["chain"])
+    draws = int(post.sizes["draw"])
+    sub = post[names]
+    ess = az.ess(sub, method="bulk")
+    rhat = az.rhat(sub) if chains > 1 else None
+    problems = []
+    for name in names:
+        e = np.atleast_1d(np.asarray(ess[name]))
+        r = np.atleast_1d(np.asarray(rhat[name])) if rhat is not None else np.full(e.shape, np.nan)
+        x = np.asarray(sub[name]).reshape(chains, draws, -1)
+        for j, (ej, rj) in enumerate(zip(e.ravel(), r.ravel(), strict=True)):
+            if not np.isfinite(ej) and np.ptp(x[..., j]) == 0.0:
+                continue  # a constant (e.g. fixed) component
+            bad_ess = not (ej >= ESS_PER_CHAIN * chains)
+            bad_rhat = bool(np.isfinite(rj) and rj > RHAT_MAX)
+            if bad_ess or bad_rhat:
+                xc = x[..., j] - x[..., j].mean(axis=1, keepdims=True)
+                den = float((xc * xc).sum())
+                lag1 = float((xc[:, 1:] * xc[:, :-1]).sum()) / den if den > 0 else float("nan")
+                label = name if e.size == 1 else f"{name}[{j}]"
+                problems.append(f"{label}: bulk ESS {ej:.0f}, R-hat {rj:.3f}, lag-1 autocorrelation {lag1:.3f}")
+    if problems and warn:
+        acc = ""
+        if "sample_stats" in idata.groups() and "accept_rate" in idata["sample_stats"]:
+            acc = f" Mean record acceptance rate {float(idata['sample_stats']['accept_rate'].mean()):.3f}."
+        warnings.warn(
+            f"{_OWNER}: poor mixing; need bulk ESS >= {ESS_PER_CHAIN} per chain ({ESS_PER_CHAIN * chains} here) and "
+            f"R-hat <= {RHAT_MAX}; got " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else "") + "." + acc
+            + " Data augmentation is sticky when the privacy noise dominates (seed 001 §6): run more draws, "
+            "or treat the results as unreliable.",
+            MixingWarning,
+            stacklevel=3,
+        )
+    return problems
+
+
+_mixing = check_mixing  # `sample` has a parameter of the same name
+
+
+def sample(
+    model: AugmentationModel,
+    sdp: Any,
+    init: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+    draws: int = 1000,
+    warmup: int = 1000,
+    chains: int = 4,
+    seed: int = 0,
+    progressbar: bool = False,
+    *,
+    keep_records: bool = False,
+    check_mixing: bool = True,
+    nuts_kwargs: Mapping[str, Any] | None = None,
+) -> az.InferenceData:
+    r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (seed 001 §3; Ju et al. 2022).
+
+    Each iteration updates every record once by Metropolis-within-Gibbs (proposal
+    :math:`x_i^*\sim f(\cdot\mid\theta)`, O(1) statistic update
+    :math:`s^*=s-t_i(x_i)+t_i(x_i^*)`, acceptance
+    :math:`\min\{1,\eta(s_{dp}\mid s^*)/\eta(s_{dp}\mid s)\}`), then draws
+    :math:`\theta\mid x` -- with ``model.posterior`` when given, else by NUTS on ``model.model``
+    inside NumPyro's :class:`~numpyro.infer.HMCGibbs` with the record sweep as the Gibbs step.
+    The sweep is a compiled :func:`jax.lax.scan` (one vectorized pass for record-level
+    mechanisms) and chains run vectorized with :func:`jax.vmap`, all in float64.
+
+    Parameters
+    ----------
+    model : AugmentationModel
+        The augmentation model.
+    sdp : array_like or noiseaware.Release
+        The privatized statistic :math:`s_{dp}`. A :class:`~noiseaware.Release` stands in for
+        both ``s_dp`` and the mechanism: its values are ``s_dp`` and the log-density is built
+        from its mechanism (:func:`~noiseaware.augment.mechanism_log_density`); record-level when
+        its composition is ``"per_record"``.
+    init : dict or list of dict, optional
+        Initial parameter values (constrained; dapper's ``init_par``), one dict for all chains or
+        one per chain; record sites may be included too. Default: a prior draw per chain from
+        ``model.model``. Records not given start as a draw from :math:`f(\cdot\mid\theta_0)`.
+    draws, warmup : int
+        Kept iterations per chain and discarded ones before them (NUTS adapts during warmup).
+    chains : int
+        Number of chains, run vectorized.
+    seed : int
+        Seed of the JAX random key.
+    progressbar : bool
+        Show NumPyro's progress bar.
+    keep_records : bool
+        Also store the records of every draw (memory ``chains * draws * n``).
+    check_mixing : bool
+        Run :func:`check_mixing` on the parameters and warn (:class:`MixingWarning`).
+    nuts_kwargs : mapping, optional
+        Passed to :class:`numpyro.infer.NUTS` (e.g. ``target_accept_prob``).
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior``: the parameters (and records when ``keep_records``), dims
+        ``(chain, draw, ...)``. ``sample_stats``: ``accept_rate``, the fraction of the ``n``
+        record proposals accepted in each iteration; with NUTS also ``diverging`` and
+        ``n_steps``. ``attrs``: sampler, ``n_records``, ``per_record``, mechanism.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments, mismatched shapes, or a release whose mechanism has no log-density here.
+
+    Warns
+    -----
+    MixingWarning
+        When a parameter's bulk ESS is below 100 per chain or its R-hat exceeds 1.01.
+
+    Examples
+    --------
+    See :class:`AugmentationModel`, ``docs/augmentation.md`` and ``examples/dapper_*.py``.
+    """
+    if not isinstance(model, AugmentationModel):
+        raise NoiseawareTypeError(v.message(_OWNER, "model", "must be an AugmentationModel", type(model).__name__))
+    draws = v.integer(_OWNER, "draws", draws, minimum=1)
+    warmup = v.integer(_OWNER, "warmup", warmup, minimum=0)
+    chains = v.integer(_OWNER, "chains", chains, minimum=1)
+    seed = v.integer(_OWNER, "seed", seed)
+    for name, flag in (("progressbar", progressbar), ("keep_records", keep_records), ("check_mixing", check_mixing)):
+        if not isinstance(flag, bool):
+            raise NoiseawareTypeError(v.message(_OWNER, name, "must be True or False", flag))
+    s_dp, log_density, per_record, attrs = _resolve_sdp(model, sdp)
+    names = model.record_names
+    latent = model.latent_fn()
+    statistic = model.statistic_fn()
+    posterior = model.posterior_fn()
+    sweep = partial(
+        _bound_sweep, s_dp=s_dp, latent=latent, statistic=statistic, log_density=log_density, per_record=per_record
+    )
+
+    key = random.key(seed)
+    k_init, k_run = random.split(key)
+    inits = _chain_inits(init, chains)
+    if model.model is None and inits is None:
+        raise NoiseawareValueError(
+            f"{_OWNER}: init is required when the model has no NumPyro model to draw it from; got init=None."
+        )
+    given = _stack(inits) if inits is not None else {}
+    given_recs = [k for k in names if k in given]
+    if given_recs and len(given_recs) != len(names):
+        raise NoiseawareValueError(f"{_OWNER}: init must give all record sites {list(names)} or none.")
+    theta0, free0, recs0 = initial_values(model, latent, random.split(k_init, chains), given, nuts=posterior is None)
+    n = _check_shapes(model, {k: x[0] for k, x in recs0.items()}, s_dp, statistic, log_density, per_record, names)
+    params = tuple(theta0)
+    z0 = {**(free0 if posterior is None else theta0), **recs0, ACCEPT_SITE: np.zeros(chains)}
+    exclude = () if keep_records else tuple(f"~z.{k}" for k in names)
+    extra: tuple[str, ...] = ()
+    if posterior is None:
+        nuts_model = model.model
+        if nuts_model is None:  # pragma: no cover - AugmentationModel requires model= or posterior=
+            raise NoiseawareValueError(f"{_OWNER}: NUTS for theta needs model=; got model=None.")
+        kernel: MCMCKernel = HMCGibbs(
+            NUTS(_with_accept_site(nuts_model), **dict(nuts_kwargs or {})),
+            gibbs_fn=_gibbs_fn(sweep, names, params),
+            gibbs_sites=[*names, ACCEPT_SITE],
+        )
+        extra = ("hmc_state.diverging", "hmc_state.num_steps")
+        sampler = "data augmentation (seed 001 §3): record sweep as the Gibbs step of NumPyro HMCGibbs, NUTS for theta"
+    else:
+        if nuts_kwargs:
+            raise NoiseawareValueError(
+                f"{_OWNER}: nuts_kwargs applies only without posterior=; got nuts_kwargs={dict(nuts_kwargs)}."
+            )
+        kernel = _ConjugateAugmentation(sweep, posterior, names)
+        sampler = "data augmentation (seed 001 §3): record sweep, then theta ~ posterior(records)"
+    if chains == 1:
+        z0 = {k: x[0] for k, x in z0.items()}
+    mcmc = MCMC(
+        kernel,
+        num_warmup=warmup,
+        num_samples=draws,
+        num_chains=chains,
+        chain_method=_jit_vmap if chains > 1 else "sequential",
+        progress_bar=progressbar,
+    )
+    with warnings.catch_warnings():
+        # numpyro donates its collection buffers; JAX notes when it cannot reuse them (harmless)
+        warnings.filterwarnings("ignore", message="Some donated buffers were not usable", category=UserWarning)
+        mcmc.run(k_run, *model.model_args, init_params=z0, extra_fields=(*extra, *exclude), **model.model_kwargs)
+    samples = {k: np.asarray(x) for k, x in mcmc.get_samples(group_by_chain=True).items()}
+    stats = {"accept_rate": samples.pop(ACCEPT_SITE)}
+    if posterior is None:
+        fields = mcmc.get_extra_fields(group_by_chain=True)
+        stats["diverging"] = np.asarray(fields["hmc_state.diverging"])
+        stats["n_steps"] = np.asarray(fields["hmc_state.num_steps"])
+    attrs |= {"sampler": sampler, "n_records": n, "per_record": int(per_record), "warmup": warmup}
+    idata = az.from_dict(posterior=samples, sample_stats=stats, attrs=attrs)
+    if check_mixing:
+        _mixing(idata, [k for k in samples if k not in names])
+    return idata
+
+
+def _bound_sweep(key: Any, recs: Any, theta: Any, **kw: Any) -> Any:
+    return record_sweep(key, recs, theta, **kw)
+
+
+def _with_accept_site(model: Callable[..., Any]) -> Callable[..., Any]:
+    """The complete-data model plus a bookkeeping site (zero log-density) for the acceptance rate."""
+
+    def augmented(*args: Any, **kwargs: Any) -> Any:
+        out = model(*args, **kwargs)
+        numpyro.sample(ACCEPT_SITE, dist.ImproperUniform(constraints.unit_interval, (), ()))
+        return out
+
+    return augmented
+
+
+def _gibbs_fn(sweep: Callable[..., Any], names: tuple[str, ...], params: tuple[str, ...]) -> Callable[..., Any]:
+    def gibbs_fn(rng_key: Any, gibbs_sites: Mapping[str, Any], hmc_sites: Mapping[str, Any]) -> dict[str, Any]:
+        recs = {k: gibbs_sites[k] for k in names}
+        theta = {k: hmc_sites[k] for k in params}
+        recs, accept = sweep(rng_key, recs, theta)
+        return {**recs, ACCEPT_SITE: jnp.asarray(accept, dtype=jnp.result_type(gibbs_sites[ACCEPT_SITE]))}
+
+    return gibbs_fn
+
+
+def initial_values(
+    aug: AugmentationModel,
+    latent: Callable[..., Any],
+    keys: Any,
+    given: Mapping[str, Any],
+    *,
+    nuts: bool,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per-chain initial values in one compiled call: (theta, unconstrained theta, records).
+
+    Parameters not in ``given`` are drawn from the prior of ``aug.model`` (NumPyro's
+    ``init_to_sample``); records not given are drawn from ``latent`` at the initial theta.
+    """
+    names = aug.record_names
+
+    def one(key: Any, fixed: Mapping[str, Any]) -> Any:
+        k_prior, k_recs = random.split(key)
+        free = {}
+        if aug.model is None:
+            theta = {k: x for k, x in fixed.items() if k not in names}
+        else:
+            def pick(site: Mapping[str, Any]) -> Any:
+                return fixed[site["name"]] if site["name"] in fixed else init_to_sample(site)
+
+            tr = handlers.trace(handlers.substitute(handlers.seed(aug.model, k_prior), substitute_fn=pick)).get_trace(
+                *aug.model_args, **aug.model_kwargs
+            )
+            sites = {k: st for k, st in tr.items() if st["type"] == "sample" and not st["is_observed"]}
+            missing = [r for r in names if r not in sites]
+            if missing:
+                hint = " (observed; leave obs=None for the records)" if any(r in tr for r in missing) else ""
+                raise NoiseawareValueError(
+                    f"{_OWNER}: records must be unobserved sample sites of the model; missing {missing}{hint}. "
+                    f"Latent sites: {sorted(sites)}."
+                )
+            unknown = sorted(set(fixed) - set(sites))
+            if unknown:
+                raise NoiseawareValueError(
+                    f"{_OWNER}: init names sites the model does not sample: {unknown}; latent sites {sorted(sites)}."
+                )
+            theta = {k: st["value"] for k, st in sites.items() if k not in names}
+            if nuts:
+                free = {k: biject_to(sites[k]["fn"].support).inv(x) for k, x in theta.items()}
+        if not theta:
+            raise NoiseawareValueError(f"{_OWNER}: init must give at least one parameter; got {sorted(fixed)}.")
+        recs = {k: fixed[k] for k in names} if names[0] in fixed else latent(k_recs, theta)
+        return theta, free, recs
+
+    fixed = {k: jnp.asarray(x) for k, x in given.items()}
+    out = jax.jit(jax.vmap(one))(keys, fixed)
+    return tuple({k: np.asarray(x) for k, x in part.items()} for part in out)  # type: ignore[return-value]
+
+
+def _check_shapes(
+    aug: AugmentationModel,
+    state: Mapping[str, Any],
+    s_dp: Any,
+    statistic: Callable[..., Any],
+    log_density: Callable[..., Any],
+    per_record: bool,
+    names: tuple[str, ...],
+) -> int:
+    """Number of records; raise when records, statistic, s_dp and log_density do not fit together."""
+    recs = {k: state[k] for k in names}
+    leading = {k: (jnp.shape(x)[0] if jnp.ndim(x) else None) for k, x in recs.items()}
+    sizes = set(leading.values())
+    if None in sizes or len(sizes) != 1:
+        raise NoiseawareValueError(
+            f"{_OWNER}: every record site needs the same leading (record) axis; got shapes "
+            f"{ {k: jnp.shape(x) for k, x in recs.items()} }."
+        )
+    n = int(next(iter(sizes)))  # type: ignore[arg-type]
+    row = {k: x[0] for k, x in recs.items()}
+    if per_record:
+        if s_dp.shape[0] != n:
+            raise NoiseawareValueError(
+                f"{_OWNER}: a record-level sdp needs one row per record ({n}); got shape {tuple(s_dp.shape)}."
+            )
+        t = jax.eval_shape(statistic, row, s_dp[0])
+        target = s_dp[0]
+    else:
+        t = jax.eval_shape(statistic, row, s_dp)
+        target = s_dp
+    if t.shape != target.shape:
+        raise NoiseawareValueError(
+            f"{_OWNER}: statistic must return an array shaped like {'a row of ' if per_record else ''}sdp, "
+            f"{tuple(target.shape)}; got shape {t.shape}."
+        )
+    out = jax.eval_shape(log_density, target, jnp.zeros(t.shape, jnp.float64))
+    if out.shape != ():
+        raise NoiseawareValueError(f"{_OWNER}: log_density must return a scalar; got shape {out.shape}.")
+    return n
+
+
+
+def _jit_vmap(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Chains vectorized *and* compiled as one program (initialization included)."""
+    return jax.jit(jax.vmap(fn))
