@@ -101,6 +101,7 @@ def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, 
             "release_secure": int(sdp.secure),
         }
     else:
+        values = v.finite_array(_OWNER, "sdp", sdp)
         if aug.log_density is None:
             raise NoiseawareValueError(
                 f"{_OWNER}: sdp is a plain array, so the model must give log_density=; got log_density=None. "
@@ -108,7 +109,6 @@ def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, 
             )
         log_density = aug.log_density
         per_record = bool(aug.per_record)
-        values = v.finite_array(_OWNER, "sdp", sdp)
     if values.ndim == 0:
         values = values.reshape(1)
     if per_record and values.ndim < 1:
