@@ -1,0 +1,435 @@
+r"""Bayes-NA: the noise-aware posterior of a Gaussian-copula correlation matrix (seed 000 §3).
+
+The posterior of seed 000 §3.2,
+
+.. math:: p(R \mid \tilde{\mathcal T}) \propto \pi(R)\, f_{CL}(\tilde{\mathcal T} \mid R),
+
+with :math:`f_{CL}` the pairwise composite likelihood of eq. (18) (:class:`CompositeCopulaLikelihood`)
+and :math:`\pi(R) = \mathrm{LKJ}(R \mid \eta)` (``eta = 1`` as in the paper), sampled by NUTS in
+NumPyro or PyMC.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _validation as v
+from ..exceptions import NoiseawareValueError, ReleaseFormatError
+from ..release import Release
+
+if TYPE_CHECKING:  # pragma: no cover
+    import arviz
+    import pandas
+
+__all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope"]
+
+_OWNER = "copula.fit"
+
+
+@dataclass(frozen=True)
+class LKJPrior:
+    r"""LKJ prior on the correlation matrix, :math:`\pi(R) \propto \det(R)^{\eta - 1}`.
+
+    ``eta = 1`` (the default, seed 000 §3.2) is uniform over correlation matrices; larger ``eta``
+    shrinks towards the identity, ``eta < 1`` favours strong correlations. For ``p = 2`` and
+    ``eta = 1`` it is the uniform prior on ``R_12`` in (-1, 1) (seed 000 §3.1).
+
+    Parameters
+    ----------
+    eta : float
+        Concentration, > 0.
+    """
+
+    eta: float = 1.0
+
+    def __post_init__(self) -> None:
+        v.positive("LKJPrior", "eta", self.eta)
+
+
+def _as_prior(prior: Any) -> LKJPrior:
+    if prior is None or (isinstance(prior, str) and prior.lower() == "lkj"):
+        return LKJPrior()
+    if isinstance(prior, LKJPrior):
+        return prior
+    if isinstance(prior, int | float) and not isinstance(prior, bool):
+        return LKJPrior(float(prior))
+    raise NoiseawareValueError(
+        f"{_OWNER}: prior must be 'lkj', an LKJPrior(eta) or a positive float eta; got prior={prior!r}. "
+        "For other priors, write the model yourself with CompositeCopulaLikelihood.from_release."
+    )
+
+
+def partial_slope(R: Any, outcome: int, predictor: int, controls: Sequence[int] = ()) -> np.ndarray:
+    r"""Standardized partial regression slope of ``outcome`` on ``predictor`` given ``controls``.
+
+    For a correlation matrix ``R`` (or a stack of them, shape ``(..., p, p)``) the slope of
+    the latent Gaussian ``Z_outcome`` on ``Z_predictor`` in the regression that also includes
+    ``Z_controls`` is
+
+    .. math:: \beta = \frac{R_{yx} - R_{yC} R_{CC}^{-1} R_{Cx}}{1 - R_{xC} R_{CC}^{-1} R_{Cx}},
+
+    which for one control ``c`` is seed 000 Supplement S.4's
+    :math:`(R_{y,x} - R_{y,c} R_{x,c}) / (1 - R_{x,c}^2)`.
+
+    Parameters
+    ----------
+    R : array_like, shape (..., p, p)
+        Correlation matrix or a stack of them.
+    outcome, predictor : int
+        Column indices.
+    controls : sequence of int
+        Column indices conditioned on (may be empty: then ``beta = R_yx``).
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = np.array([[1.0, 0.3, 0.5], [0.3, 1.0, 0.2], [0.5, 0.2, 1.0]])
+    >>> round(float(partial_slope(R, outcome=1, predictor=0, controls=[2])), 6)
+    0.266667
+    """
+    R = np.asarray(R, dtype=np.float64)
+    if R.ndim < 2 or R.shape[-1] != R.shape[-2]:
+        raise NoiseawareValueError(f"partial_slope: R must have shape (..., p, p); got shape {R.shape}.")
+    p = R.shape[-1]
+    idx = [outcome, predictor, *controls]
+    if any(not (0 <= int(i) < p) for i in idx) or len(set(idx)) != len(idx):
+        raise NoiseawareValueError(
+            f"partial_slope: outcome, predictor and controls must be distinct indices in [0, {p}); "
+            f"got outcome={outcome}, predictor={predictor}, controls={list(controls)}."
+        )
+    c = list(controls)
+    ryx = R[..., outcome, predictor]
+    if not c:
+        return np.asarray(ryx)
+    Rcc = R[..., c, :][..., :, c]
+    rcx = R[..., c, predictor]
+    rcy = R[..., c, outcome]
+    sol = np.linalg.solve(Rcc, np.stack([rcx, rcy], axis=-1))  # (..., |C|, 2)
+    num = ryx - np.sum(rcy * sol[..., 0], axis=-1)
+    den = 1.0 - np.sum(rcx * sol[..., 0], axis=-1)
+    return np.asarray(num / den)
+
+
+@dataclass
+class CopulaFit:
+    """Posterior of a Bayes-NA fit (returned by :func:`fit`).
+
+    Attributes
+    ----------
+    idata : arviz.InferenceData
+        Posterior draws (variable ``"R"``, dims ``chain, draw, row, col``), sample stats, and the
+        observed noisy counts.
+    columns : tuple of str
+        Variable names, in the order of the release.
+    backend : str
+        ``"numpyro"`` or ``"pymc"``.
+    release : Release
+        The release that was fitted.
+    """
+
+    idata: arviz.InferenceData
+    columns: tuple[str, ...]
+    backend: str
+    release: Release
+    _draws: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        R = np.asarray(self.idata["posterior"]["R"].values, dtype=np.float64)
+        self._draws = R.reshape((-1, *R.shape[-2:]))
+
+    @property
+    def p(self) -> int:
+        """Number of variables."""
+        return len(self.columns)
+
+    @property
+    def draws(self) -> np.ndarray:
+        """All posterior draws of ``R`` pooled over chains, shape ``(chains * draws, p, p)``."""
+        return self._draws
+
+    @property
+    def posterior_mean(self) -> np.ndarray:
+        """Posterior mean of ``R`` (the Bayes-NA point estimate), shape ``(p, p)``."""
+        return self._draws.mean(axis=0)
+
+    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Element-wise equal-tailed credible interval at ``level``: ``(lower, upper)``, each ``(p, p)``."""
+        level = v.open_unit("CopulaFit.interval", "level", level)
+        q = np.quantile(self._draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        return q[0], q[1]
+
+    def functional(self, fn: Callable[[np.ndarray], Any]) -> np.ndarray:
+        """Posterior draws of ``fn(R)`` for any user function of one ``(p, p)`` matrix."""
+        return np.asarray([fn(R) for R in self._draws])
+
+    def partial_slope(self, outcome: int | str, predictor: int | str, controls: Sequence[int | str] = ()) -> np.ndarray:
+        """Posterior draws of :func:`partial_slope` (seed 000 Supplement S.4); names or indices."""
+        ctrl = [self._index(c) for c in controls]
+        return partial_slope(self._draws, self._index(outcome), self._index(predictor), ctrl)
+
+    def _index(self, col: int | str) -> int:
+        if isinstance(col, str):
+            if col not in self.columns:
+                raise NoiseawareValueError(f"CopulaFit: unknown column {col!r}; columns are {list(self.columns)}.")
+            return self.columns.index(col)
+        return int(col)
+
+    def pair_draws(self) -> Any:
+        """The posterior of the ``p(p-1)/2`` free entries as an xarray Dataset (dims ``chain, draw, pair``)."""
+        import xarray as xr
+
+        iu, ju = np.triu_indices(self.p, 1)
+        post = self.idata["posterior"]["R"]
+        da = post.isel({post.dims[2]: xr.DataArray(iu, dims="pair"), post.dims[3]: xr.DataArray(ju, dims="pair")})
+        labels = [f"{self.columns[j]} x {self.columns[k]}" for j, k in zip(iu, ju, strict=True)]
+        return xr.Dataset({"R": da.drop_vars(list(post.dims[2:]), errors="ignore").assign_coords(pair=labels)})
+
+    def summary(self, level: float = 0.95) -> pandas.DataFrame:
+        """One row per pair: posterior mean, sd, interval, R-hat and bulk ESS (ArviZ)."""
+        import arviz as az
+        import pandas as pd
+
+        lo, hi = self.interval(level)
+        mean, sd = self.posterior_mean, self._draws.std(axis=0, ddof=1)
+        pairs = self.pair_draws()  # diagnostics on the free entries only (the diagonal is constant)
+        rhat = np.asarray(az.rhat(pairs)["R"].values)
+        ess = np.asarray(az.ess(pairs, method="bulk")["R"].values)
+        rows = []
+        pct = f"{100 * level:g}%"
+        for i, (j, k) in enumerate(zip(*np.triu_indices(self.p, 1), strict=True)):
+            rows.append(
+                {
+                    "pair": f"{self.columns[j]} x {self.columns[k]}",
+                    "mean": mean[j, k],
+                    "sd": sd[j, k],
+                    f"lower {pct}": lo[j, k],
+                    f"upper {pct}": hi[j, k],
+                    "r_hat": rhat[i],
+                    "ess_bulk": ess[i],
+                }
+            )
+        return pd.DataFrame(rows).set_index("pair")
+
+    def plot(
+        self,
+        path: str | None = None,
+        *,
+        level: float = 0.95,
+        truth: np.ndarray | None = None,
+        others: dict[str, np.ndarray] | None = None,
+        title: str | None = None,
+    ) -> Any:
+        """Figure-3-style plot: per pair, posterior mean (dot) and ``level`` interval (bar).
+
+        ``truth`` (a ``(p, p)`` matrix) and ``others`` (name -> ``(p, p)`` point estimates, e.g.
+        MLE-NN) are drawn beside. Saves a PNG when ``path`` is given; returns the figure.
+        Needs matplotlib.
+        """
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        iu = np.triu_indices(self.p, 1)
+        lo, hi = self.interval(level)
+        mean = self.posterior_mean
+        labels = [f"{self.columns[j]} × {self.columns[k]}" for j, k in zip(*iu, strict=True)]
+        y = np.arange(len(labels))[::-1].astype(float)
+        fig, ax = plt.subplots(figsize=(6.5, 0.38 * len(labels) + 1.4))
+        ax.hlines(y, lo[iu], hi[iu], color="tab:orange", lw=2.5, label=f"Bayes-NA {100 * level:g}% interval")
+        ax.plot(mean[iu], y, "o", color="tab:orange", label="Bayes-NA posterior mean")
+        markers = iter(["s", "D", "^", "v", "P"])
+        for name, M in (others or {}).items():
+            ax.plot(np.asarray(M)[iu], y, next(markers), mfc="none", color="tab:blue", label=name)
+        if truth is not None:
+            ax.plot(np.asarray(truth)[iu], y, "x", color="black", ms=8, label="truth")
+        ax.axvline(0.0, color="grey", lw=0.8, ls=":")
+        ax.set_yticks(y, labels)
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_xlabel("copula correlation")
+        eps = self.release.guarantee.epsilon
+        ax.set_title(title or f"Bayes-NA posterior, n = {self.release.n}, ε = {eps:g} ({self.backend})")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8, frameon=False)
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+        return fig
+
+
+def _check_release(release: Any) -> Release:
+    """Fail before any compilation: the release must be a geometric ``median_pairs`` release."""
+    from .._core import _release
+
+    _release.composite_params(_OWNER, release)  # raises with the field at fault
+    return release
+
+
+def _numpyro_fit(
+    release: Release, prior: LKJPrior, chains: int, draws: int, warmup: int, seed: int, progressbar: bool,
+    target_accept: float,
+) -> Any:
+    import arviz as az
+    import jax
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import MCMC, NUTS
+
+    from .. import numpyro as nan
+
+    p = int(release.metadata["p"])
+
+    def model() -> None:
+        L = numpyro.sample("L_corr", dist.LKJCholesky(p, concentration=prior.eta))
+        R = numpyro.deterministic("R", L @ L.T)
+        nan.CompositeCopulaLikelihood.from_release("pairs", release, R)
+
+    # Vectorized chains: one compiled program advances all chains (this library cannot set the
+    # XLA host device count for "parallel" after JAX has started).
+    mcmc = MCMC(
+        NUTS(model, target_accept_prob=target_accept),
+        num_warmup=warmup,
+        num_samples=draws,
+        num_chains=chains,
+        chain_method="vectorized" if chains > 1 else "sequential",
+        progress_bar=progressbar,
+    )
+    mcmc.run(jax.random.PRNGKey(seed))
+    return az.from_numpyro(mcmc, dims={"R": ["row", "col"]}, coords={"row": _cols(release), "col": _cols(release)})
+
+
+def _pymc_fit(
+    release: Release, prior: LKJPrior, chains: int, draws: int, warmup: int, seed: int, progressbar: bool,
+    target_accept: float, cores: int | None = None,
+) -> Any:
+    import pymc as pm
+
+    from .. import pymc as nap
+
+    p = int(release.metadata["p"])
+    cols = _cols(release)
+    if cores is None:
+        # Forking a process in which JAX has started its threads can deadlock, and "spawn" re-runs an
+        # unguarded __main__ script: run the chains one after another in-process in that case.
+        cores = 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
+    with pm.Model(coords={"row": cols, "col": cols}):
+        corr = pm.LKJCorr("R_packed", n=p, eta=prior.eta, return_matrix=True)
+        R = pm.Deterministic("R", corr, dims=("row", "col"))
+        nap.CompositeCopulaLikelihood.from_release("pairs", release, R)
+        return pm.sample(
+            draws=draws,
+            tune=warmup,
+            chains=chains,
+            cores=cores,
+            random_seed=seed,
+            progressbar=progressbar,
+            target_accept=target_accept,
+            compute_convergence_checks=False,
+        )
+
+
+def _cols(release: Release) -> list[str]:
+    return [str(c) for c in release.metadata["columns"]]
+
+
+def fit(
+    release: Release,
+    *,
+    backend: str = "numpyro",
+    prior: Any = None,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = True,
+    target_accept: float = 0.8,
+    cores: int | None = None,
+) -> CopulaFit:
+    r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
+
+    Samples :math:`p(R \mid \tilde{\mathcal T}) \propto \mathrm{LKJ}(R \mid \eta)\, f_{CL}(\tilde{\mathcal T}
+    \mid R)` (seed ``000_3eff9b68025f505f.txt`` §3.2, eq. 18, Algorithm S.2) with NUTS. The noise
+    parameters (``n``, per-pair ``alpha``) and the observed noisy counts come from the release.
+
+    Parameters
+    ----------
+    release : Release
+        A ``"median_pairs"`` release made with the geometric mechanism (the Bayes-NA input; use
+        :func:`mle_nn` for TGM / BTGM / RGM releases).
+    backend : {"numpyro", "pymc"}
+        NumPyro NUTS (chains vectorized in one compiled program) or PyMC NUTS.
+    prior : "lkj", float or LKJPrior, optional
+        LKJ concentration; default ``LKJ(1)`` as in the paper. For other priors write the model
+        with ``CompositeCopulaLikelihood.from_release`` directly.
+    chains, draws, warmup : int
+        Number of chains, kept draws per chain, and warmup (tuning) iterations per chain.
+    seed : int, optional
+        Random seed; drawn from the OS when omitted (and then recorded in ``idata.attrs``).
+    progressbar : bool
+        Show the sampler's progress bar.
+    target_accept : float
+        NUTS target acceptance probability.
+    cores : int, optional
+        PyMC only: worker processes for the chains. Default: one per chain up to the CPU count,
+        or 1 (chains in sequence, in-process) when JAX is already loaded, since forking a process
+        with JAX's threads running can deadlock.
+
+    Returns
+    -------
+    CopulaFit
+        With ``idata`` (ArviZ), ``posterior_mean``, ``interval(level)``, ``summary()``,
+        ``functional(fn)``, ``partial_slope(...)`` and ``plot(...)``.
+
+    Raises
+    ------
+    ReleaseFormatError
+        If the release is not a geometric ``"median_pairs"`` release.
+    ValueError
+        For bad sampler settings.
+
+    Examples
+    --------
+    >>> import numpy as np, noiseaware as na
+    >>> from noiseaware.datasets import demo_copula_data
+    >>> x, R, cols = demo_copula_data(seed=1, n=500)
+    >>> rel = na.privatize(x[:, :2], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
+    >>> res = fit(rel, chains=1, draws=200, warmup=200, seed=0, progressbar=False)
+    >>> res.posterior_mean.shape
+    (2, 2)
+    """
+    release = _check_release(release)
+    backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
+    pr = _as_prior(prior)
+    chains = v.integer(_OWNER, "chains", chains, minimum=1)
+    draws = v.integer(_OWNER, "draws", draws, minimum=1)
+    warmup = v.integer(_OWNER, "warmup", warmup, minimum=0)
+    target_accept = v.open_unit(_OWNER, "target_accept", target_accept)
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbits(31)
+    seed = v.integer(_OWNER, "seed", seed, minimum=0)
+    if backend == "numpyro":
+        if cores is not None:
+            raise NoiseawareValueError(f"{_OWNER}: cores applies to backend='pymc' only; got cores={cores!r}.")
+        idata = _numpyro_fit(release, pr, chains, draws, warmup, seed, progressbar, target_accept)
+    else:
+        if cores is not None:
+            cores = v.integer(_OWNER, "cores", cores, minimum=1)
+        idata = _pymc_fit(release, pr, chains, draws, warmup, seed, progressbar, target_accept, cores)
+    idata.attrs.update({"noiseaware_seed": int(seed), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
+    cols = tuple(_cols(release))
+    if math.comb(len(cols), 2) != release.values.size:
+        raise ReleaseFormatError(f"{_OWNER}: release has {release.values.size} values for {len(cols)} columns.")
+    return CopulaFit(idata=idata, columns=cols, backend=backend, release=release)
