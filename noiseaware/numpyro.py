@@ -11,6 +11,7 @@ DiscreteGaussian(loc, sigma)    ``loc + D``, ``D`` discrete Gaussian (CKS20; see
 NoisyHypergeom(N, K, m, ...)    Fisher noncentral hypergeometric count + noise (seed 000 eq. 17)
 NoisyTwoWayTable(r, n, alpha)   median-split 2x2 count of a Gaussian copula + noise (eq. 17)
 CompositeCopulaLikelihood       all p(p-1)/2 pairs of a correlation matrix (eq. 18)
+LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (seed 004 eq. 6)
 ==============================  ==========================================================
 
 **Float64.** Exactness (1e-9 absolute on log-probabilities near ``n = 1e6``) needs float64, so
@@ -44,11 +45,13 @@ from numpyro.distributions.util import validate_sample  # noqa: E402
 from . import _core  # noqa: E402
 from . import _validation as v  # noqa: E402
 from ._core import _release  # noqa: E402
+from ._numpyro_dirichlet import LaplaceCensoredDirichletStat  # noqa: E402
 from .exceptions import NoiseawareValueError  # noqa: E402
 
 __all__ = [
     "CompositeCopulaLikelihood",
     "DiscreteGaussian",
+    "LaplaceCensoredDirichletStat",
     "NoisyHypergeom",
     "NoisyTwoWayTable",
     "TwoSidedGeometric",

@@ -47,11 +47,13 @@ with warnings.catch_warnings():
 from . import _core
 from . import _validation as v
 from ._core import _release
+from ._pymc_dirichlet import LaplaceCensoredDirichletStat
 from .exceptions import NoiseawareValueError
 
 __all__ = [
     "CompositeCopulaLikelihood",
     "DiscreteGaussian",
+    "LaplaceCensoredDirichletStat",
     "NoisyHypergeom",
     "NoisyTwoWayTable",
     "TwoSidedGeometric",
