@@ -3,19 +3,23 @@
 * :func:`fit` -- Bayes-NA (§3): NUTS on the LKJ prior times the composite likelihood of eq. (18),
   in NumPyro or PyMC, with credible intervals and posterior functionals (Supplement S.4).
 * :func:`mle_nn` -- MLE-NN (§4, Algorithm S.3) with :func:`nearest_correlation` (Higham 2002).
-* Baseline: :func:`li_kendall` (seed 003 Algorithm 5).
+* Baselines of seed 000 §5: :func:`li_kendall` (seed 003 Algorithm 5) and :func:`asghar_dpc`
+  (Asghar et al. 2020 as configured in seed 000 §5: public median cut points, Laplace-noised
+  2 x 2 tables, clipping, :func:`tetrachoric` correlations), which makes its own release.
 """
 
-from ._baselines import li_kendall
+from ._baselines import AsgharResult, asghar_dpc, li_kendall, tetrachoric
 from ._fit import CopulaFit, LKJPrior, fit, partial_slope
 from ._higham import NearestCorrelationResult, nearest_correlation
 from ._mle import MLEResult, eta_from_r, fisher_mean, mle_nn, mle_nn_pair, r_from_eta
 
 __all__ = [
+    "AsgharResult",
     "CopulaFit",
     "LKJPrior",
     "MLEResult",
     "NearestCorrelationResult",
+    "asghar_dpc",
     "eta_from_r",
     "fisher_mean",
     "fit",
@@ -25,4 +29,5 @@ __all__ = [
     "nearest_correlation",
     "partial_slope",
     "r_from_eta",
+    "tetrachoric",
 ]
