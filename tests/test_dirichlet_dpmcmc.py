@@ -120,16 +120,16 @@ def test_dpmcmc_matches_brute_force_posterior(tiny: tuple[na.Release, az.Inferen
 def test_dpremcmc_replicated_records_carry_n_records_of_information() -> None:
     """DPreMCMC with b = n / r records: near DPMCMC when the noise is small, and as precise.
 
-    With epsilon = 5 and n = 200 the release nearly fixes S_0, so both routes concentrate around
-    the same composition; the replicated likelihood must make the b = 20 records as informative as
-    200 (posterior sd within a factor 1.6 of DPMCMC's), whereas 40 unreplicated records would be
+    With epsilon = 5 and n = 120 the release nearly fixes S_0, so both routes concentrate around
+    the same composition; the replicated likelihood must make the b = 12 records as informative as
+    120 (posterior sd within a factor 1.6 of DPMCMC's), whereas 12 unreplicated records would be
     sqrt(10) = 3.2 times less precise.
     """
-    x = np.random.default_rng(5).dirichlet([4.0, 6.0, 8.0], size=200)
+    x = np.random.default_rng(5).dirichlet([4.0, 6.0, 8.0], size=120)
     rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=5.0, threshold=1e-3, rng=np.random.default_rng(6))
-    exact = dpmcmc(rel, draws=1000, warmup=300, chains=2, seed=1, check_mixing=False)
-    rep = dpmcmc(rel, draws=1000, warmup=300, chains=2, seed=2, replicates=10, check_mixing=False)
-    assert rep.attrs["method"] == "DPreMCMC" and rep.attrs["latent_records"] == 20 and rep.attrs["weight"] == 10.0
+    exact = dpmcmc(rel, draws=800, warmup=200, chains=2, seed=1, check_mixing=False)
+    rep = dpmcmc(rel, draws=800, warmup=200, chains=2, seed=2, replicates=10, check_mixing=False)
+    assert rep.attrs["method"] == "DPreMCMC" and rep.attrs["latent_records"] == 12 and rep.attrs["weight"] == 10.0
     ce, cr = exact.posterior["composition"], rep.posterior["composition"]
     sd_e = ce.std(("chain", "draw")).values
     sd_r = cr.std(("chain", "draw")).values
