@@ -26,8 +26,22 @@ PARAMETERIZATIONS = ("noncentered", "centered")
 
 
 def _moments(alpha: Any, n: int, a: float, moments: str) -> tuple[Any, Any]:
-    mean, cov = core.logmean_moments(_PT, pt.as_tensor_variable(alpha, dtype="float64"), math.log(a), moments)
+    """Mean and covariance of ``S_0``; a bad ``alpha`` raises ``ParameterValueError`` when evaluated."""
+    from pymc.distributions.dist_math import check_parameters
+
+    alpha = pt.as_tensor_variable(alpha, dtype="float64")
+    msg = "alpha must be > 0"
+    alpha = check_parameters(alpha, pt.all(alpha > 0), pt.all(pt.lt(alpha, np.inf)), msg=msg)
+    mean, cov = core.logmean_moments(_PT, alpha, math.log(a), moments)
     return mean, cov / n
+
+
+def _checked_scale(scale: Any) -> Any:
+    """``scale`` as a tensor that raises ``ParameterValueError`` (PyMC's idiom) when it is not > 0."""
+    from pymc.distributions.dist_math import check_parameters
+
+    scale = pt.as_tensor_variable(scale, dtype="float64")
+    return check_parameters(scale, pt.all(scale > 0), msg="scale must be > 0")
 
 
 def _check(owner: str, n: Any, a: Any, scale: Any, moments: str) -> tuple[int, float, Any]:
@@ -112,8 +126,13 @@ class LaplaceCensoredDirichletStat:
         if parameterization == "centered":
             s0 = pm.MvNormal(f"{name}_s0", mu=mean, cov=cov, shape=(d,))
         else:
+            from pymc.distributions.dist_math import check_parameters
+
             z = pm.Normal(f"{name}_s0_z", 0.0, 1.0, shape=(d,))
-            s0 = pm.Deterministic(f"{name}_s0", mean + slinalg.cholesky(cov) @ z)
+            # In compiled model graphs PyMC turns the check into -inf (its check_bounds idiom): a bad
+            # alpha then gives logp = -inf rather than NaN.
+            s0_expr = check_parameters(mean + slinalg.cholesky(cov) @ z, pt.all(alpha > 0), msg="alpha must be > 0")
+            s0 = pm.Deterministic(f"{name}_s0", s0_expr)
         return pm.Laplace(name, mu=s0, b=scale, observed=obs, shape=(d,))
 
     @classmethod
@@ -122,7 +141,7 @@ class LaplaceCensoredDirichletStat:
         nn, aa, scale = _check(cls.__name__, n, a, scale, moments)
         mean, cov = _moments(alpha, nn, aa, moments)
         s0 = pm.MvNormal.dist(mu=mean, cov=cov)
-        return s0 + pm.Laplace.dist(0.0, scale, shape=s0.shape)
+        return s0 + pm.Laplace.dist(0.0, _checked_scale(scale), shape=s0.shape)
 
     @classmethod
     def joint_logp(
@@ -133,7 +152,7 @@ class LaplaceCensoredDirichletStat:
         mean, cov = _moments(alpha, nn, aa, moments)
         value = pt.as_tensor_variable(value, dtype="float64")
         s0 = pt.as_tensor_variable(s0, dtype="float64")
-        return core.mvn_logpdf(_PT, s0, mean, cov) + pt.sum(core.laplace_logpdf(_PT, value, s0, scale))
+        return core.mvn_logpdf(_PT, s0, mean, cov) + pt.sum(core.laplace_logpdf(_PT, value, s0, _checked_scale(scale)))
 
     @classmethod
     def from_release(cls, name: str, release: Any, alpha: Any, *, part: int | None = None, **kwargs: Any) -> Any:

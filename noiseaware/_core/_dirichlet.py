@@ -103,25 +103,26 @@ _TRIGAMMA_ASYM = (1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 27
 
 
 def _pt_polygamma(bk: Backend, x: Any, order: int) -> Any:
-    """Digamma (``order=0``) or trigamma (``order=1``) for x > 0, by recurrence and asymptotics."""
+    """Digamma (``order=0``) or trigamma (``order=1``) for x > 0, by recurrence and asymptotics.
+
+    The recurrence is one reduction over a trailing axis and the asymptotic series is in Horner
+    form: a flat chain of additions would be fused by PyTensor into one ``Add`` of more than 32
+    inputs, which its constant folding (NumPy ufuncs take at most 32 arguments) cannot evaluate.
+    """
     xp = bk.xp
-    acc = 0.0
-    for i in range(_SHIFT):
-        acc = acc + (-1.0 / (x + i) if order == 0 else 1.0 / (x + i) ** 2)
+    shifts = bk.asarray(np.arange(_SHIFT, dtype=np.float64))
+    xs = bk.expand(x) + shifts
+    acc = xp.sum(-1.0 / xs if order == 0 else 1.0 / (xs * xs), axis=-1)
     y = x + _SHIFT
     inv2 = 1.0 / (y * y)
+    coeffs = _DIGAMMA_ASYM if order == 0 else _TRIGAMMA_ASYM
+    horner: Any = coeffs[-1]
+    for c in reversed(coeffs[:-1]):
+        horner = c + inv2 * horner
     if order == 0:
-        series = xp.log(y) - 0.5 / y
-        powk = inv2
-        for c in _DIGAMMA_ASYM:
-            series = series + c * powk
-            powk = powk * inv2
+        series = xp.log(y) - 0.5 / y + inv2 * horner
     else:
-        series = 1.0 / y + 0.5 * inv2
-        powk = inv2 / y
-        for c in _TRIGAMMA_ASYM:
-            series = series + c * powk
-            powk = powk * inv2
+        series = 1.0 / y + 0.5 * inv2 + (inv2 / y) * horner
     return acc + series
 
 
@@ -179,11 +180,20 @@ def censoring_series(
     k = bk.as_float(bk.asarray(np.arange(terms, dtype=np.float64)))
     al = bk.expand(alpha)
     ab = bk.expand(alpha + beta)
-    log_t = (bk.gammaln(ab + k) - bk.gammaln(ab)) - (bk.gammaln(al + k + 1.0) - bk.gammaln(al))
-    big_g = digamma(bk, ab + k) - digamma(bk, ab)
-    g = big_g - (digamma(bk, al + k + 1.0) - digamma(bk, al))
-    t_ab = trigamma(bk, ab) - trigamma(bk, ab + k)
-    gp = (trigamma(bk, al) - trigamma(bk, al + k + 1.0)) - t_ab
+    # Differences of log-gamma, digamma and trigamma at x + k and x are finite sums over
+    # i < k of log(x + i), 1 / (x + i) and 1 / (x + i)^2 (the recurrences of Gamma, psi, psi_1):
+    # cumulative sums of positive terms, exact to rounding, cheap and simply differentiable.
+    inv_ab, inv_al = 1.0 / (ab + k), 1.0 / (al + k)
+    log_ab, log_al = xp.log(ab + k), xp.log(al + k)
+
+    def excl(v: Any) -> Any:  # sum over i < k
+        return xp.cumsum(v, axis=-1) - v
+
+    log_t = excl(log_ab) - xp.cumsum(log_al, axis=-1)
+    big_g = excl(inv_ab)  # psi(ab + k) - psi(ab)
+    g = big_g - xp.cumsum(inv_al, axis=-1)  # minus [psi(al + k + 1) - psi(al)]
+    t_ab = excl(inv_ab * inv_ab)  # psi_1(ab) - psi_1(ab + k)
+    gp = xp.cumsum(inv_al * inv_al, axis=-1) - t_ab  # [psi_1(al) - psi_1(al + k + 1)] - t_ab
     log_a = bk.as_float(log_a)
     log_1ma = xp.log1p(-xp.exp(log_a))
     base = k * log_a + log_t
