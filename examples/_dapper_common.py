@@ -20,6 +20,8 @@ def parser(description: str, draws: int, warmup: int) -> argparse.ArgumentParser
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="a few hundred draws on 2 chains (smoke test)")
+    p.add_argument("--progressbar", action="store_true",
+                   help="show progress bars (slower: chains then run one after another, one host call per draw)")
     p.add_argument(
         "--out", type=Path, default=ROOT / "figures", help="folder for the figures (default: figures/, git-ignored)"
     )

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
                             posterior=dirichlet_posterior if args.theta == "conjugate" else None)
     t0 = time.perf_counter()
     idata = sample(aug, release, draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
-                   progressbar=not args.quick)
+                   progressbar=args.progressbar)
     elapsed = time.perf_counter() - t0
     pi = np.asarray(idata.posterior["pi"])
     acc = float(idata.sample_stats["accept_rate"].mean())
