@@ -1,3 +1,79 @@
-"""Compositional data under differential privacy (seed 004): Dirichlet routes from a ``dirichlet_logmean`` release."""
+r"""Compositional data under DP: the routes of seed ``004_f9e752609791d825.txt`` from a ``dirichlet_logmean`` release.
 
-__all__: list[str] = []
+The release (:func:`noiseaware.privatize` with ``statistic="dirichlet_logmean"``, Algorithm 1)
+carries the noisy censored mean-log statistic :math:`S_L(D,a)` (or :math:`S_L(D_1,a)` and
+:math:`S_L(D_2,a)` of a split). Every route reads ``n``, ``a`` and the Laplace scale from it:
+
+* :func:`parts` -- the released parts (``s_l``, ``n``, ``a``, ``scale``, ``epsilon_1``).
+* :func:`dirichlet_mle`, :func:`dirichlet_mle_from_stats` -- Minka's fixed point (§2.2).
+* :func:`dpboots` -- DPBoots, Algorithm 2, with an exact non-stalling truncated-Laplace draw.
+* :func:`dpabc` -- DPABC with priors p1 and p4 (§4.2.3).
+* :func:`fit` -- NUTS on the latent-:math:`S_0` model of eq. (6) (``moments="asymptotic"``) or its
+  censoring-aware form (``"censored"``), priors p1 / p3 / p4, in NumPyro or PyMC.
+* :func:`elicit_prior` -- priors p3 / p4 from :math:`S_L(D_1,a)` (§4.2.1).
+"""
+
+from typing import Any
+
+from .._core._dirichlet_release import LogMeanPart, logmean_parts
+from ._abc import ABCResult, dpabc
+from ._boots import (
+    DPBootsResult,
+    GammaCopulaPrior,
+    dpboots,
+    elicit_prior,
+    l1_projection,
+    p1_prior,
+    truncated_laplace_range,
+)
+from ._fit import DirichletFit, fit
+from ._mle import DirichletMLE, dirichlet_loglik, dirichlet_mle, dirichlet_mle_from_stats, inverse_digamma
+
+# ---------------------------------------------------------------------------------------------
+# DPMCMC / DPreMCMC (seed 004 §4.2.2, exact augmentation MCMC): another worker adds ``_dpmcmc.py``.
+# Wire it here, e.g.:
+#     from ._dpmcmc import dpmcmc, dpremcmc   (and add the names to __all__ below)
+# ---------------------------------------------------------------------------------------------
+
+__all__ = [
+    "ABCResult",
+    "DPBootsResult",
+    "DirichletFit",
+    "DirichletMLE",
+    "GammaCopulaPrior",
+    "LogMeanPart",
+    "dirichlet_loglik",
+    "dirichlet_mle",
+    "dirichlet_mle_from_stats",
+    "dpabc",
+    "dpboots",
+    "elicit_prior",
+    "fit",
+    "inverse_digamma",
+    "l1_projection",
+    "p1_prior",
+    "parts",
+    "truncated_laplace_range",
+]
+
+
+def parts(release: Any) -> list[LogMeanPart]:
+    r"""The released parts of a ``dirichlet_logmean`` release: ``[D]`` or ``[D1, D2]``.
+
+    Each :class:`LogMeanPart` has ``s_l`` (:math:`S_L(D_l,a)`, the released log-sums divided by
+    :math:`n_l`), ``n``, ``a``, ``scale`` (:math:`-d\log a/(n_l\epsilon_1)`) and ``epsilon_1``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``release`` is not a Laplace ``dirichlet_logmean`` release.
+
+    Examples
+    --------
+    >>> import numpy as np, noiseaware as na
+    >>> x = np.random.default_rng(0).dirichlet([2.0, 3.0], size=400)
+    >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, split=0.25, rng=np.random.default_rng(1))
+    >>> [(p.n, p.d) for p in parts(rel)]
+    [(100, 2), (300, 2)]
+    """
+    return logmean_parts("noiseaware.dirichlet.parts", release)
