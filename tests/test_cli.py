@@ -35,7 +35,8 @@ def test_demo_prints_truth_beside_both_estimates_then_fit_reads_its_release(caps
     assert "Release of 'median_pairs' (n=300)" in text and "1-DP" in text
     assert "separate releases, each with budget epsilon" in text and "BTGM" in text
     _, R, cols = demo_copula_data(n=300)
-    rows = [line.split() for line in text.splitlines() if re.match(r"^\s+\w+ x \w+\s+[+-]\d", line)]
+    # estimate rows carry an interval; release rows (noisy counts, possibly negative) do not
+    rows = [line.split() for line in text.splitlines() if re.match(r"^\s+\w+ x \w+\s+[+-]\d.*\[", line)]
     assert len(rows) == 10
     # columns: pair (3 tokens) | truth | Bayes-NA | [lo, | hi] | covers | MLE-NN
     iu, ju = np.triu_indices(5, 1)
@@ -54,7 +55,7 @@ def test_demo_prints_truth_beside_both_estimates_then_fit_reads_its_release(caps
     assert main(["fit", str(out), *QUICK, "--level", "0.9", "--plot", str(png2)]) == 0
     text = capsys.readouterr().out
     assert "Bayes-NA posterior" in text and "90% interval" in text and f"wrote {png2}" in text
-    fit_rows = [line for line in text.splitlines() if re.match(r"^\s+\w+ x \w+\s+[+-]\d", line)]
+    fit_rows = [line for line in text.splitlines() if re.match(r"^\s+\w+ x \w+\s+[+-]\d.*\[", line)]
     assert len(fit_rows) == 10
     assert png2.read_bytes()[:8] == PNG_MAGIC
 
