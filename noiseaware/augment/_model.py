@@ -173,6 +173,22 @@ class AugmentationModel:
         ``"per_record"``), else False.
     model_args, model_kwargs
         Passed to ``model``.
+    joint_move : callable, optional
+        A Metropolis-Hastings move of parameters and records *together*, run once per iteration
+        after the draw of :math:`\theta`:
+        ``joint_move(key, theta, records, log_noise, step_size) -> (theta, records, accept_prob)``.
+        ``theta`` is a dict of (constrained) parameter values, ``records`` the records in the
+        form ``latent`` returns, ``log_noise(records)`` evaluates
+        :math:`\log\eta(s_{dp}\mid s(\text{records}))` (the statistic is recomputed from the
+        records), and ``step_size`` is a positive scalar that :func:`~noiseaware.augment.sample`
+        adapts during warmup (dual averaging towards its ``joint_target_accept``) and then holds
+        fixed. The move must leave :math:`p(\theta, x\mid s_{dp})` invariant -- it returns the
+        new (or unchanged) state and its acceptance probability :math:`\min\{1, r\}`.
+        Data augmentation mixes slowly when :math:`\theta\mid x` is much narrower than
+        :math:`\theta\mid s_{dp}` (seed 001 §6); a move that carries the records along with
+        :math:`\theta` (e.g. through a bijection mapping draws of :math:`f(\cdot\mid\theta)` to
+        draws of :math:`f(\cdot\mid\theta')`) breaks that coupling. See
+        :func:`noiseaware.dirichlet.dpmcmc` for one.
 
     Raises
     ------
@@ -216,9 +232,11 @@ class AugmentationModel:
     per_record: bool | None = None
     model_args: tuple[Any, ...] = ()
     model_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    joint_move: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         _callable("statistic", self.statistic, True)
+        _callable("joint_move", self.joint_move, False)
         _callable("log_density", self.log_density, False)
         _callable("model", self.model, False)
         _callable("latent", self.latent, False)

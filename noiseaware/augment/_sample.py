@@ -18,6 +18,8 @@ from numpyro import handlers
 from numpyro.distributions import constraints
 from numpyro.distributions.transforms import biject_to
 from numpyro.infer import MCMC, NUTS, HMCGibbs
+from numpyro.infer.gibbs import with_conditioning
+from numpyro.infer.hmc import HMC
 from numpyro.infer.initialization import init_to_sample
 from numpyro.infer.mcmc import MCMCKernel
 
@@ -25,9 +27,9 @@ from .. import _validation as v
 from ..exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._model import AugmentationModel, mechanism_log_density
-from ._sweep import record_sweep
+from ._sweep import noise_log_density, record_sweep
 
-__all__ = ["ACCEPT_SITE", "ESS_PER_CHAIN", "RHAT_MAX", "check_mixing", "sample"]
+__all__ = ["ACCEPT_SITE", "ESS_PER_CHAIN", "JOINT_TARGET_ACCEPT", "RHAT_MAX", "check_mixing", "sample"]
 
 _OWNER = "sample"
 #: Name of the bookkeeping site that carries a sweep's acceptance rate through ``HMCGibbs``.
@@ -36,6 +38,11 @@ ACCEPT_SITE = "augment_accept_rate"
 ESS_PER_CHAIN = 100
 #: Maximum rank-normalized split R-hat before :class:`MixingWarning` (Vehtari et al. 2021).
 RHAT_MAX = 1.01
+#: Default target acceptance probability of the joint move's step-size adaptation (a random-walk
+#: Metropolis move in a few dimensions: Roberts, Gelman & Gilks 1997 give 0.234 as d grows, 0.44 at d = 1).
+JOINT_TARGET_ACCEPT = 0.3
+#: Dual-averaging constants of Hoffman & Gelman (2014, §3.2), as in NumPyro's step-size adaptation.
+_DA_T0, _DA_KAPPA, _DA_GAMMA = 10.0, 0.75, 0.05
 
 
 class _State(NamedTuple):
@@ -75,6 +82,164 @@ class _ConjugateAugmentation(MCMCKernel):
                 )
         theta = {k: jnp.asarray(new[k]).astype(jnp.result_type(theta[k])) for k in theta}
         return _State({**theta, **recs, ACCEPT_SITE: accept}, key)
+
+
+class _JointState(NamedTuple):
+    """State of :class:`_WithJointMove`: the inner kernel's state plus the joint move's adaptation."""
+
+    z: dict[str, Any]
+    inner: Any
+    step_size: Any
+    joint_accept_prob: Any
+    log_step: Any  # dual averaging: current iterate x_t
+    log_step_avg: Any  # weighted average of the iterates (the step size after warmup)
+    g_avg: Any  # running mean of (target - acceptance probability)
+    i: Any
+    rng_key: Any
+
+
+class _WithJointMove(MCMCKernel):
+    """One iteration of ``inner`` (record sweep, theta step), then the model's joint move.
+
+    The joint move updates theta and the records together by Metropolis-Hastings; its scalar
+    ``step_size`` is adapted during warmup by dual averaging (Hoffman & Gelman 2014, §3.2) towards
+    ``target_accept`` and frozen at the averaged iterate afterwards, so the kept draws come from a
+    fixed, target-invariant transition. The new values are written back into the inner state: for
+    NUTS in ``HMCGibbs`` the parameters in NUTS's unconstrained space, and NUTS's potential energy
+    and gradient are recomputed with the new records.
+    """
+
+    sample_field = "z"
+
+    def __init__(
+        self,
+        inner: MCMCKernel,
+        move: Callable[..., Any],
+        names: tuple[str, ...],
+        params: tuple[str, ...],
+        transforms: Mapping[str, Any] | None,
+        target_accept: float,
+        repeats: int = 1,
+    ) -> None:
+        self._inner = inner
+        self._repeats = repeats
+        self._move = move
+        self._names = names
+        self._params = params
+        self._transforms = transforms
+        self._target = target_accept
+        self._num_warmup = 0
+        self._hmc_block: int | None = None
+        self._gibbs_block: int | None = None
+        if transforms is not None:  # NUTS in (block) HMCGibbs: locate its two blocks
+            blocks = getattr(inner, "blocks", None)
+            if blocks is None:
+                raise NoiseawareValueError(
+                    f"{_OWNER}: joint_move with NUTS needs NumPyro's block Gibbs (HMCGibbs with block_states); "
+                    f"this NumPyro ({numpyro.__version__}) has none. Give posterior= or leave out joint_move."
+                )
+            for i, (k, _) in enumerate(blocks):
+                if isinstance(k, HMC):
+                    self._hmc_block = i
+                else:
+                    self._gibbs_block = i
+
+    @property
+    def model(self) -> Any:
+        return getattr(self._inner, "model", None)
+
+    @property
+    def default_fields(self) -> tuple[str, ...]:
+        return ("z",)
+
+    def get_diagnostics_str(self, state: _JointState) -> str:
+        return f"{self._inner.get_diagnostics_str(state.inner)} | joint step {float(state.step_size):.3g}"
+
+    def postprocess_fn(self, model_args: Any, model_kwargs: Any) -> Any:
+        return self._inner.postprocess_fn(model_args, model_kwargs)
+
+    def init(self, rng_key: Any, num_warmup: int, init_params: Any, model_args: Any, model_kwargs: Any) -> _JointState:
+        k_inner, k_move = random.split(rng_key)
+        inner = self._inner.init(k_inner, num_warmup, init_params, model_args, model_kwargs)
+        self._num_warmup = num_warmup
+        zero = jnp.zeros((), dtype=jnp.float64)
+        return _JointState(inner.z, inner, zero + 1.0, zero, zero, zero, zero, jnp.zeros((), jnp.int32), k_move)
+
+    def _read(self, inner: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        z = inner.z
+        if self._transforms is None:
+            theta = {k: z[k] for k in self._params}
+        else:
+            theta = {k: self._transforms[k](z[k]) for k in self._params}
+        return theta, {k: z[k] for k in self._names}
+
+    def _write(self, inner: Any, theta: Mapping[str, Any], recs: Mapping[str, Any], model_args: Any,
+               model_kwargs: Any) -> Any:
+        if self._transforms is None:
+            return inner._replace(z={**inner.z, **theta, **recs})
+        assert self._hmc_block is not None and self._gibbs_block is not None  # set in __init__
+        states = list(inner.block_states)
+        gibbs = states[self._gibbs_block]
+        gibbs = gibbs._replace(z={**gibbs.z, **recs})
+        free = {k: self._transforms[k].inv(theta[k]).astype(jnp.result_type(inner.z[k])) for k in self._params}
+        hmc_kernel = self._inner.blocks[self._hmc_block][0]  # type: ignore[attr-defined]
+        kwargs = with_conditioning(model_kwargs, dict(gibbs.z))
+        hmc = hmc_kernel.refresh(states[self._hmc_block]._replace(z=free), model_args, kwargs)
+        states[self._gibbs_block], states[self._hmc_block] = gibbs, hmc
+        return inner._replace(z={**inner.z, **recs, **free}, block_states=tuple(states))
+
+    def _moves(self, key: Any, theta: Any, recs: Any, step: Any) -> Any:
+        """``repeats`` joint moves in a row; the mean acceptance probability."""
+        if self._repeats == 1:
+            return self._move(key, theta, recs, step)
+
+        def body(carry: Any, k: Any) -> Any:
+            th, r = carry
+            th, r, prob = self._move(k, th, r, step)
+            th = {name: jnp.asarray(th[name]).astype(jnp.result_type(theta[name])) for name in theta}
+            r = {name: jnp.asarray(r[name]).astype(jnp.result_type(recs[name])) for name in recs}
+            return (th, r), jnp.asarray(prob, dtype=jnp.float64)
+
+        (theta, recs), probs = jax.lax.scan(body, (dict(theta), dict(recs)), random.split(key, self._repeats))
+        return theta, recs, jnp.mean(probs)
+
+    def sample(self, state: _JointState, model_args: Any, model_kwargs: Any) -> _JointState:
+        model_kwargs = {} if model_kwargs is None else model_kwargs
+        inner = self._inner.sample(state.inner, model_args, model_kwargs)
+        key, k_move = random.split(state.rng_key)
+        theta, recs = self._read(inner)
+        theta_new, recs_new, prob = self._moves(k_move, theta, recs, state.step_size)
+        for k, old in theta.items():
+            if jnp.shape(theta_new[k]) != jnp.shape(old):
+                raise NoiseawareValueError(
+                    f"{_OWNER}: joint_move must keep the shape of {k!r}, {jnp.shape(old)}; "
+                    f"got {jnp.shape(theta_new[k])}."
+                )
+        theta_new = {k: jnp.asarray(theta_new[k]).astype(jnp.result_type(theta[k])) for k in theta}
+        recs_new = {k: jnp.asarray(recs_new[k]).astype(jnp.result_type(recs[k])) for k in recs}
+        inner = self._write(inner, theta_new, recs_new, model_args, model_kwargs)
+        prob = jnp.asarray(prob, dtype=jnp.float64)
+        prob = jnp.where(jnp.isnan(prob), 0.0, jnp.clip(prob, 0.0, 1.0))
+        # dual averaging of log(step_size) during warmup (Hoffman & Gelman 2014, eq. 6)
+        t = (state.i + 1).astype(jnp.float64)
+        g_avg = (1.0 - 1.0 / (t + _DA_T0)) * state.g_avg + (self._target - prob) / (t + _DA_T0)
+        x_t = -jnp.sqrt(t) / _DA_GAMMA * g_avg  # prox center log(1): the move scales its own proposal
+        w_t = t ** (-_DA_KAPPA)
+        x_avg = (1.0 - w_t) * state.log_step_avg + w_t * x_t
+        warm = state.i < self._num_warmup
+        last = state.i + 1 >= self._num_warmup
+        step = jnp.where(warm, jnp.exp(jnp.where(last, x_avg, x_t)), state.step_size)
+        return _JointState(
+            inner.z,
+            inner,
+            step,
+            prob,
+            jnp.where(warm, x_t, state.log_step),
+            jnp.where(warm, x_avg, state.log_step_avg),
+            jnp.where(warm, g_avg, state.g_avg),
+            state.i + 1,
+            key,
+        )
 
 
 def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, Any], Any], bool, dict[str, Any]]:
@@ -249,6 +414,8 @@ def sample(
     keep_records: bool = False,
     check_mixing: bool = True,
     nuts_kwargs: Mapping[str, Any] | None = None,
+    joint_target_accept: float = JOINT_TARGET_ACCEPT,
+    joint_repeats: int = 1,
 ) -> az.InferenceData:
     r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (seed 001 §3; Ju et al. 2022).
 
@@ -259,7 +426,9 @@ def sample(
     :math:`\theta\mid x` -- with ``model.posterior`` when given, else by NUTS on ``model.model``
     inside NumPyro's :class:`~numpyro.infer.HMCGibbs` with the record sweep as the Gibbs step.
     The sweep is a compiled :func:`jax.lax.scan` (one vectorized pass for record-level
-    mechanisms) and chains run vectorized with :func:`jax.vmap`, all in float64.
+    mechanisms) and chains run vectorized with :func:`jax.vmap`, all in float64. When the model
+    has a ``joint_move``, it runs last in each iteration, inside the same compiled loop, with its
+    step size adapted during warmup (dual averaging to ``joint_target_accept``) and then fixed.
 
     Parameters
     ----------
@@ -290,6 +459,12 @@ def sample(
         Run :func:`check_mixing` on the parameters and warn (:class:`MixingWarning`).
     nuts_kwargs : mapping, optional
         Passed to :class:`numpyro.infer.NUTS` (e.g. ``target_accept_prob``).
+    joint_target_accept : float
+        Target acceptance probability in (0, 1) of the model's ``joint_move`` during warmup
+        (default ``JOINT_TARGET_ACCEPT = 0.3``).
+    joint_repeats : int
+        Joint moves per iteration (default 1); worth raising when the move is cheap next to the
+        record sweep. ``joint_accept_prob`` is then their mean acceptance probability.
 
     Returns
     -------
@@ -297,7 +472,8 @@ def sample(
         ``posterior``: the parameters (and records when ``keep_records``), dims
         ``(chain, draw, ...)``. ``sample_stats``: ``accept_rate``, the fraction of the ``n``
         record proposals accepted in each iteration; with NUTS also ``diverging`` and
-        ``n_steps``. ``attrs``: sampler, ``n_records``, ``per_record``, mechanism.
+        ``n_steps``; with a ``joint_move`` also ``joint_accept_prob`` (its acceptance probability)
+        and ``joint_step_size``. ``attrs``: sampler, ``n_records``, ``per_record``, mechanism.
 
     Raises
     ------
@@ -322,6 +498,10 @@ def sample(
     for name, flag in (("progressbar", progressbar), ("keep_records", keep_records), ("check_mixing", check_mixing)):
         if not isinstance(flag, bool):
             raise NoiseawareTypeError(v.message(_OWNER, name, "must be True or False", flag))
+    target = v.real(_OWNER, "joint_target_accept", joint_target_accept)
+    if not 0.0 < target < 1.0:
+        v.fail(_OWNER, "joint_target_accept", "must be in (0, 1)", target)
+    repeats = v.integer(_OWNER, "joint_repeats", joint_repeats, minimum=1)
     s_dp, log_density, per_record, attrs = _resolve_sdp(model, sdp)
     names = model.record_names
     latent = model.latent_fn()
@@ -366,6 +546,12 @@ def sample(
             )
         kernel = _ConjugateAugmentation(sweep, posterior, names)
         sampler = "data augmentation (seed 001 §3): record sweep, then theta ~ posterior(records)"
+    if model.joint_move is not None:
+        transforms = _param_transforms(model, params) if posterior is None else None
+        move = _joint_move_fn(model, s_dp, statistic, log_density, per_record)
+        kernel = _WithJointMove(kernel, move, names, params, transforms, target, repeats)
+        extra = (*(f"inner.{f}" for f in extra), "joint_accept_prob", "step_size")
+        sampler += "; then a joint move of theta and records (model.joint_move)"
     if chains == 1:
         z0 = {k: x[0] for k, x in z0.items()}
     # Without a progress bar all chains and iterations are one compiled program (no host round trip
@@ -386,15 +572,58 @@ def sample(
         mcmc.run(k_run, *model.model_args, init_params=z0, extra_fields=(*extra, *exclude), **model.model_kwargs)
     samples = {k: np.asarray(x) for k, x in mcmc.get_samples(group_by_chain=True).items()}
     stats = {"accept_rate": samples.pop(ACCEPT_SITE)}
+    fields = mcmc.get_extra_fields(group_by_chain=True)
+    pre = "inner." if model.joint_move is not None else ""
     if posterior is None:
-        fields = mcmc.get_extra_fields(group_by_chain=True)
-        stats["diverging"] = np.asarray(fields["hmc_state.diverging"])
-        stats["n_steps"] = np.asarray(fields["hmc_state.num_steps"])
+        stats["diverging"] = np.asarray(fields[f"{pre}hmc_state.diverging"])
+        stats["n_steps"] = np.asarray(fields[f"{pre}hmc_state.num_steps"])
+    if model.joint_move is not None:
+        stats["joint_accept_prob"] = np.asarray(fields["joint_accept_prob"])
+        stats["joint_step_size"] = np.asarray(fields["step_size"])
     attrs |= {"sampler": sampler, "n_records": n, "per_record": int(per_record), "warmup": warmup}
     idata = az.from_dict(posterior=samples, sample_stats=stats, attrs=attrs)
     if check_mixing:
         _mixing(idata, [k for k in samples if k not in names])
     return idata
+
+
+def _param_transforms(aug: AugmentationModel, params: tuple[str, ...]) -> dict[str, Any]:
+    """Bijections from NUTS's unconstrained space to each parameter's support (as NUTS uses them)."""
+    model = handlers.substitute(handlers.seed(aug.model, random.key(0)), substitute_fn=init_to_sample)
+    tr = handlers.trace(model).get_trace(*aug.model_args, **aug.model_kwargs)
+    return {k: biject_to(tr[k]["fn"].support) for k in params}
+
+
+def _joint_move_fn(
+    aug: AugmentationModel,
+    s_dp: Any,
+    statistic: Callable[..., Any],
+    log_density: Callable[..., Any],
+    per_record: bool,
+) -> Callable[..., Any]:
+    """The model's ``joint_move`` on internal record dicts, with ``log_noise`` bound to ``s_dp``."""
+    user = aug.joint_move
+    assert user is not None  # only called when the model has one
+
+    def log_noise(recs: Any) -> Any:
+        internal = aug.from_user_records(recs, "log_noise's argument")
+        return noise_log_density(internal, s_dp, statistic=statistic, log_density=log_density, per_record=per_record)
+
+    def move(key: Any, theta: Mapping[str, Any], recs: Mapping[str, Any], step_size: Any) -> Any:
+        out = user(key, dict(theta), aug.to_user_records(recs), log_noise, step_size)
+        if not isinstance(out, tuple) or len(out) != 3:
+            raise NoiseawareValueError(
+                f"{_OWNER}: joint_move must return (theta, records, accept_prob); got {type(out).__name__}."
+            )
+        theta_new, recs_new, prob = out
+        if not isinstance(theta_new, Mapping) or set(theta_new) != set(theta):
+            got = sorted(theta_new) if isinstance(theta_new, Mapping) else type(theta_new).__name__
+            raise NoiseawareValueError(
+                f"{_OWNER}: joint_move must return theta as a dict with keys {sorted(theta)}; got {got}."
+            )
+        return dict(theta_new), aug.from_user_records(recs_new, "joint_move"), prob
+
+    return move
 
 
 def _bound_sweep(key: Any, recs: Any, theta: Any, **kw: Any) -> Any:

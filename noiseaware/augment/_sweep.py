@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax, random
 
-__all__ = ["record_sweep", "statistic_total"]
+__all__ = ["noise_log_density", "record_sweep", "statistic_total"]
 
 #: Records per iteration of the compiled loop (``lax.scan(unroll=...)``).
 UNROLL = 1
@@ -49,6 +49,21 @@ def _rows(statistic: Callable[..., Any], records: Any, s_dp: Any, per_record: bo
 def statistic_total(statistic: Callable[..., Any], records: Any, s_dp: Any) -> Any:
     """The confidential statistic ``s = sum_i t_i(x_i, s_dp)`` (aggregate case)."""
     return jnp.sum(_rows(statistic, records, s_dp, False), axis=0)
+
+
+def noise_log_density(
+    records: Any,
+    s_dp: Any,
+    *,
+    statistic: Callable[..., Any],
+    log_density: Callable[[Any, Any], Any],
+    per_record: bool,
+) -> Any:
+    """``log eta(s_dp | s)`` with the statistic recomputed from all records (float64 scalar)."""
+    t = _rows(statistic, records, s_dp, per_record)
+    if per_record:
+        return jnp.sum(jax.vmap(log_density)(s_dp, t))
+    return jnp.asarray(log_density(s_dp, jnp.sum(t, axis=0)), dtype=jnp.float64)
 
 
 def record_sweep(
