@@ -110,7 +110,7 @@ def _numpyro_model(pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str)
     import numpyro
     import numpyro.distributions as dist
 
-    from .. import numpyro as nan
+    from .. import numpyro as nan  # first: turns on float64
 
     shape, rate = jnp.asarray(pr.shape), jnp.asarray(pr.rate)
     prec = None if pr.corr is None else jnp.asarray(np.linalg.inv(pr.corr) - np.eye(pr.d))
@@ -124,7 +124,9 @@ def _numpyro_model(pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str)
             numpyro.factor("copula", -0.5 * z @ prec @ z - 0.5 * logdet)
         numpyro.deterministic("mean", alpha / alpha.sum())
         for i, p in enumerate(parts):
-            nan.LaplaceCensoredDirichletStat.observe(f"s{i}", alpha, p.n, p.a, p.scale, p.s_l, moments=moments)
+            nan.LaplaceCensoredDirichletStat.observe(
+                f"s{i}", alpha, p.n, p.a, p.scale, p.s_l, moments=moments, parameterization=_parameterization(p)
+            )
 
     return model
 
@@ -144,11 +146,14 @@ def _fit_numpyro(
     import jax
     from numpyro.infer import MCMC, NUTS, init_to_value
 
+    from .. import numpyro as _nan  # noqa: F401  (turns on float64 before any JAX array is made)
+
     init = {"alpha": jax.numpy.asarray(_init_alpha(parts))}
     mcmc = MCMC(
         NUTS(
             _numpyro_model(pr, parts, moments),
             target_accept_prob=target_accept,
+            dense_mass=True,
             init_strategy=init_to_value(values=init),
         ),
         num_warmup=warmup,
@@ -159,6 +164,20 @@ def _fit_numpyro(
     )
     mcmc.run(jax.random.PRNGKey(seed))
     return az.from_numpyro(mcmc, dims={"alpha": ["part"], "mean": ["part"]})
+
+
+def _parameterization(p: LogMeanPart) -> str:
+    r"""``"centered"`` when the Laplace noise is narrower than :math:`S_0`'s spread, else ``"noncentered"``.
+
+    With little noise (large :math:`n\epsilon_1`) the likelihood pins :math:`S_0`, and a non-centred
+    :math:`S_0 = \mu(\alpha) + L z` ties ``z`` to :math:`\alpha` in a narrow ridge (deep NUTS trees).
+    """
+    from .._core import _dirichlet as core
+    from .._core import get_backend
+
+    _, cov = core.logmean_moments(get_backend("numpy"), _init_alpha([p]), math.log(p.a), "asymptotic")
+    sd = float(np.median(np.sqrt(np.diag(cov) / p.n)))
+    return "centered" if math.sqrt(2.0) * p.scale < sd else "noncentered"
 
 
 def _init_alpha(parts: list[LogMeanPart]) -> np.ndarray:
@@ -199,7 +218,16 @@ def _fit_pymc(
             pm.Potential("copula", -0.5 * pt.dot(z, pt.dot(prec, z)) - 0.5 * float(np.linalg.slogdet(pr.corr)[1]))
         pm.Deterministic("mean", alpha / alpha.sum(), dims="part")
         for i, p in enumerate(parts):
-            nap.LaplaceCensoredDirichletStat(f"s{i}", alpha, p.n, p.a, p.scale, observed=p.s_l, moments=moments)
+            nap.LaplaceCensoredDirichletStat(
+                f"s{i}",
+                alpha,
+                p.n,
+                p.a,
+                p.scale,
+                observed=p.s_l,
+                moments=moments,
+                parameterization=_parameterization(p),
+            )
         return pm.sample(
             draws=draws,
             tune=warmup,

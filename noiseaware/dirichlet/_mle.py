@@ -179,21 +179,28 @@ def dirichlet_mle_from_stats(
             f"{bad} of {lse.size} statistic(s) have sum exp(s) = {float(np.exp(lse.max())):.6g} >= 1."
         )
     method = v.choice(owner, "method", method, ("newton", "fixed-point"))
-    alpha = _initial(s)
+    alpha = _initial(s).reshape(-1, s.shape[-1])
+    flat_s = s.reshape(-1, s.shape[-1])
+    active = np.arange(alpha.shape[0])
+    # stationarity to rounding: psi(alpha_0) - psi(alpha_j) + s_j is at the noise level of s
+    grad_tol = 64 * np.finfo(np.float64).eps * (1.0 + np.abs(flat_s).max(-1))
     it = 0
-    converged = False
     for it in range(1, max_iter + 1):
-        fixed = inverse_digamma(special.digamma(alpha.sum(-1, keepdims=True)) + s)
+        al, sa = alpha[active], flat_s[active]
+        fixed = inverse_digamma(special.digamma(al.sum(-1, keepdims=True)) + sa)
         new = fixed
         if method == "newton":
-            step = _newton_step(alpha, s)
+            step = _newton_step(al, sa)
             new = np.where(np.all((step > 0) & np.isfinite(step), axis=-1, keepdims=True), step, fixed)
-        change = float(np.max(np.abs(new - alpha) / new))
-        alpha = new
-        if change < tol:
-            converged = True
+        change = np.max(np.abs(new - al) / new, axis=-1)
+        alpha[active] = new
+        grad = np.abs(special.digamma(new.sum(-1, keepdims=True)) - special.digamma(new) + sa).max(-1)
+        active = active[(change >= tol) & (grad >= grad_tol[active])]
+        if active.size == 0:
             break
-    return DirichletMLE(alpha=np.asarray(alpha), iterations=it, converged=converged)
+    converged = active.size == 0
+    out = alpha.reshape(s.shape)
+    return DirichletMLE(alpha=np.asarray(out), iterations=it, converged=converged)
 
 
 def dirichlet_mle(
