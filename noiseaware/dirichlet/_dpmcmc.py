@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import arviz as az
 import jax
@@ -36,8 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
-from jax import random
-from jax.scipy.special import gammaln
+from jax import lax, random
+from jax.scipy.special import digamma, gammaln, polygamma
 from numpyro.distributions import constraints
 from scipy import special
 
@@ -53,6 +53,9 @@ _OWNER = "dpmcmc"
 #: Prior p1 of seed 004 §4.2.1: independent Gamma(shape 1, rate 0.1).
 P1_SHAPE = 1.0
 P1_RATE = 0.1
+#: Metropolis-Hastings steps of the joint move per iteration (sharing one draw of the auxiliary
+#: totals G_i); each costs O(nd) vectorized work, little next to the sequential record sweep.
+JOINT_STEPS = 10
 #: Site names in the augmentation model.
 _ALPHA, _RECORDS = "alpha", "logx"
 
@@ -142,6 +145,176 @@ def _initial_values(init: Any, part: LogMeanPart, chains: int, seed: int) -> lis
     return out
 
 
+# ----------------------------------------------------------------------------- the joint move
+def _proposal_cholesky(alpha: np.ndarray, n: int, scale_sum: float) -> np.ndarray:
+    r"""Cholesky factor of the joint move's proposal covariance for :math:`\log\alpha`.
+
+    The large-``n`` posterior covariance of :math:`\log\alpha` given the released log-sum
+    (censoring ignored): :math:`S_0` has mean :math:`n\,E[\log x\mid\alpha]`, with Jacobian
+    :math:`J = nC\,\mathrm{diag}(\alpha)` in :math:`\log\alpha`, where
+    :math:`C=\mathrm{Cov}(\log x)=\mathrm{diag}\,\psi_1(\alpha)-\psi_1(\sum_j\alpha_j)\mathbf 1\mathbf 1^\top`,
+    and variance :math:`nC + 2b^2 I` (records plus Laplace noise of scale ``b`` on the sum), so
+    the precision is :math:`J^\top(nC+2b^2I)^{-1}J`. Scaled by :math:`2.38^2/d` (Roberts, Gelman &
+    Gilks 1997); the engine's adapted step size multiplies it. A fixed matrix, so the random walk
+    stays symmetric.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    d = alpha.size
+    cov_log = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
+    jac = n * cov_log * alpha[None, :]
+    var_s = n * cov_log + 2.0 * scale_sum**2 * np.eye(d)
+    prec = jac.T @ np.linalg.solve(var_s, jac) + 1e-8 * np.eye(d)
+    cov = np.linalg.inv(prec)
+    cov = 0.5 * (cov + cov.T) * (2.38**2 / d)
+    return np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / d * np.eye(d))
+
+
+def _joint_move(
+    log_prior: Callable[[Any], Any], chol: np.ndarray, b: int, d: int, steps: int = 1
+) -> Callable[..., Any]:
+    r"""The joint move of :math:`(\alpha, x_{1:n})` for :func:`dpmcmc`.
+
+    1. Draw auxiliary totals :math:`G_i\sim\text{Gamma}(\sum_j\alpha_j)`, independent of the
+       records (an exact Gibbs step on an extended target: :math:`g_{ij}=G_ix_{ij}` are then
+       independent :math:`\text{Gamma}(\alpha_j, 1)`), and set :math:`y_{ij}=\log g_{ij}`.
+    2. Propose :math:`\log\alpha'=\log\alpha+\varepsilon`,
+       :math:`\varepsilon\sim N(0, h^2LL^\top)` (symmetric; ``h`` the engine's step size).
+    3. Move every record by the affine map matching the mean :math:`\psi(\alpha_j)` and sd
+       :math:`\sigma_j=\sqrt{\psi_1(\alpha_j)}` of :math:`\log g_j`,
+       :math:`y'_{ij}=\psi(\alpha'_j)+(\sigma'_j/\sigma_j)(y_{ij}-\psi(\alpha_j))` -- an
+       involution together with :math:`\varepsilon\to-\varepsilon`, Jacobian
+       :math:`\prod_j(\sigma'_j/\sigma_j)^n` -- and set :math:`\log x'_i=y'_i-\log\sum_je^{y'_{ij}}`.
+    4. Accept with the Metropolis-Hastings ratio in :math:`(\log\alpha, y)`
+
+       .. math:: r=\frac{\pi_0(\alpha')\prod_j\alpha'_j}{\pi_0(\alpha)\prod_j\alpha_j}
+                 \prod_{i,j}\frac{\text{Gamma}(e^{y'_{ij}}\mid\alpha'_j)\,e^{y'_{ij}}}
+                 {\text{Gamma}(e^{y_{ij}}\mid\alpha_j)\,e^{y_{ij}}}
+                 \prod_j\Bigl(\frac{\sigma'_j}{\sigma_j}\Bigr)^{n}
+                 \frac{\eta(s_L\mid s_0(x'))}{\eta(s_L\mid s_0(x))},
+
+       Steps 2-4 run ``steps`` times in a row (each a Metropolis-Hastings step on the extended
+       target, so sharing one draw of :math:`G` is fine; the returned acceptance probability is
+       their mean); then forget :math:`G`. In :math:`(\log\alpha, y)` the extended target
+       :math:`\pi(\alpha,x\mid s_L)\prod_i\text{Gamma}(G_i\mid\sum_j\alpha_j)` is the density in
+       the ratio times :math:`\prod_iG_i^{d-1}`-free-of-:math:`\alpha` Jacobian terms that cancel,
+       so the move leaves :math:`\pi(\alpha, x\mid s_L)` invariant exactly; the affine map only
+       has to be *close* to the exact push-forward for the ratio to stay near the noise ratio.
+    """
+    chol_j = jnp.asarray(chol, dtype=jnp.float64)
+
+    def log_gamma_y(y: Any, alpha: Any) -> Any:  # sum_ij log[Gamma(e^y | alpha_j) e^y]
+        return jnp.sum(alpha * y - jnp.exp(y)) - b * jnp.sum(gammaln(alpha))
+
+    def move(key: Any, theta: Mapping[str, Any], logx: Any, log_noise: Callable[[Any], Any], step: Any) -> Any:
+        alpha0 = theta[_ALPHA]
+        k_g, k_steps = random.split(key)
+        y0 = logx + random.loggamma(k_g, jnp.sum(alpha0), shape=(b, 1), dtype=jnp.float64)
+
+        def one(carry: Any, k: Any) -> Any:
+            alpha, y, _, lp, lg, ln = carry
+            k_eps, k_u = random.split(k)
+            eps = step * (chol_j @ random.normal(k_eps, (d,), dtype=jnp.float64))
+            alpha_new = alpha * jnp.exp(eps)
+            sd, sd_new = jnp.sqrt(polygamma(1, alpha)), jnp.sqrt(polygamma(1, alpha_new))
+            y_new = digamma(alpha_new) + (sd_new / sd) * (y - digamma(alpha))
+            logx_new = y_new - jax.nn.logsumexp(y_new, axis=-1, keepdims=True)
+            lp_new = log_prior(alpha_new) + jnp.sum(jnp.log(alpha_new))
+            lg_new = log_gamma_y(y_new, alpha_new)
+            ln_new = log_noise(logx_new)
+            log_r = lp_new - lp + lg_new - lg + b * jnp.sum(jnp.log(sd_new / sd)) + ln_new - ln
+            ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r  # NaN rejects
+            prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
+            new = (alpha_new, y_new, logx_new, lp_new, lg_new, ln_new)
+            return tuple(jnp.where(ok, a, c) for a, c in zip(new, carry, strict=True)), prob
+
+        init = (alpha0, y0, logx, log_prior(alpha0) + jnp.sum(jnp.log(alpha0)), log_gamma_y(y0, alpha0),
+                log_noise(logx))
+        (alpha, _, logx, *_), probs = lax.scan(one, init, random.split(k_steps, steps))
+        return {_ALPHA: alpha}, logx, jnp.mean(probs)
+    return move
+
+
+# ----------------------------------------------------------------------------- the augmentation model
+class _Built(NamedTuple):
+    aug: AugmentationModel
+    s_dp: Any
+    inits: list[dict[str, Any]]
+    part: LogMeanPart
+    b: int
+    w: float
+    prior_text: str
+
+
+def _build(
+    release: Any,
+    prior: Any,
+    chains: int,
+    seed: int,
+    replicates: int,
+    *,
+    part: int | None,
+    init: Any,
+    joint_move: bool | None,
+) -> _Built:
+    """Check the inputs and build the augmentation model of eq. (2) (or eq. 5) for a release."""
+    p = select_part(_OWNER, release, part)
+    d, n = p.d, p.n
+    if d < 2:
+        v.fail(_OWNER, "release", "must describe compositions of at least 2 parts", f"d={d}")
+    chains = v.integer(_OWNER, "chains", chains, minimum=1)
+    seed = v.integer(_OWNER, "seed", seed, minimum=0)
+    r = v.integer(_OWNER, "replicates", replicates, minimum=1)
+    if r > n:
+        v.fail(_OWNER, "replicates", f"must be at most the number of records n={n}", r)
+    if joint_move is not None and not isinstance(joint_move, bool):
+        raise NoiseawareTypeError(v.message(_OWNER, "joint_move", "must be True, False or None", joint_move))
+    log_prior, prior_text = _prior_logdensity(prior, d)
+
+    b = max(1, round(n / r))
+    w = n / b
+    if joint_move and b != n:
+        v.fail(
+            _OWNER, "joint_move", "needs the exact DPMCMC target (replicates=1); DPreMCMC has no joint density",
+            joint_move, "Leave joint_move=None.",
+        )
+    use_joint = b == n if joint_move is None else joint_move
+    log_a = math.log(p.a)
+    scale_sum = p.scale * n  # Laplace scale of the released log-sum, -d log(a) / epsilon_1
+    s_dp = jnp.asarray(p.s_l * n, dtype=jnp.float64)
+    inits = _initial_values(init, p, chains, seed)
+    bad = [i for i, x in enumerate(inits) if not np.isfinite(float(log_prior(jnp.asarray(x[_ALPHA]))))]
+    if bad:
+        v.fail(_OWNER, "prior", "must have a finite log-density at the initial alpha", inits[bad[0]][_ALPHA].tolist())
+
+    def model() -> None:
+        alpha = numpyro.sample(_ALPHA, dist.ImproperUniform(constraints.positive, (), (d,)))
+        numpyro.factor("prior", log_prior(alpha))
+        logx = numpyro.sample(_RECORDS, dist.ImproperUniform(constraints.real_vector, (b,), (d,)))
+        log_beta = jnp.sum(gammaln(alpha)) - gammaln(jnp.sum(alpha))
+        numpyro.factor("records", w * (jnp.dot(alpha - 1.0, jnp.sum(logx, axis=0)) - b * log_beta))
+
+    def latent(key: Any, theta: Mapping[str, Any]) -> Any:
+        lg = random.loggamma(key, theta[_ALPHA], shape=(b, d), dtype=jnp.float64)
+        return lg - jax.nn.logsumexp(lg, axis=-1, keepdims=True)
+
+    def statistic(logx_i: Any, s: Any) -> Any:
+        return w * jnp.maximum(logx_i, log_a)
+
+    log_norm = -d * math.log(2.0 * scale_sum)
+
+    def laplace(s_obs: Any, s: Any) -> Any:
+        return log_norm - jnp.sum(jnp.abs(s_obs - s)) / scale_sum
+
+    move = None
+    if use_joint:
+        ref = np.exp(np.mean([np.log(x[_ALPHA]) for x in inits], axis=0))
+        move = _joint_move(log_prior, _proposal_cholesky(ref, n, scale_sum), b, d, JOINT_STEPS)
+    aug = AugmentationModel(
+        statistic=statistic, log_density=laplace, model=model, records=_RECORDS, latent=latent, joint_move=move
+    )
+    return _Built(aug, s_dp, inits, p, b, w, prior_text)
+
+
 # ----------------------------------------------------------------------------- the sampler
 def dpmcmc(
     release: Any,
@@ -157,6 +330,7 @@ def dpmcmc(
     init: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
     check_mixing: bool = True,
     nuts_kwargs: Mapping[str, Any] | None = None,
+    joint_move: bool | None = None,
 ) -> az.InferenceData:
     r"""DPMCMC (seed 004 eq. 2) or DPreMCMC (eq. 5): Dirichlet posterior from a ``dirichlet_logmean`` release.
 
@@ -227,6 +401,10 @@ def dpmcmc(
         per chain or R-hat above 1.01 (:func:`noiseaware.augment.check_mixing`).
     nuts_kwargs : mapping, optional
         Passed to :class:`numpyro.infer.NUTS`.
+    joint_move : bool, optional
+        Add the joint move of :math:`\alpha` and all records (Notes) to every iteration. Default
+        (None): on for DPMCMC, off for DPreMCMC (whose eq. 5 has no joint density to keep
+        invariant; True there raises).
 
     Returns
     -------
@@ -254,6 +432,20 @@ def dpmcmc(
     Zeros in the confidential data (``zeros="censor"`` at release) are consistent with this
     model: a latent part below ``a`` contributes :math:`\log a`, exactly as a zero did.
 
+    **Joint move** (``joint_move``, on by default for DPMCMC). Plain augmentation is sticky here:
+    ``n`` records pin :math:`\alpha` while each record moves little per sweep (seed 001 §6). So
+    each iteration ends with ``JOINT_STEPS = 10`` Metropolis-Hastings moves of :math:`\alpha` and
+    *all* records together: :math:`\log\alpha` takes a random-walk step (covariance from the
+    large-``n`` posterior, scale adapted during warmup), and each record, written as
+    :math:`x_{ij}=g_{ij}/\sum_k g_{ik}` with :math:`g_{ij}\sim\text{Gamma}(\alpha_j)` (the
+    totals drawn afresh as auxiliary variables), is carried along by the affine map of
+    :math:`\log g_{ij}` that matches its mean :math:`\psi(\alpha_j)` and sd
+    :math:`\psi_1(\alpha_j)^{1/2}`; the full Metropolis-Hastings ratio (prior, Gamma densities,
+    Jacobian, Laplace density of the new censored log-sum) keeps eq. (2) exact. Simulated data
+    with n = 594, d = 6, epsilon = 1 (BudgetUK scale), 2 chains x (1000 warmup + 3000 draws), on
+    a shared 2-core machine: min bulk ESS of :math:`\alpha` 4.6 (R-hat 1.39) in 42 s without the
+    move, 565 (R-hat 1.009) in 57 s with it -- about 90 times the ESS per second.
+
     References
     ----------
     Seed ``004_f9e752609791d825.txt`` §4.2, eqs. (1), (2), (5), Table 1; seed
@@ -272,52 +464,14 @@ def dpmcmc(
 
     (Skipped in the doctest run for compile time; ``tests/test_dirichlet_dpmcmc.py`` runs it.)
     """
-    p = select_part(_OWNER, release, part)
-    d, n = p.d, p.n
-    if d < 2:
-        v.fail(_OWNER, "release", "must describe compositions of at least 2 parts", f"d={d}")
     draws = v.integer(_OWNER, "draws", draws, minimum=1)
     warmup = v.integer(_OWNER, "warmup", warmup, minimum=0)
-    chains = v.integer(_OWNER, "chains", chains, minimum=1)
-    seed = v.integer(_OWNER, "seed", seed, minimum=0)
-    r = v.integer(_OWNER, "replicates", replicates, minimum=1)
-    if r > n:
-        v.fail(_OWNER, "replicates", f"must be at most the number of records n={n}", r)
     for name, flag in (("progressbar", progressbar), ("check_mixing", check_mixing)):
         if not isinstance(flag, bool):
             raise NoiseawareTypeError(v.message(_OWNER, name, "must be True or False", flag))
-    log_prior, prior_text = _prior_logdensity(prior, d)
-
-    b = max(1, round(n / r))
-    w = n / b
-    log_a = math.log(p.a)
-    scale_sum = p.scale * n  # Laplace scale of the released log-sum, -d log(a) / epsilon_1
-    s_dp = jnp.asarray(p.s_l * n, dtype=jnp.float64)
-    inits = _initial_values(init, p, chains, seed)
-    bad = [i for i, x in enumerate(inits) if not np.isfinite(float(log_prior(jnp.asarray(x[_ALPHA]))))]
-    if bad:
-        v.fail(_OWNER, "prior", "must have a finite log-density at the initial alpha", inits[bad[0]][_ALPHA].tolist())
-
-    def model() -> None:
-        alpha = numpyro.sample(_ALPHA, dist.ImproperUniform(constraints.positive, (), (d,)))
-        numpyro.factor("prior", log_prior(alpha))
-        logx = numpyro.sample(_RECORDS, dist.ImproperUniform(constraints.real_vector, (b,), (d,)))
-        log_beta = jnp.sum(gammaln(alpha)) - gammaln(jnp.sum(alpha))
-        numpyro.factor("records", w * (jnp.dot(alpha - 1.0, jnp.sum(logx, axis=0)) - b * log_beta))
-
-    def latent(key: Any, theta: Mapping[str, Any]) -> Any:
-        lg = random.loggamma(key, theta[_ALPHA], shape=(b, d), dtype=jnp.float64)
-        return lg - jax.nn.logsumexp(lg, axis=-1, keepdims=True)
-
-    def statistic(logx_i: Any, s: Any) -> Any:
-        return w * jnp.maximum(logx_i, log_a)
-
-    log_norm = -d * math.log(2.0 * scale_sum)
-
-    def laplace(s_obs: Any, s: Any) -> Any:
-        return log_norm - jnp.sum(jnp.abs(s_obs - s)) / scale_sum
-
-    aug = AugmentationModel(statistic=statistic, log_density=laplace, model=model, records=_RECORDS, latent=latent)
+    built = _build(release, prior, chains, seed, replicates, part=part, init=init, joint_move=joint_move)
+    p, d, n, b, w = built.part, built.part.d, built.part.n, built.b, built.w
+    aug, s_dp, inits, prior_text = built.aug, built.s_dp, built.inits, built.prior_text
     raw = sample(
         aug,
         s_dp,
