@@ -295,3 +295,66 @@ def test_bad_input_is_named() -> None:
         sample(both, rel)
     with pytest.raises(ValueError, match="one dict per chain"):
         sample(aug, rel, init=[{"pi": np.full(4, 0.25)}], chains=2)
+
+
+# ----------------------------------------------------------------------------- joint moves
+N_GAUSS, PRIOR_SD, NOISE_SD, S_GAUSS = 20, 3.0, 4.0, 31.0
+
+
+def gauss_model() -> None:
+    mu = numpyro.sample("mu", dist.Normal(0.0, PRIOR_SD))
+    with numpyro.plate("records", N_GAUSS):
+        numpyro.sample("x", dist.Normal(mu, 1.0))
+
+
+def gauss_shift_move(key, theta, x, log_noise, step):  # type: ignore[no-untyped-def]
+    """mu' = mu + step z and every record shifted by mu' - mu: f(x'|mu') = f(x|mu), Jacobian 1."""
+    k_z, k_u = jax.random.split(key)
+    mu = theta["mu"]
+    mu_new = mu + step * jax.random.normal(k_z)
+    x_new = x + (mu_new - mu)
+    log_r = (dist.Normal(0.0, PRIOR_SD).log_prob(mu_new) - dist.Normal(0.0, PRIOR_SD).log_prob(mu)
+             + log_noise(x_new) - log_noise(x))
+    ok = jnp.log(jax.random.uniform(k_u)) < log_r
+    return {"mu": jnp.where(ok, mu_new, mu)}, jnp.where(ok, x_new, x), jnp.exp(jnp.minimum(log_r, 0.0))
+
+
+@pytest.mark.parametrize("route", ["nuts", "joint_only"])
+def test_joint_move_keeps_the_exact_posterior(route: str) -> None:
+    """x_i ~ N(mu, 1), s_dp = sum x_i + N(0, 4^2): p(mu | s_dp) is normal in closed form.
+
+    ``nuts``: record sweep, NUTS for mu | x (HMCGibbs), then the joint move (its new values are
+    written back into NUTS's state). ``joint_only``: record sweep and three joint moves, no other
+    update of mu. Mean and sd of mu within Z_MAX Monte Carlo standard errors.
+    """
+    prec = 1 / PRIOR_SD**2 + N_GAUSS**2 / (N_GAUSS + NOISE_SD**2)
+    mean, sd = N_GAUSS * S_GAUSS / (N_GAUSS + NOISE_SD**2) / prec, prec**-0.5
+    log_norm = -math.log(NOISE_SD) - 0.5 * math.log(2 * math.pi)
+    aug = AugmentationModel(
+        statistic=lambda x, s_dp: jnp.reshape(x, (1,)),
+        log_density=lambda s_dp, s: jnp.sum(log_norm - 0.5 * ((s_dp - s) / NOISE_SD) ** 2),
+        model=gauss_model,
+        posterior=(lambda key, x, theta: theta) if route == "joint_only" else None,
+        joint_move=gauss_shift_move,
+    )
+    idata = sample(aug, np.array([S_GAUSS]), init={"mu": 0.0}, draws=3000, warmup=500, chains=CHAINS, seed=4,
+                   check_mixing=False, joint_repeats=3 if route == "joint_only" else 1)
+    mu = np.asarray(idata.posterior["mu"])
+    m_err = float(np.ravel(az.mcse(mu, method="mean"))[0])
+    s_err = float(np.ravel(az.mcse((mu - mu.mean()) ** 2, method="mean"))[0]) / (2 * mu.std())
+    assert abs(mu.mean() - mean) < Z_MAX * m_err and abs(mu.std() - sd) < Z_MAX * s_err, (mu.mean(), mu.std(), mean, sd)
+    jacc = idata.sample_stats["joint_accept_prob"]
+    assert jacc.shape == (CHAINS, 3000) and 0.15 < float(jacc.mean()) < 0.5  # adapted towards 0.3
+    assert np.ptp(np.asarray(idata.sample_stats["joint_step_size"]), axis=1).max() == 0.0  # fixed after warmup
+    assert "joint move" in idata.attrs["sampler"]
+
+
+def test_joint_move_bad_input() -> None:
+    aug = AugmentationModel(statistic=lambda x, s_dp: jnp.reshape(x, (1,)), model=gauss_model,
+                            log_density=lambda s_dp, s: -jnp.sum((s_dp - s) ** 2), joint_move=gauss_shift_move)
+    with pytest.raises(ValueError, match=r"joint_target_accept must be in \(0, 1\)"):
+        sample(aug, np.array([1.0]), joint_target_accept=1.5)
+    with pytest.raises(ValueError, match="joint_repeats must be"):
+        sample(aug, np.array([1.0]), joint_repeats=0)
+    with pytest.raises(TypeError, match="joint_move must be a callable"):
+        AugmentationModel(statistic=lambda x, s_dp: x, model=gauss_model, joint_move=3)
