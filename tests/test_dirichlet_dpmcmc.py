@@ -119,6 +119,7 @@ def test_dpmcmc_matches_brute_force_posterior(tiny: tuple[na.Release, az.Inferen
     assert idata.attrs["a"] == A and idata.attrs["prior"].startswith("user")
 
 
+@pytest.mark.slow  # 80 s under load
 def test_dpremcmc_replicated_records_carry_n_records_of_information() -> None:
     """DPreMCMC with b = n / r records: near DPMCMC when the noise is small, and as precise.
 
@@ -209,6 +210,7 @@ def test_joint_move_alone_leaves_the_posterior_invariant() -> None:
     assert max_z(ref, bad) > 2 * Z_MAX, (ref, bad)
 
 
+@pytest.mark.slow  # 110 s under load; exactness of the move stays in the fast suite
 def test_joint_move_improves_mixing_of_alpha() -> None:
     """n = 300, d = 3, epsilon = 1: ESS of alpha per iteration with the move vs plain augmentation.
 

@@ -8,6 +8,9 @@ carries the noisy censored mean-log statistic :math:`S_L(D,a)` (or :math:`S_L(D_
 * :func:`dirichlet_mle`, :func:`dirichlet_mle_from_stats` -- Minka's fixed point (§2.2).
 * :func:`dpboots` -- DPBoots, Algorithm 2, with an exact non-stalling truncated-Laplace draw.
 * :func:`dpabc` -- DPABC with priors p1 and p4 (§4.2.3).
+* :func:`dpmcmc` -- DPMCMC, the exact posterior of eq. (2) by record-level data augmentation
+  (:mod:`noiseaware.augment`) with a joint move of alpha and the records; ``replicates=r`` gives
+  DPreMCMC (§4.2.2).
 * :func:`fit` -- NUTS on the latent-:math:`S_0` model of eq. (6) (``moments="asymptotic"``) or its
   censoring-aware form (``"censored"``), priors p1 / p3 / p4, in NumPyro or PyMC.
 * :func:`elicit_prior` -- priors p3 / p4 from :math:`S_L(D_1,a)` (§4.2.1).
@@ -26,14 +29,9 @@ from ._boots import (
     p1_prior,
     truncated_laplace_range,
 )
+from ._dpmcmc import dpmcmc
 from ._fit import DirichletFit, fit
 from ._mle import DirichletMLE, dirichlet_loglik, dirichlet_mle, dirichlet_mle_from_stats, inverse_digamma
-
-# ---------------------------------------------------------------------------------------------
-# DPMCMC / DPreMCMC (seed 004 §4.2.2, exact augmentation MCMC): another worker adds ``_dpmcmc.py``.
-# Wire it here, e.g.:
-#     from ._dpmcmc import dpmcmc, dpremcmc   (and add the names to __all__ below)
-# ---------------------------------------------------------------------------------------------
 
 __all__ = [
     "ABCResult",
@@ -47,6 +45,7 @@ __all__ = [
     "dirichlet_mle_from_stats",
     "dpabc",
     "dpboots",
+    "dpmcmc",
     "elicit_prior",
     "fit",
     "inverse_digamma",

@@ -46,6 +46,7 @@ from .._core._dirichlet_release import LogMeanPart, select_part
 from ..augment import AugmentationModel, sample
 from ..augment import check_mixing as _check_mixing
 from ..exceptions import NoiseawareTypeError
+from ._mle import dirichlet_mle_from_stats
 
 __all__ = ["P1_RATE", "P1_SHAPE", "dpmcmc"]
 
@@ -95,14 +96,6 @@ def _prior_logdensity(prior: Any, d: int) -> tuple[Callable[[Any], Any], str]:
 
 
 # ----------------------------------------------------------------------------- initial values
-def _inverse_digamma(y: np.ndarray) -> np.ndarray:
-    """Solve ``digamma(x) = y`` by Newton's method (Minka 2000, appendix C)."""
-    x = np.where(y >= -2.22, np.exp(y) + 0.5, -1.0 / (y + 0.5772156649015329))
-    for _ in range(8):
-        x = x - (special.digamma(x) - y) / special.polygamma(1, x)
-    return x
-
-
 def _moment_alpha(s: np.ndarray) -> np.ndarray:
     r"""Minka's (2000) fixed point for the Dirichlet MLE from a mean-log vector ``s``.
 
@@ -113,9 +106,7 @@ def _moment_alpha(s: np.ndarray) -> np.ndarray:
     excess = math.log(float(np.exp(s).sum()))
     if excess > -0.02:
         s = s - excess - 0.02
-    alpha = np.ones_like(s)
-    for _ in range(200):
-        alpha = _inverse_digamma(special.digamma(alpha.sum()) + s)
+    alpha = dirichlet_mle_from_stats(s).alpha
     return np.clip(alpha, 0.05, 1e4)
 
 
