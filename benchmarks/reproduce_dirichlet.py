@@ -39,6 +39,7 @@ import fcntl
 import json
 import os
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -244,7 +245,7 @@ def run(args: argparse.Namespace) -> None:
     """Fill in missing (cell, method, data set) results, data set index outermost, until the deadline."""
     deadline = time.time() + 60 * args.minutes
     data = load(args.results)
-    data.setdefault("meta", {})["machine"] = machine()
+    lock_path = Path(tempfile.gettempdir()) / f"{args.results.name}.lock"
     for i in range(args.datasets):
         for cell in args.cells:
             todo = [m for m in args.methods if f"{cell}|{m}|{i}" not in data["runs"]]
@@ -263,10 +264,11 @@ def run(args: argparse.Namespace) -> None:
                     draws, info = run_method(method, full, split, seed)
                 elapsed = time.perf_counter() - t0
                 rec = {**metrics(draws, alpha, seed), **info, "time_s": elapsed, "a": full.metadata["a"]}
-                with open(args.results.with_suffix(".lock"), "w") as lock:  # another process may share the file
+                with open(lock_path, "w") as lock:  # another process may share the file
                     fcntl.flock(lock, fcntl.LOCK_EX)
                     data = load(args.results)
                     data["runs"][f"{cell}|{method}|{i}"] = rec
+                    data.setdefault("meta", {})["machine"] = machine()
                     save(args.results, data)
                 diag = f" rhat={info['rhat_max']:.3f} ess={info['ess_min']:.0f}" if "rhat_max" in info else ""
                 print(
@@ -357,6 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         run(args)
     data = load(args.results)
+    if "machine" not in data.get("meta", {}):  # runs before the machine was recorded: same machine, now
+        import numpyro  # noqa: F401  (so that machine() names the library versions)
+
+        data.setdefault("meta", {})["machine"] = machine()
+        save(args.results, data)
     command = args.command or "nice -n 10 .venv/bin/python benchmarks/reproduce_dirichlet.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
