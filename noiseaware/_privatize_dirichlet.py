@@ -105,7 +105,7 @@ def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:
         i, j = np.argwhere(x < 0)[0]
         raise NoiseawareValueError(
             f"{_OWNER}: compositions must have non-negative parts; got {int(np.sum(x < 0))} negative part(s), "
-            f"e.g. row {int(i)} column {int(j)} = {x[i, j]!r}."
+            f"e.g. row {int(i)} column {int(j)} = {float(x[i, j])!r}."
         )
     sums = x.sum(axis=1)
     bad = np.abs(sums - 1.0) > tol
@@ -113,7 +113,7 @@ def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:
         i = int(np.argmax(bad))
         raise NoiseawareValueError(
             f"{_OWNER}: rows must lie on the simplex (sum to 1 within simplex_tol={tol!r}); got "
-            f"{int(bad.sum())} row(s) off it, e.g. row {i} sums to {sums[i]!r}. Divide each row by its sum, "
+            f"{int(bad.sum())} row(s) off it, e.g. row {i} sums to {float(sums[i])!r}. Divide each row by its sum, "
             "or raise simplex_tol for rounded shares."
         )
     if np.any(x == 0) and zeros == "error":
