@@ -228,7 +228,7 @@ def test_sbc_nuts_route():
     99 thinned draws are uniform: chi-square on 10 bins, 3 statistics, Bonferroni at 1e-4. The same
     ranks under a fit with the Laplace scale halved in the likelihood are rejected.
 
-    The asymptotic moments keep the test to about a minute (the censored moments' 256-term series
+    The asymptotic moments keep the test to about two minutes on 2 cores (the censored moments' 256-term series
     cost 40 times more per gradient; they are checked against quadrature elsewhere).
     """
     import jax
