@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -204,24 +204,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"noiseaware: error: {message} (see '{self.prog} --help')\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        val = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
-    if val < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1; got {val}")
-    return val
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` for integers ``>= minimum`` with a one-line message."""
+
+    def parse(text: str) -> int:
+        try:
+            val = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
+        if val < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}; got {val}")
+        return val
+
+    return parse
 
 
-def _nonnegative_int(text: str) -> int:
-    try:
-        val = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
-    if val < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0; got {val}")
-    return val
+_positive_int = _int_at_least(1)
+_nonnegative_int = _int_at_least(0)
 
 
 def _level(text: str) -> float:
