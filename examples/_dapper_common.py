@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 import arviz as az
@@ -96,3 +97,21 @@ def print_table(title: str, df: pd.DataFrame) -> None:
     print(f"\n{title}")
     with pd.option_context("display.width", 140, "display.float_format", "{:.4g}".format):
         print(df)
+
+
+def sample_and_report(aug, sdp, args: argparse.Namespace, n: int):
+    """Run ``noiseaware.augment.sample`` with the example's settings and print its speed and acceptance."""
+    from noiseaware.augment import sample
+
+    t0 = time.perf_counter()
+    idata = sample(aug, sdp, draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
+                   progressbar=args.progressbar)
+    elapsed = time.perf_counter() - t0
+    acc = float(idata.sample_stats["accept_rate"].mean())
+    updates = n * args.chains * (args.draws + args.warmup)
+    print(f"\nnoise-aware sampler ({idata.attrs['sampler']}): {args.chains} chains x {args.draws} draws "
+          f"(+{args.warmup} warmup), {elapsed:.1f} s with compilation, {updates / elapsed:.3g} record updates/s; "
+          f"mean record acceptance {acc:.3f}")
+    if "diverging" in idata.sample_stats:
+        print(f"NUTS divergences: {int(idata.sample_stats['diverging'].sum())}")
+    return idata

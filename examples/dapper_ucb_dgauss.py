@@ -14,7 +14,6 @@ Run:  .venv/bin/python examples/dapper_ucb_dgauss.py [--data ucb|seed001] [--the
 from __future__ import annotations
 
 import math
-import time
 
 import _dapper_common as common
 import jax
@@ -23,7 +22,7 @@ from dapper_ucb_rr import CELLS, dirichlet_posterior, odds_ratio, table_model
 
 import noiseaware as na
 from noiseaware import accounting
-from noiseaware.augment import AugmentationModel, sample
+from noiseaware.augment import AugmentationModel
 from noiseaware.datasets import ucb_admissions
 from noiseaware.mechanisms import DiscreteGaussianMechanism
 
@@ -69,18 +68,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     aug = AugmentationModel(statistic=flat_indicator, model=table_model, model_args=(n,),
                             posterior=dirichlet_posterior if args.theta == "conjugate" else None)
-    t0 = time.perf_counter()
-    idata = sample(aug, release, draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
-                   progressbar=args.progressbar)
-    elapsed = time.perf_counter() - t0
+    idata = common.sample_and_report(aug, release, args, n)
     pi = np.asarray(idata.posterior["pi"])
-    acc = float(idata.sample_stats["accept_rate"].mean())
-    updates = n * args.chains * (args.draws + args.warmup)
-    print(f"\nnoise-aware sampler ({idata.attrs['sampler']}): {args.chains} chains x {args.draws} draws "
-          f"(+{args.warmup} warmup), {elapsed:.1f} s with compilation, {updates / elapsed:.3g} record updates/s; "
-          f"mean record acceptance {acc:.3f}")
-    if "diverging" in idata.sample_stats:
-        print(f"NUTS divergences: {int(idata.sample_stats['diverging'].sum())}")
     common.print_table("noise-aware posterior (data augmentation)",
                        common.summarize({"pi": pi, "odds_ratio": odds_ratio(pi)}, {"pi": CELLS}))
 

@@ -13,8 +13,6 @@ Run:  .venv/bin/python examples/dapper_ucb_rr.py [--data ucb|seed001] [--quick] 
 
 from __future__ import annotations
 
-import time
-
 import _dapper_common as common
 import jax
 import jax.numpy as jnp
@@ -23,7 +21,7 @@ import numpyro
 import numpyro.distributions as dist
 
 import noiseaware as na
-from noiseaware.augment import AugmentationModel, sample
+from noiseaware.augment import AugmentationModel
 from noiseaware.datasets import ucb_admissions
 from noiseaware.mechanisms import RandomizedResponse
 
@@ -86,16 +84,8 @@ def main(argv: list[str] | None = None) -> dict:
     print("noisy cells (MA, MR, FA, FR):", noisy.tolist())
 
     aug = AugmentationModel(statistic=answers, model=table_model, model_args=(n,), posterior=dirichlet_posterior)
-    t0 = time.perf_counter()
-    idata = sample(aug, release, draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
-                   progressbar=args.progressbar)
-    elapsed = time.perf_counter() - t0
+    idata = common.sample_and_report(aug, release, args, n)
     pi = np.asarray(idata.posterior["pi"])
-    acc = float(idata.sample_stats["accept_rate"].mean())
-    updates = n * args.chains * (args.draws + args.warmup)
-    print(f"\nnoise-aware sampler: {args.chains} chains x {args.draws} draws (+{args.warmup} warmup), "
-          f"{elapsed:.1f} s with compilation, {updates / elapsed:.3g} record updates/s; "
-          f"mean record acceptance {acc:.3f}")
     common.print_table("noise-aware posterior (data augmentation)",
                        common.summarize({"pi": pi, "odds_ratio": odds_ratio(pi)}, {"pi": CELLS}))
 
