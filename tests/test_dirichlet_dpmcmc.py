@@ -14,7 +14,6 @@ mechanism whose Laplace scale is the mean's scale applied to the log-sum (a unit
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import arviz as az
@@ -25,8 +24,7 @@ import pytest
 from scipy import special, stats
 
 import noiseaware as na
-from noiseaware.augment import sample
-from noiseaware.dirichlet._dpmcmc import _build, dpmcmc
+from noiseaware.dirichlet._dpmcmc import _joint_move, _prepare, _run, dpmcmc, dpmcmc_batch
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
 
 Z_MAX = 5.0
@@ -171,23 +169,57 @@ def test_bad_input() -> None:
         dpmcmc(rel, progressbar="yes")
 
 
+def test_batch_matches_each_brute_force_posterior_and_compiles_once() -> None:
+    """dpmcmc_batch: each release's draws follow its own posterior; one compiled program serves both calls."""
+    from noiseaware.dirichlet._dpmcmc import _cached_program
+
+    rels = [tiny_release(3), tiny_release(8)]
+    prior = dist.Gamma(jnp.full(2, SHAPE), RATE)
+    fits = dpmcmc_batch(rels, prior=prior, draws=4000, warmup=500, chains=4, seed=5, check_mixing=False)
+    refs = [grid_moments(np.asarray(r.values, dtype=np.float64), N, A, float(r.mechanism.scale)) for r in rels]
+    for rel, idata, ref in zip(rels, fits, refs, strict=True):
+        assert idata.attrs["a"] == A and idata.posterior["alpha"].shape == (4, 4000, 2)
+        assert max_z(ref, sampler_moments(idata)) < Z_MAX, (ref, sampler_moments(idata))
+    hits = _cached_program.cache_info().hits
+    again = dpmcmc_batch(rels[::-1], prior=prior, draws=200, warmup=100, chains=4, seed=6, check_mixing=False)
+    assert _cached_program.cache_info().hits == hits + 1  # same shape and prior: no new program
+    # the data are inputs, not constants: the reversed order gives the reversed posteriors
+    m = [float(f.posterior["composition"][..., 0].mean()) for f in fits]
+    m2 = [float(f.posterior["composition"][..., 0].mean()) for f in again]
+    if abs(m[0] - m[1]) > 0.05:
+        assert abs(m2[0] - m[1]) < abs(m2[0] - m[0]), (m, m2)
+
+
+def test_batch_bad_input() -> None:
+    rel = tiny_release()
+    other = na.privatize(np.random.default_rng(0).dirichlet([2.0, 3.0], size=5), statistic="dirichlet_logmean",
+                         epsilon=1.0, threshold=A, rng=np.random.default_rng(0))
+    with pytest.raises(NoiseawareValueError, match="releases must share d and the number of latent records"):
+        dpmcmc_batch([rel, other], draws=10, warmup=10)
+    with pytest.raises(NoiseawareValueError, match="releases must hold at least one release"):
+        dpmcmc_batch([])
+    with pytest.raises(NoiseawareTypeError, match="releases must be a list of releases"):
+        dpmcmc_batch(rel)
+    with pytest.raises(NoiseawareValueError, match="draws must be"):
+        dpmcmc_batch([rel], draws=0)
+
+
 # ----------------------------------------------------------------------------- the joint move
 def _joint_only(rel: na.Release, prior: object, *, ignore_noise: bool = False, **kw: object) -> az.InferenceData:
     """Record sweeps plus the joint move, no draw of alpha | records: the move alone moves alpha."""
-    built = _build(rel, prior, 4, 11, 1, part=None, init=None, joint_move=True)
-    move = built.aug.joint_move
-    assert move is not None
+    prep = _prepare(rel, prior, 4, 11, 1, part=None, init=None, joint_move=True)
+    factory = _joint_move
     if ignore_noise:  # a wrong move: its ratio leaves out the noise density of the moved records
-        wrong = move
 
-        def move(key, theta, recs, log_noise, step):  # type: ignore[no-untyped-def]
-            return wrong(key, theta, recs, lambda r: jnp.zeros(()), step)
+        def factory(log_prior, b, d, steps):  # type: ignore[no-untyped-def]
+            right = _joint_move(log_prior, b, d, steps)
+            return lambda key, alpha, logx, log_noise, h, chol: right(key, alpha, logx, lambda r: 0.0, h, chol)
 
-    aug = dataclasses.replace(built.aug, posterior=lambda key, recs, theta: theta, joint_move=move)
-    raw = sample(aug, built.s_dp, init=built.inits, chains=4, seed=12, check_mixing=False, **kw)  # type: ignore[arg-type]
-    alpha = np.asarray(raw.posterior["alpha"])
+    raw = _run([prep], prior, int(kw["draws"]), int(kw["warmup"]), 12, False,  # type: ignore[call-overload]
+               alpha_given_records=False, move_factory=factory)
+    alpha = raw["alpha"][0]
     return az.from_dict(posterior={"alpha": alpha, "composition": alpha / alpha.sum(-1, keepdims=True)},
-                        sample_stats=dict(raw.sample_stats.data_vars))
+                        sample_stats={k: raw[k][0] for k in ("joint_accept_prob", "joint_step_size")})
 
 
 def test_joint_move_alone_leaves_the_posterior_invariant() -> None:
@@ -228,6 +260,7 @@ def test_joint_move_improves_mixing_of_alpha() -> None:
     print(f"min bulk ESS of alpha: {ess_plain:.1f} without the joint move, {ess_joint:.1f} with it")
     assert ess_joint > 5 * ess_plain and ess_joint > 50, (ess_plain, ess_joint)
     assert "joint_accept_prob" in joint.sample_stats and "joint_accept_prob" not in plain.sample_stats
+    assert 0.1 < float(joint.sample_stats["alpha_accept_prob"].mean()) < 0.6
 
 
 def test_joint_move_input() -> None:

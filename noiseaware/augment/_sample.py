@@ -45,6 +45,21 @@ JOINT_TARGET_ACCEPT = 0.3
 _DA_T0, _DA_KAPPA, _DA_GAMMA = 10.0, 0.75, 0.05
 
 
+def dual_averaging(i: Any, prob: Any, target: float, g_avg: Any, log_step_avg: Any) -> tuple[Any, Any, Any]:
+    r"""One dual-averaging update of a log step size (Hoffman & Gelman 2014, §3.2, eq. 6).
+
+    At iteration ``i`` (0-based) with acceptance probability ``prob``: returns the new iterate
+    :math:`x_t=-\sqrt t\,\bar g_t/\gamma` (prox centre :math:`\log 1`: the proposal carries its
+    own scale), the weighted average :math:`\bar x_t` (the step size to freeze after warmup), and
+    the running mean :math:`\bar g_t` of ``target - prob``; constants as in NumPyro.
+    """
+    t = (i + 1).astype(jnp.float64)
+    g_avg = (1.0 - 1.0 / (t + _DA_T0)) * g_avg + (target - prob) / (t + _DA_T0)
+    x_t = -jnp.sqrt(t) / _DA_GAMMA * g_avg
+    w_t = t ** (-_DA_KAPPA)
+    return x_t, (1.0 - w_t) * log_step_avg + w_t * x_t, g_avg
+
+
 class _State(NamedTuple):
     """State of the conjugate augmentation kernel: all values (``z``) and the key."""
 
@@ -221,11 +236,7 @@ class _WithJointMove(MCMCKernel):
         prob = jnp.asarray(prob, dtype=jnp.float64)
         prob = jnp.where(jnp.isnan(prob), 0.0, jnp.clip(prob, 0.0, 1.0))
         # dual averaging of log(step_size) during warmup (Hoffman & Gelman 2014, eq. 6)
-        t = (state.i + 1).astype(jnp.float64)
-        g_avg = (1.0 - 1.0 / (t + _DA_T0)) * state.g_avg + (self._target - prob) / (t + _DA_T0)
-        x_t = -jnp.sqrt(t) / _DA_GAMMA * g_avg  # prox center log(1): the move scales its own proposal
-        w_t = t ** (-_DA_KAPPA)
-        x_avg = (1.0 - w_t) * state.log_step_avg + w_t * x_t
+        x_t, x_avg, g_avg = dual_averaging(state.i, prob, self._target, state.g_avg, state.log_step_avg)
         warm = state.i < self._num_warmup
         last = state.i + 1 >= self._num_warmup
         step = jnp.where(warm, jnp.exp(jnp.where(last, x_avg, x_t)), state.step_size)

@@ -10,7 +10,7 @@ carries the noisy censored mean-log statistic :math:`S_L(D,a)` (or :math:`S_L(D_
 * :func:`dpabc` -- DPABC with priors p1 and p4 (§4.2.3).
 * :func:`dpmcmc` -- DPMCMC, the exact posterior of eq. (2) by record-level data augmentation
   (:mod:`noiseaware.augment`) with a joint move of alpha and the records; ``replicates=r`` gives
-  DPreMCMC (§4.2.2).
+  DPreMCMC (§4.2.2); :func:`dpmcmc_batch` runs it on many releases of one shape at once.
 * :func:`fit` -- NUTS on the latent-:math:`S_0` model of eq. (6) (``moments="asymptotic"``) or its
   censoring-aware form (``"censored"``), priors p1 / p3 / p4, in NumPyro or PyMC.
 * :func:`elicit_prior` -- priors p3 / p4 from :math:`S_L(D_1,a)` (§4.2.1).
@@ -29,7 +29,7 @@ from ._boots import (
     p1_prior,
     truncated_laplace_range,
 )
-from ._dpmcmc import dpmcmc
+from ._dpmcmc import dpmcmc, dpmcmc_batch
 from ._fit import DirichletFit, fit
 from ._mle import DirichletMLE, dirichlet_loglik, dirichlet_mle, dirichlet_mle_from_stats, inverse_digamma
 
@@ -46,6 +46,7 @@ __all__ = [
     "dpabc",
     "dpboots",
     "dpmcmc",
+    "dpmcmc_batch",
     "elicit_prior",
     "fit",
     "inverse_digamma",
