@@ -58,7 +58,11 @@ EPSILONS = (0.5, 1.5)
 CELLS = [f"{a}-{n}-{e}" for n in NS for a in ALPHAS for e in EPSILONS]
 METHODS = ("DPBoots", "DPABC_p1", "DPABC_p4", "DPapprox_p1", "DPreMCMC_p1", "DPMCMC_p1", "DPapprox_p1_cens")
 DEFAULT_METHODS = METHODS[:-1]
-MCMC = {"chains": 2, "warmup": 1000, "draws": 1000}
+#: DPMCMC_p1 / DPreMCMC_p1 chains by n: shorter at n = 5000, where each iteration costs five times more
+#: and the joint move keeps the bulk ESS of alpha in the hundreds.
+MCMC = {1000: {"chains": 2, "warmup": 1000, "draws": 1000}, 5000: {"chains": 2, "warmup": 500, "draws": 500}}
+#: DPreMCMC_p1 (no joint move, b = n/5 records, so cheaper per iteration and slower to mix): longer chains.
+PREMCMC = {1000: {"chains": 2, "warmup": 5000, "draws": 5000}, 5000: {"chains": 2, "warmup": 2500, "draws": 2500}}
 NUTS = {"chains": 2, "warmup": 500, "draws": 1000}
 PREMCMC_REPLICATES = 5
 PRED_DRAWS, TRUE_DRAWS = 4000, 20000
@@ -215,10 +219,12 @@ def run_method(method: str, full: Any, split: Any, seed: int) -> tuple[np.ndarra
         return res.alpha, {"abc_delta": res.delta}
     if method in ("DPMCMC_p1", "DPreMCMC_p1"):
         r = 1 if method == "DPMCMC_p1" else PREMCMC_REPLICATES
-        idata = dpmcmc(full, seed=seed, replicates=r, check_mixing=False, **MCMC)
+        settings = (MCMC if r == 1 else PREMCMC)[int(sum(full.metadata["n_parts"]))]
+        idata = dpmcmc(full, seed=seed, replicates=r, check_mixing=False, **settings)
         draws = idata.posterior["alpha"].values
         info = diagnostics(idata.posterior)
         info["accept_rate"] = float(np.mean(idata.sample_stats["accept_rate"].values))
+        info["iterations"] = "{chains} x ({warmup} + {draws})".format(**settings)
         return draws.reshape(-1, draws.shape[-1]), info
     if method in ("DPapprox_p1", "DPapprox_p1_cens"):
         moments = "asymptotic" if method == "DPapprox_p1" else "censored"
@@ -302,8 +308,11 @@ def report(data: dict[str, Any], command: str) -> str:
         "Settings: threshold `a` by Algorithm 1 (t_c = 0.01, candidates 1e-6 ... 0.1, epsilon_2 = 0.25 epsilon), "
         "S_L with epsilon_1 = 0.75 epsilon; DPABC_p4 on a release split with n_1 = 0.25 n. DPBoots: B = 1000. "
         f"DPMCMC_p1 / DPreMCMC_p1 (replicates = {PREMCMC_REPLICATES}, b = n/{PREMCMC_REPLICATES}): "
-        f"{MCMC['chains']} chains x ({MCMC['warmup']} warmup + {MCMC['draws']} draws) -- far shorter than the "
-        "seed's 3 x 100,000. DPapprox_p1: NUTS on eq. (6), "
+        + "; ".join(f"n = {n}: {m['chains']} chains x ({m['warmup']} warmup + {m['draws']} draws)"
+                    for n, m in MCMC.items())
+        + " (DPreMCMC_p1: "
+        + "; ".join(f"n = {n}: {m['chains']} x ({m['warmup']} + {m['draws']})" for n, m in PREMCMC.items())
+        + ") -- far shorter than the seed's 3 x 100,000. DPapprox_p1: NUTS on eq. (6), "
         f"{NUTS['chains']} x ({NUTS['warmup']} + {NUTS['draws']}). DPABC: 10,000 proposals, 10% kept.",
         "",
         "Per data set: MSE = mean over draws and components of (alpha - alpha_true)^2 (bias^2 + variance), "

@@ -12,7 +12,7 @@ with two) by Algorithm 1 with budget epsilon per group; the groups are disjoint,
 composition (seed 004 Proposition 3) the whole analysis is epsilon-DP. The analyst then
 
 * draws the exact DP posterior of each group's mean composition E[x | alpha] = alpha / sum(alpha)
-  by DPMCMC (seed 004 eq. 2; record-level data augmentation, ``noiseaware.dirichlet._dpmcmc``), with
+  by DPMCMC (seed 004 eq. 2; record-level data augmentation, ``noiseaware.dirichlet.dpmcmc``), with
   prior p1 (independent Gamma(1, 0.1));
 * tests, as the seed does for ATUS (§5.2, Table 2), H0_j: |E[x_j | 1 child] - E[x_j | 2 children]| <= margin
   against H1_j: > margin for every share j, by the posterior probability of H1_j;
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     import arviz as az
 
     import noiseaware as na
-    from noiseaware.dirichlet._dpmcmc import dpmcmc
+    from noiseaware.dirichlet import dpmcmc
     from noiseaware.exceptions import MixingWarning
 
     args.out.mkdir(parents=True, exist_ok=True)
