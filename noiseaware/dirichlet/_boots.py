@@ -88,6 +88,18 @@ def l1_projection(s_l: Any) -> np.ndarray:
     return np.asarray(np.where(inside, s, np.minimum(s, lo)))
 
 
+def start_alpha(s_l: Any, upper: float = 500.0) -> np.ndarray:
+    r"""A starting value for samplers of :math:`\alpha` given a released mean-log vector ``s_l``.
+
+    The Dirichlet MLE (Minka's fixed point) at the L1 projection of ``s_l`` onto
+    :math:`\mathrm{Range}(S_0)` (:func:`l1_projection`, the mode of the truncated Laplace), moved
+    ``1e-3`` inside the range and clipped to ``[0.05, upper]``. Only a start for the chains, never an
+    estimate; shared by :func:`noiseaware.dirichlet.fit` and :func:`noiseaware.dirichlet.dpmcmc`.
+    """
+    s = l1_projection(np.asarray(s_l, dtype=np.float64)) - 1e-3
+    return np.clip(dirichlet_mle_from_stats(s).alpha, 0.05, upper)
+
+
 def _log_int(slope: np.ndarray, length: np.ndarray) -> np.ndarray:
     """``log int_0^length exp(slope * u) du`` elementwise, stably (``-inf`` for empty segments)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

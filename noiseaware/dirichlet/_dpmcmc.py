@@ -51,7 +51,7 @@ from ..augment import check_mixing as _check_mixing
 from ..augment._sample import JOINT_TARGET_ACCEPT, dual_averaging
 from ..augment._sweep import noise_log_density, record_sweep
 from ..exceptions import NoiseawareTypeError
-from ._mle import dirichlet_mle_from_stats
+from ._boots import start_alpha
 
 __all__ = ["P1_RATE", "P1_SHAPE", "dpmcmc", "dpmcmc_batch"]
 
@@ -104,24 +104,10 @@ def _prior_logdensity(prior: Any, d: int) -> tuple[Callable[[Any], Any], str]:
 
 
 # ----------------------------------------------------------------------------- initial values
-def _moment_alpha(s: np.ndarray) -> np.ndarray:
-    r"""Minka's (2000) fixed point for the Dirichlet MLE from a mean-log vector ``s``.
-
-    ``s`` is first moved into :math:`\mathrm{Range}(S_0)` (``sum exp(s) < 1``) by a common
-    shift -- only a starting value for the chains, never an estimate.
-    """
-    s = np.asarray(s, dtype=np.float64)
-    excess = math.log(float(np.exp(s).sum()))
-    if excess > -0.02:
-        s = s - excess - 0.02
-    alpha = dirichlet_mle_from_stats(s).alpha
-    return np.clip(alpha, 0.05, 1e4)
-
-
 def _initial_values(init: Any, part: LogMeanPart, chains: int, seed: int) -> list[dict[str, Any]]:
     d = part.d
     if init is None:
-        base = _moment_alpha(part.s_l)
+        base = start_alpha(part.s_l, upper=1e4)
         rng = np.random.default_rng(seed)
         out = []
         for _ in range(chains):
@@ -627,7 +613,8 @@ def dpmcmc(
         last part (:math:`D_2` of a split release, the whole data otherwise).
     init : dict or list of dict, optional
         ``{"alpha": array}`` for all chains or one per chain. Default: Minka's (2000) fixed point
-        on :math:`s_L` moved into :math:`\mathrm{Range}(S_0)`, jittered per chain.
+        at the L1 projection of :math:`s_L` onto :math:`\mathrm{Range}(S_0)`
+        (:func:`~noiseaware.dirichlet._boots.start_alpha`), jittered per chain.
     check_mixing : bool
         Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
         per chain or R-hat above 1.01 (:func:`noiseaware.augment.check_mixing`).
