@@ -163,13 +163,9 @@ class LaplaceCensoredDirichletStat(Distribution):
         obs = jnp.asarray(obs, dtype=jnp.float64)
         if obs.shape != (d,):
             raise NoiseawareValueError(f"{owner}: obs must have shape ({d},) like alpha; got shape {obs.shape}.")
-        mean, cov = law._moments()
-        if parameterization == "centered":
-            s0 = numpyro.sample(f"{name}_s0", dist.MultivariateNormal(mean, covariance_matrix=cov))
-        else:
-            z = numpyro.sample(f"{name}_s0_z", dist.Normal(jnp.zeros(d), 1.0).to_event(1))
-            s0 = numpyro.deterministic(f"{name}_s0", mean + jnp.linalg.cholesky(cov) @ z)
-        return numpyro.sample(name, dist.Laplace(s0, law.scale).to_event(1), obs=obs)
+        return observe_latent(
+            name, law.alpha, law.n, math.log(law.a), law.scale, obs, moments=moments, parameterization=parameterization
+        )
 
     @classmethod
     def from_release(cls, name: str, release: Any, alpha: Any, *, part: int | None = None, **kwargs: Any) -> Any:
@@ -179,3 +175,23 @@ class LaplaceCensoredDirichletStat(Distribution):
         """
         p = select_part(f"{cls.__name__}.from_release", release, part)
         return cls.observe(name, alpha, p.n, p.a, p.scale, p.s_l, **kwargs)
+
+
+def observe_latent(
+    name: str, alpha: Any, n: Any, log_a: Any, scale: Any, obs: Any, *, moments: str, parameterization: str
+) -> Any:
+    r"""The sites of :meth:`LaplaceCensoredDirichletStat.observe`, without its argument checks.
+
+    ``n``, ``log_a`` (:math:`\log a`) and ``scale`` may be traced JAX scalars and ``obs`` a traced
+    ``(d,)`` array, so a model that takes the data as arguments compiles once for all data of one
+    shape (:func:`noiseaware.dirichlet.fit`). ``moments`` and ``parameterization`` are static.
+    """
+    mean, cov = core.logmean_moments(_BK, alpha, log_a, moments)
+    cov = cov / n
+    d = mean.shape[-1]
+    if parameterization == "centered":
+        s0 = numpyro.sample(f"{name}_s0", dist.MultivariateNormal(mean, covariance_matrix=cov))
+    else:
+        z = numpyro.sample(f"{name}_s0_z", dist.Normal(jnp.zeros(d), 1.0).to_event(1))
+        s0 = numpyro.deterministic(f"{name}_s0", mean + jnp.linalg.cholesky(cov) @ z)
+    return numpyro.sample(name, dist.Laplace(s0, scale).to_event(1), obs=obs)

@@ -1,0 +1,133 @@
+"""dirichlet.fit (NumPyro): one compiled program per configuration, reused for new data without stale state."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import noiseaware as na
+from noiseaware import dirichlet as nd
+from noiseaware._core import _dirichlet as core
+from noiseaware._core import get_backend
+from noiseaware.dirichlet import _fit
+
+pytest.importorskip("numpyro")
+
+# A configuration (d = 3, chains = 2, 150 + 150 iterations) that no other test uses, so the first
+# call of a test module run compiles it.
+CFG = {"prior": "p1", "moments": "asymptotic", "chains": 2, "draws": 150, "warmup": 150}
+
+
+def _release(alpha, n, seed, threshold=None, epsilon=4.0):
+    x = np.random.default_rng(seed).dirichlet(alpha, size=n)
+    kw = {} if threshold is None else {"threshold": threshold}
+    return na.privatize(x, statistic="dirichlet_logmean", epsilon=epsilon, rng=np.random.default_rng(seed + 1), **kw)
+
+
+def _numbers():
+    return dict(_fit._CACHE_INFO)
+
+
+def test_second_call_with_other_data_reuses_the_compiled_program():
+    a = _release([2.2, 3.3, 4.4], n=5000, seed=10)
+    b = _release([9.0, 3.0, 1.5], n=3000, seed=20)  # other n, a, scale and s_L
+    pa, pb = nd.parts(a)[0], nd.parts(b)[0]
+    assert pa.n != pb.n and pa.a != pb.a and pa.scale != pb.scale
+    assert _fit._parameterization(pa) == _fit._parameterization(pb)  # the same static structure
+
+    before = _numbers()
+    nd.fit(a, seed=1, **CFG)
+    mid = _numbers()
+    assert mid["misses"] in (before["misses"], before["misses"] + 1)
+    assert mid["traces"] >= before["traces"]
+    nd.fit(b, seed=2, **CFG)
+    after = _numbers()
+    # the second call neither built a sampler nor ran the model's Python (no re-trace, no compile)
+    assert after["misses"] == mid["misses"]
+    assert after["hits"] == mid["hits"] + 1
+    assert after["traces"] == mid["traces"]
+
+
+def test_cached_program_uses_each_calls_data_and_keeps_no_state():
+    alpha_a, alpha_b = np.array([2.2, 3.3, 4.4]), np.array([9.0, 3.0, 1.5])
+    a = _release(alpha_a, n=5000, seed=10)
+    b = _release(alpha_b, n=3000, seed=20)
+    fa = nd.fit(a, seed=1, **CFG)
+    fb = nd.fit(b, seed=2, **CFG)  # reuses the program compiled for (or before) `a`
+    # each posterior sits at its own data: the compositions are ordered oppositely
+    for res, truth in ((fa, alpha_a), (fb, alpha_b)):
+        m = res.mean_composition.mean(0)
+        np.testing.assert_allclose(m, truth / truth.sum(), atol=0.03)
+        z = (res.posterior_mean - truth) / res.alpha.std(0)
+        assert np.all(np.abs(z) < 4.0), (res.posterior_mean, truth)
+    assert fa.posterior_mean[0] < fa.posterior_mean[2] and fb.posterior_mean[0] > fb.posterior_mean[2]
+    np.testing.assert_array_equal(fb.idata["observed_data"]["s0"].values, nd.parts(b)[0].s_l)
+    # a freshly built program gives the same draws: nothing of `a` (data, warmup state) leaked into `b`
+    saved = dict(_fit._SAMPLERS)
+    _fit._SAMPLERS.clear()
+    try:
+        fresh = nd.fit(b, seed=2, **CFG)
+    finally:
+        _fit._SAMPLERS.clear()
+        _fit._SAMPLERS.update(saved)
+    np.testing.assert_allclose(fresh.alpha, fb.alpha, rtol=1e-9)
+    # and a repeated call with the same seed repeats the run exactly (every call does its own warmup)
+    again = nd.fit(b, seed=2, **CFG)
+    np.testing.assert_allclose(again.alpha, fb.alpha, rtol=1e-9)
+    np.testing.assert_array_equal(
+        again.idata["sample_stats"]["step_size"].values, fb.idata["sample_stats"]["step_size"].values
+    )
+
+
+def test_idata_groups_noncentered():
+    rel = _release([2.2, 3.3, 4.4], n=5000, seed=10, epsilon=0.5)  # wide noise: non-centred S_0
+    p = nd.parts(rel)[0]
+    assert _fit._parameterization(p) == "noncentered"
+    res = nd.fit(rel, seed=3, **CFG)
+    idata = res.idata
+    assert set(idata["posterior"].data_vars) == {"alpha", "mean", "s0_s0", "s0_s0_z"}
+    assert dict(idata["posterior"]["alpha"].sizes) == {"chain": 2, "draw": 150, "part": 3}
+    assert set(idata["sample_stats"].data_vars) >= {"diverging", "acceptance_rate", "n_steps", "step_size"}
+    assert idata["sample_stats"]["diverging"].dtype == bool
+    # the log-likelihood group is the Laplace density of s_L at each draw's S_0
+    s0 = idata["posterior"]["s0_s0"].values
+    ref = np.sum(-np.log(2 * p.scale) - np.abs(p.s_l - s0) / p.scale, axis=-1)
+    np.testing.assert_allclose(idata["log_likelihood"]["s0"].values, ref, rtol=1e-12)
+    # the deterministic S_0 = mu(alpha) + chol(Sigma(alpha) / n) z uses this release's n and a
+    alpha = idata["posterior"]["alpha"].values.reshape(-1, 3)
+    z = idata["posterior"]["s0_s0_z"].values.reshape(-1, 3)
+    for k in (0, 77, 299):
+        mean, cov = core.logmean_moments(get_backend("numpy"), alpha[k], np.log(p.a), "asymptotic")
+        np.testing.assert_allclose(s0.reshape(-1, 3)[k], mean + np.linalg.cholesky(cov / p.n) @ z[k], rtol=1e-10)
+    np.testing.assert_allclose(res.mean_composition, res.alpha / res.alpha.sum(1, keepdims=True))
+
+
+def test_cache_is_bounded_and_keyed_by_the_static_structure(monkeypatch):
+    built = []
+
+    def fake_build(st, z0, args):
+        built.append(st)
+        return object()
+
+    monkeypatch.setattr(_fit, "_build_sampler", fake_build)
+    monkeypatch.setattr(_fit, "_SAMPLERS", type(_fit._SAMPLERS)())
+    monkeypatch.setattr(_fit, "_MAX_SAMPLERS", 2)
+
+    def key(draws):
+        return _fit._Static(3, ("noncentered",), "asymptotic", False, 2, draws, 10, 0.9, False)
+
+    first = _fit._sampler(key(1), {}, ())
+    assert _fit._sampler(key(1), {}, ()) is first and len(built) == 1
+    _fit._sampler(key(2), {}, ())
+    _fit._sampler(key(1), {}, ())  # key(1) is now the most recently used
+    _fit._sampler(key(3), {}, ())  # evicts key(2)
+    assert list(_fit._SAMPLERS) == [key(1), key(3)] and len(built) == 3
+    _fit._sampler(key(2), {}, ())
+    assert len(built) == 4 and len(_fit._SAMPLERS) == 2
+
+
+def test_progressbar(capsys):
+    rel = _release([2.0, 5.0], n=2000, seed=30)
+    res = nd.fit(rel, prior="p1", moments="asymptotic", chains=1, draws=30, warmup=30, seed=4, progressbar=True)
+    assert res.alpha.shape == (30, 2)
+    assert "NUTS" in capsys.readouterr().err
