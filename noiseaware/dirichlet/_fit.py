@@ -387,12 +387,10 @@ def _parameterization(p: LogMeanPart) -> str:
 
 
 def _init_alpha(parts: list[LogMeanPart]) -> np.ndarray:
-    """A start inside the posterior's bulk: the MLE at the L1 projection of the last part's ``s_l``."""
-    from ._boots import l1_projection
-    from ._mle import dirichlet_mle_from_stats
+    """A start inside the posterior's bulk: :func:`~._boots.start_alpha` at the last part's ``s_l``."""
+    from ._boots import start_alpha
 
-    s = l1_projection(parts[-1].s_l) - 1e-3
-    return np.clip(dirichlet_mle_from_stats(s).alpha, 0.05, 500.0)
+    return start_alpha(parts[-1].s_l, upper=500.0)
 
 
 def _fit_pymc(
