@@ -45,8 +45,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--target-rate", type=float, default=0.25, help="target censoring rate t_c of Algorithm 1")
     p.add_argument("--margin", type=float, default=0.01, help="margin of the group-difference test (seed: 0.01)")
     p.add_argument("--replicates", type=int, default=1, help="1: DPMCMC (exact); r > 1: DPreMCMC with n/r records")
-    p.add_argument("--draws", type=int, default=4000, help="kept draws per chain")
-    p.add_argument("--warmup", type=int, default=1000, help="discarded draws per chain")
+    p.add_argument("--draws", type=int, default=10000, help="kept draws per chain")
+    p.add_argument("--warmup", type=int, default=2000, help="discarded draws per chain")
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--seed", type=int, default=2024, help="seed of the (simulation-mode) release and the sampler")
     p.add_argument("--quick", action="store_true", help="200 draws on 2 chains (smoke test; far from converged)")
@@ -134,8 +134,7 @@ def test_table(diff: dict[str, np.ndarray], margin: float) -> pd.DataFrame:
 
 def print_table(title: str, df: pd.DataFrame) -> None:
     print(f"\n{title}")
-    with pd.option_context("display.width", 160, "display.max_rows", 100, "display.float_format", "{:.4f}".format):
-        print(df)
+    print(df.to_string(float_format="{:.4f}".format))
 
 
 def main(argv: list[str] | None = None) -> int:
