@@ -93,51 +93,70 @@ printed numbers, so only the text is transcribed):
 
 #: Observations on the recorded run (benchmarks/reproduce_dirichlet.json, 2 cores, about 30 minutes).
 NOTES = """\
-What was run (the `k` column): DPBoots, DPABC_p1 and DPABC_p4 14-15 data sets per cell; DPMCMC_p1
-19-20 per cell at n = 1000 and **1 per cell at n = 5000** (about 150 s per call); DPapprox_p1 and
-DPreMCMC_p1 2-3 per cell -- all below the 50 of the seed and of the issue; the rest was not run for
-lack of compute (about 30 minutes of a first run on 2 cores shared with other jobs, load average 7-9,
-then 20 minutes of two parallel extension runs on a quieter machine). Medians over 1-3 data sets are
-indications, not estimates; no number here is extrapolated. The observations below were written
-after the first run (3 data sets per method at n = 1000) and still hold for the extended table.
+What was run (the `k` column): 50 data sets per cell for every method (indices 0-49 of each cell;
+the data sets and releases are seeded, so every method sees the same 50 releases). DPMCMC_p1 and
+DPreMCMC_p1 were all run with the sampler of this version (compiled once per shape; record sweep,
+random-walk Metropolis for alpha given the records, joint move for DPMCMC); the earlier results of
+the previous sampler (NUTS inside HMCGibbs) were discarded, not mixed in. Runs shared the 2 cores
+with three other jobs (load average 4-5.5), so the times are upper bounds.
 
 Observations on this run:
 
-* **DPreMCMC_p1 does not mix at this chain length** where the noise is large relative to the
-  sampling variability: R-hat > 1.1 in 3/3 data sets of a3-1000-0.5 and a5-1000-0.5, 2/3 of
-  a5-1000-1.5 and 2/2 of a5-5000-0.5 (R-hat up to about 2, bulk ESS 3-15 of 2000 draws); its MSEs
-  there are not those of a converged posterior. It has no joint move (eq. 5 has no joint density
-  to keep invariant) and the seed ran 3 x 100,000 iterations with 1000 slice cycles for alpha per
-  iteration. Where it mixes (a3 at n = 5000, a3-1000-1.5, a5-5000-1.5) its MSEs are close to
-  DPMCMC's.
-* **DPMCMC_p1** (exact, with the joint move): with 2 x (1000 + 1000) iterations the median over
-  data sets of the max R-hat is 1.00-1.03 in every cell (no data set above 1.1); a few data sets at
-  epsilon = 0.5, n = 1000 reach R-hat about 1.05 with min bulk ESS about 40. DPapprox_p1 (NUTS, eq. 6): ESS 650-1260.
+* **DPMCMC_p1 and DPapprox_p1 agree closely**: median MSE of alpha 72.1 vs 68.9 (a3-1000-0.5),
+  64.5 vs 62.7 (a5-1000-0.5), 2.39 vs 2.32 (a3-1000-1.5), 10.6 vs 9.81 (a5-1000-1.5), with the same
+  coverage to 0.01; at n = 5000, 0.11 vs 0.11, 0.0101 vs 0.0102, 0.056 vs 0.061 and, where DPMCMC
+  mixes worst (a5-5000-0.5), 1.24 vs 1.67. The asymptotic normal approximation of eq. (6)
+  is accurate at these n, and the exact sampler confirms it. The seed reports DPapprox_p1
+  slightly worse than DPMCMC_p1; we do not see that here.
+* **The exact posterior itself is wide at n = 1000, epsilon = 0.5**: MSE of alpha about 65-72 for
+  both exact and approximate Bayes, most of it posterior variance along the total concentration
+  sum(alpha) (the noise hides the spread of the records, so the p1 prior's mean of 10 per
+  component is barely updated). The predictive coverage of both is then about 0.83-0.85, against
+  0.95: the seed's "coverage suffers ... at n = 1000 ... epsilon != 1e10" and "caution when n is
+  small and epsilon < 1".
+* **DPMCMC_p1 mixing**: with 2 x (1000 + 1000) iterations at n = 1000, the median max R-hat is
+  1.01-1.03 and the median min bulk ESS of alpha 94-295; at epsilon = 0.5, 3/50 (a3) and 6/50 (a5)
+  data sets have R-hat > 1.1 (max 1.27 and 1.40) -- longer chains are needed there. At n = 5000 the
+  chains are 2 x (500 + 500) (each iteration costs five times more): at epsilon = 1.5 no data set
+  has R-hat > 1.1 (median min ESS 192-306); at epsilon = 0.5, 3/50 (a3) and 6/50 (a5) do (max 1.19),
+  and the median min ESS of a5-5000-0.5 is only 54.
+* **DPreMCMC_p1 fails where the noise is large**, as the seed says ("less satisfactory ... when
+  n = 1000 or epsilon = 0.25"): at n = 1000, epsilon = 0.5, with 2 x (5000 + 5000) iterations,
+  33/50 (a3) and 44/50 (a5) data sets have R-hat > 1.1 (up to 2.1 and 2.5), the median MSE of alpha is
+  306 and 245 (4 times DPMCMC's) and the median coverage 0.76 and 0.59. Eq. (5) has no stationary law
+  to converge to (the `dpmcmc` docstring explains why); the chains drift to large alpha. It still
+  mixes poorly at a5-5000-0.5 (17/50 data sets with R-hat > 1.1, median min ESS 32). Elsewhere
+  (epsilon = 1.5, and a3-5000-0.5) it mixes and its MSE of alpha is *below* DPMCMC's (0.34 vs 2.39 in
+  a3-1000-1.5; 0.0084 vs 0.0101 in a3-5000-1.5), with about the same coverage: its pseudo-posterior
+  of alpha is narrower than the exact one. A smaller MSE is not a sign of a better posterior here.
 * **DPBoots at epsilon = 0.5, n = 1000** is very heavy-tailed: when S_L falls outside Range(S_0)
-  (sum_j exp(s_L,j) > 1; 1.043 in a3-1000-0.5 data set 0), the truncated-Laplace draws sit on
-  the boundary, where the MLE has a huge precision (99th percentile of alpha_0 about 1400 there).
-  The MSE over bootstrap draws is dominated by a few draws (6e4 and 2e8 in two data sets) while
-  the median draw (4.3, 8.1, 11.1 in data set 0) is close to the posterior means; coverage is
-  then over 0.95 (wide predictive). This is Algorithm 2 itself (docs/dirichlet.md, "Caveat"),
-  not a bug. Elsewhere DPBoots is as good as the best Bayesian routes, as the seed says.
-* **DPABC_p1**: MSE of alpha about 85-100 in every cell, whatever n and epsilon -- 10,000
-  proposals from Gamma(1, 0.1)^d with 10% kept barely narrow the prior; consistent with the seed
-  dropping it as the weakest method.
-* **DPABC_p4** rests on the prior elicited from D_1 (n_1 = n/4, Laplace scale 4x the full
-  release's) by DPBoots; those draws are heavy-tailed, the fitted Gamma marginals have shapes about
-  0.5-1.1, and DPABC_p4 is far behind DPBoots / DPapprox except at n = 5000, epsilon = 1.5 (MSE
-  0.07-0.5 there); at alpha_5, n = 1000 its median MSE is 2e2-1.2e3 with coverage 0.85-0.9. The seed
-  calls DPABC_p4,p5 "acceptable"; we see a larger gap.
+  (sum_j exp(s_L,j) > 1), the truncated-Laplace draws sit on the boundary, where the MLE has a huge
+  precision. Over the 50 data sets of a3-1000-0.5 the MSE of alpha has quartiles 269 / 1,750 /
+  29,800 and a maximum of 2.2e8; the squared error of the bootstrap mean (median 31) is close to
+  the Bayesian routes'. Coverage is then above 0.95 (0.96-0.99: a wide predictive). This is
+  Algorithm 2 itself (docs/dirichlet.md, "Caveat"), not a bug. Elsewhere -- epsilon = 1.5, or
+  n = 5000 -- DPBoots is as good as the best Bayesian routes and covers 0.95, as the seed says.
+* **DPABC_p1**: MSE of alpha 85-98 in every cell, whatever n and epsilon -- 10,000 proposals from
+  Gamma(1, 0.1)^d with 10% kept barely narrow the prior; consistent with the seed dropping it as
+  the weakest method.
+* **DPABC_p4** rests on the prior elicited from D_1 (n_1 = n/4, Laplace scale 4 times the full
+  release's) by DPBoots; where those draws are heavy-tailed (epsilon = 0.5, and alpha_5 at
+  n = 1000) the fitted Gamma marginals are very broad and DPABC_p4 falls far behind (median MSE
+  242-1,140 at n = 1000, epsilon = 0.5; 234 at a5-5000-0.5, coverage 0.84). At epsilon = 1.5 and
+  n = 5000 it is close to DPBoots (MSE 0.045 and 0.51 against 0.010 and 0.060; coverage 0.94-0.95).
+  The seed calls DPABC_p4,p5 "acceptable"; we see a larger gap at small n and epsilon.
 * Trends the seed describes and we also see: MSEs fall with epsilon and n and grow with d; the
-  MSEs of E[x | alpha] are similar across methods (except DPABC_p1) and much smaller than those
-  of alpha; at n = 5000, epsilon = 1.5 DPBoots, DPapprox_p1, DPreMCMC_p1 and DPMCMC_p1 agree and
-  cover about 0.95; at n = 1000, epsilon = 0.5 the Bayesian routes under-cover (0.84-0.89), the
-  posterior of alpha being pulled towards larger values (a narrower predictive). We do not see
-  DPapprox_p1 worse than DPMCMC_p1 in these few data sets.
-* **Run times** are per call on the shared, niced machine and include JAX tracing and compilation,
-  which every NUTS / augmentation call repeats (tens of seconds), so they are not comparable with
-  the seed's. As in the seed, DPMCMC_p1 is the slowest at n = 5000 (145-170 s) and DPBoots the
-  fastest (2-7 s); DPreMCMC_p1 (replicates 5) takes 28-56 s, DPABC 3-45 s.
+  MSEs of E[x | alpha] are similar across methods (except DPABC_p1) and far smaller than those of
+  alpha; at n = 5000 DPBoots, DPapprox_p1 and DPMCMC_p1 agree and cover about 0.95 (DPreMCMC_p1
+  too, except where it does not mix); at n = 1000, epsilon = 0.5 every route under-covers or, for
+  DPBoots, over-covers.
+* **Run times** (median per data set, on the shared machine): DPBoots 1-2.5 s; DPABC 2-13 s
+  (simulating 10,000 data sets of n records); DPapprox_p1 3-9 s (NUTS, compiled once per shape);
+  DPMCMC_p1 8-10 s at n = 1000 (2 x 2000 iterations) and 9-14 s at n = 5000 (2 x 1000);
+  DPreMCMC_p1 4-7 s at n = 1000 (2 x 10,000 iterations of b = 200 records) and 5-9 s at
+  n = 5000 (2 x 5000 iterations of b = 1000). Per iteration DPreMCMC_p1 costs about a tenth of
+  DPMCMC_p1 (b = n/5 and no joint move); the seed reports it 40% faster. Not comparable with the
+  seed's absolute times.
 """
 
 
@@ -303,7 +322,7 @@ def report(data: dict[str, Any], command: str) -> str:
         "",
         f"Command: `{command}` (data sets run incrementally into `benchmarks/reproduce_dirichlet.json`; "
         "the section is rebuilt from that file with `--report --write docs/reproduction.md`).",
-        f"Machine: {data.get('meta', {}).get('machine', '?')}; 2 cores shared with other jobs, run under `nice -n 10`.",
+        f"Machine: {data.get('meta', {}).get('machine', '?')}; 2 cores shared with other jobs, run under `nice`.",
         "",
         "Settings: threshold `a` by Algorithm 1 (t_c = 0.01, candidates 1e-6 ... 0.1, epsilon_2 = 0.25 epsilon), "
         "S_L with epsilon_1 = 0.75 epsilon; DPABC_p4 on a release split with n_1 = 0.25 n. DPBoots: B = 1000. "
