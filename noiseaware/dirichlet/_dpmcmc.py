@@ -139,10 +139,14 @@ def _log_fisher_cholesky(alpha: np.ndarray, info: float) -> np.ndarray:
     i.e. :math:`\mathrm{diag}(\alpha)\,wbC\,\mathrm{diag}(\alpha)` in :math:`\log\alpha`; ``info = w b``.
     """
     alpha = np.asarray(alpha, dtype=np.float64)
-    d = alpha.size
     fisher = info * (np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum()))
-    prec = alpha[:, None] * fisher * alpha[None, :] + 1e-8 * np.eye(d)
-    cov = np.linalg.inv(prec)
+    return _random_walk_cholesky(alpha[:, None] * fisher * alpha[None, :])
+
+
+def _random_walk_cholesky(prec: np.ndarray) -> np.ndarray:
+    r"""Cholesky factor of :math:`(2.38^2/d)\,P^{-1}` (Roberts, Gelman & Gilks 1997), regularized."""
+    d = prec.shape[0]
+    cov = np.linalg.inv(prec + 1e-8 * np.eye(d))
     cov = 0.5 * (cov + cov.T) * (2.38**2 / d)
     return np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / d * np.eye(d))
 
@@ -164,10 +168,7 @@ def _proposal_cholesky(alpha: np.ndarray, n: int, scale_sum: float) -> np.ndarra
     cov_log = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
     jac = n * cov_log * alpha[None, :]
     var_s = n * cov_log + 2.0 * scale_sum**2 * np.eye(d)
-    prec = jac.T @ np.linalg.solve(var_s, jac) + 1e-8 * np.eye(d)
-    cov = np.linalg.inv(prec)
-    cov = 0.5 * (cov + cov.T) * (2.38**2 / d)
-    return np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / d * np.eye(d))
+    return _random_walk_cholesky(jac.T @ np.linalg.solve(var_s, jac))
 
 
 # ----------------------------------------------------------------------------- the two alpha moves
