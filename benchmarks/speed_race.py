@@ -122,6 +122,21 @@ def min_bulk_ess(draws: np.ndarray) -> tuple[float, float]:
     return float(ess.min()), float(rhat.max())
 
 
+def posterior_summary(r: np.ndarray, chains: int, draws: int, warmup: int) -> dict:
+    """Min bulk ESS, max R-hat, settings, and per-pair mean and sd of ``r`` (chains, draws, pairs)."""
+    ess, rhat = min_bulk_ess(r)
+    post = r.reshape(-1, r.shape[-1])
+    return {
+        "ess": ess,
+        "rhat": rhat,
+        "chains": chains,
+        "draws": draws,
+        "warmup": warmup,
+        "mean": post.mean(0).tolist(),
+        "sd": post.std(0, ddof=1).tolist(),
+    }
+
+
 def stan_data(release, eta: float = 1.0) -> dict:
     """The Stan program's data for a ``median_pairs`` release (exact margins N = n, K = m = ceil(n/2))."""
     from scipy.special import gammaln
@@ -195,19 +210,11 @@ def worker_noiseaware(
     p = res.p
     iu, ju = np.triu_indices(p, 1)
     R = np.asarray(res.idata["posterior"]["R"].values)
-    ess, rhat = min_bulk_ess(R[:, :, iu, ju])
-    post = R[:, :, iu, ju].reshape(-1, iu.size)
     out = {
         "wall_s": wall,
         "cpu_s": cpu,
         "compile_s": math.nan,
-        "ess": ess,
-        "rhat": rhat,
-        "chains": chains,
-        "draws": draws,
-        "warmup": warmup,
-        "mean": post.mean(0).tolist(),
-        "sd": post.std(0, ddof=1).tolist(),
+        **posterior_summary(R[:, :, iu, ju], chains, draws, warmup),
         "load": f"{la0} -> {la1}",
     }
     if backend == "numpyro":
@@ -252,20 +259,12 @@ def worker_stan(release_path: str, chains: int, draws: int, warmup: int, seed: i
     R = np.asarray(fitted["R"])  # (p, p, draws * chains), chain-major blocks of draws
     R = R.reshape(p, p, chains, draws)
     r = np.moveaxis(R[iu, ju], 0, -1)  # (chains, draws, k)
-    ess, rhat = min_bulk_ess(r)
-    post = r.reshape(-1, iu.size)
     leap = np.asarray(fitted["n_leapfrog__"]).ravel()
     return {
         "build_s": build_s,
         "build_cached": cached,
         "sample_s": sample_s,
-        "ess": ess,
-        "rhat": rhat,
-        "chains": chains,
-        "draws": draws,
-        "warmup": warmup,
-        "mean": post.mean(0).tolist(),
-        "sd": post.std(0, ddof=1).tolist(),
+        **posterior_summary(r, chains, draws, warmup),
         "mean_leapfrog": float(leap.mean()),
         "load": f"{la0} -> {la1}",
     }
