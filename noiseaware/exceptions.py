@@ -13,6 +13,7 @@ __all__ = [
     "NoiseawareValueError",
     "MixingWarning",
     "NoiseawareWarning",
+    "OutputExistsError",
     "PrivacyBudgetError",
     "PrivacyWarning",
     "ReleaseFormatError",
@@ -75,4 +76,13 @@ class MixingWarning(NoiseawareWarning):
     Issued by :func:`noiseaware.augment.sample` when a parameter's bulk effective sample size is
     below 100 per chain or its rank-normalized R-hat exceeds 1.01 (Vehtari et al. 2021). Data
     augmentation is sticky when the privacy noise is large (seed 001 §6).
+    """
+
+
+class OutputExistsError(NoiseawareError, FileExistsError):
+    """An output file already exists and overwriting it was not asked for.
+
+    Raised instead of silently replacing a file when a release or a command-line output is
+    written; the message names the path and the fix: pass ``overwrite=True`` (CLI: ``--force``).
+    Also a ``FileExistsError``, so ``except OSError`` catches it too.
     """

@@ -1,0 +1,473 @@
+"""Safe file input and output for releases and the command line (private).
+
+Four guards against the careless-user and attacker cases of project issue 11:
+
+* :func:`atomic_write_text` -- write a file all at once or not at all, never over an existing
+  file unless asked to, never over a protected input (the confidential CSV a release was made from).
+* :func:`read_text_limited` -- read a bounded amount of strict UTF-8.
+* :func:`loads_limited` -- parse JSON with bounded nesting, no NaN/Infinity, bounded integers
+  and no duplicate keys, every failure a :class:`~noiseaware.exceptions.ReleaseFormatError`.
+* :func:`printable` -- neutralize terminal control characters in labels before printing them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import pathlib
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+from .exceptions import NoiseawareTypeError, NoiseawareValueError, OutputExistsError, ReleaseFormatError
+
+__all__ = ["atomic_write_text", "loads_limited", "printable", "read_text_limited"]
+
+#: Integers with more decimal digits than this are refused by :func:`loads_limited` (int64 has 19).
+_MAX_INT_DIGITS = 40
+
+PathLike = str | os.PathLike[str]
+
+
+# ------------------------------------------------------------------------------------ writing
+def _umask() -> int:
+    """The process umask, read without changing it where the OS allows (Linux ``/proc``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: the classic read-and-restore
+    os.umask(mask)
+    return mask
+
+
+def _same_file(a: PathLike, b: PathLike) -> bool:
+    """True if ``a`` and ``b`` name the same file: ``os.path.samefile`` when both exist, else resolved paths."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (or is not a valid path)
+        return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def _check_output(
+    path: PathLike, *, overwrite: bool = False, protect: Sequence[PathLike] = (), owner: str = "write"
+) -> pathlib.Path:
+    """Refuse an output path that is a protected input, a directory, or (unless ``overwrite``) a file.
+
+    The checks of :func:`atomic_write_text`, also usable before long work so that it fails early.
+
+    Raises
+    ------
+    NoiseawareTypeError
+        If ``path`` is not a path.
+    NoiseawareValueError
+        If ``path`` is the same file as a path in ``protect``, or is a directory.
+    OutputExistsError
+        If ``path`` exists and ``overwrite`` is False.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise NoiseawareTypeError(f"{owner}: the output path must be a str or os.PathLike; got {path!r}.")
+    target = pathlib.Path(os.fspath(path))
+    if not str(target).strip():
+        raise NoiseawareValueError(f"{owner}: the output path must not be empty; got {os.fspath(path)!r}.")
+    for inp in protect:
+        if _same_file(target, inp):
+            raise NoiseawareValueError(
+                f"{owner}: refusing to write {target}: it is the input file {os.fspath(inp)}, and writing there "
+                "would destroy the input. Choose another output path."
+            )
+    if target.is_dir():
+        raise NoiseawareValueError(f"{owner}: refusing to write {target}: it is a directory. Give a file name.")
+    if not overwrite and os.path.lexists(target):
+        raise OutputExistsError(
+            f"{owner}: refusing to overwrite {target}: the file already exists; "
+            "pass overwrite=True (CLI: --force) to replace it."
+        )
+    return target
+
+
+def _fsync_dir(directory: pathlib.Path) -> None:
+    """Flush a directory entry to disk where the OS allows it (POSIX); a no-op elsewhere."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(directory, flags)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(
+    path: PathLike,
+    fill: Callable[[IO[bytes]], object],
+    *,
+    overwrite: bool = False,
+    protect: Sequence[PathLike] = (),
+    owner: str = "write",
+) -> pathlib.Path:
+    """Write a file atomically: ``fill`` writes into a temporary file that then replaces ``path``.
+
+    The engine of :func:`atomic_write_text`, for writers that need a binary file object (e.g.
+    ``Figure.savefig``). Same checks, same guarantees, same errors.
+    """
+    target = _check_output(path, overwrite=overwrite, protect=protect, owner=owner)
+    directory = target.parent
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "wb") as fh:
+            fill(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # what open() would have created
+        # the same checks again, just before the file appears, then the no-clobber move
+        _check_output(target, overwrite=overwrite, protect=protect, owner=owner)
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            try:
+                os.link(tmp, target)  # atomic and refuses an existing target, even one created meanwhile
+            except FileExistsError:
+                raise OutputExistsError(
+                    f"{owner}: refusing to overwrite {target}: the file already exists; "
+                    "pass overwrite=True (CLI: --force) to replace it."
+                ) from None
+            except OSError:  # no hard links here (FAT, some network file systems): checked above, replace
+                os.replace(tmp, target)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        tmp = None
+    except OSError as exc:
+        if isinstance(exc, OutputExistsError):
+            raise
+        reason = exc.strerror or str(exc)
+        kept = f"; the existing {target} was left unchanged" if os.path.lexists(target) else ""
+        raise OSError(exc.errno, f"{owner}: could not write {target} ({reason}){kept}.") from exc
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    _fsync_dir(directory)
+    return target
+
+
+def atomic_write_text(
+    path: str | os.PathLike[str],
+    text: str,
+    *,
+    overwrite: bool = False,
+    protect: Sequence[str | os.PathLike[str]] = (),
+    owner: str = "write",
+) -> pathlib.Path:
+    r"""Write ``text`` as UTF-8 to ``path`` all at once or not at all.
+
+    The text goes to a temporary file in the same directory (``tempfile.mkstemp``), is flushed and
+    ``fsync``-ed, and only then moved onto ``path`` (``os.replace``; without ``overwrite`` a hard
+    link, which cannot clobber a file created meanwhile); the directory is ``fsync``-ed where the
+    OS allows. On any failure -- a full disk, a permission error, an interrupt -- the temporary
+    file is removed and an existing ``path`` is left byte for byte as it was. The new file gets the
+    mode ``open()`` would give it (``0o666`` minus the umask); nothing else is preserved.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write. Its directory must exist.
+    text : str
+        The content, written as UTF-8 exactly as given (no newline is added).
+    overwrite : bool, default False
+        Replace an existing file. Without it an existing file is refused.
+    protect : sequence of str or os.PathLike
+        Inputs that must never be written over, not even with ``overwrite`` (e.g. the data a
+        release was computed from). Compared with ``os.path.samefile`` when both exist (so a
+        symbolic link, hard link or relative path to an input is caught) and as resolved paths
+        otherwise.
+    owner : str, default "write"
+        Who is writing, for the error messages (e.g. ``"Release.to_json"``).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises
+    ------
+    OutputExistsError
+        If ``path`` exists and ``overwrite`` is False (also a ``FileExistsError``).
+    NoiseawareValueError
+        If ``path`` is a file in ``protect``, or a directory, or ``text`` cannot be encoded.
+    NoiseawareTypeError
+        If ``text`` is not a ``str`` or ``path`` not a path.
+    OSError
+        If writing fails (e.g. ``ENOSPC``, no space left on device); the ``errno`` is kept and the
+        message names the path and says an existing file was left unchanged.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = atomic_write_text(pathlib.Path(d) / "r.json", '{"a": 1}\n')
+    ...     print(out.read_text(), end="")
+    ...     try:
+    ...         atomic_write_text(out, "{}")
+    ...     except FileExistsError as exc:
+    ...         print(type(exc).__name__)
+    ...     _ = atomic_write_text(out, "{}", overwrite=True)
+    ...     print(out.read_text())
+    {"a": 1}
+    OutputExistsError
+    {}
+    """
+    if not isinstance(text, str):
+        raise NoiseawareTypeError(f"{owner}: the text to write must be a str; got a {type(text).__name__}.")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise NoiseawareValueError(
+            f"{owner}: the text cannot be written as UTF-8 (character {exc.start}: {exc.reason})."
+        ) from None
+    return _atomic_write(path, lambda fh: fh.write(data), overwrite=overwrite, protect=protect, owner=owner)
+
+
+# ------------------------------------------------------------------------------------ reading
+def read_text_limited(
+    source: str | os.PathLike[str], *, max_bytes: int = 256 * 2**20, owner: str = "Release.from_json"
+) -> str:
+    r"""Read a file of at most ``max_bytes`` bytes as strict UTF-8.
+
+    The size is checked with ``stat`` before reading, and no more than ``max_bytes + 1`` bytes are
+    ever read (so a device or a file that grows cannot exhaust memory).
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        The file to read.
+    max_bytes : int, default 256 MiB
+        The largest file accepted.
+    owner : str, default "Release.from_json"
+        Who is reading, for the error messages.
+
+    Returns
+    -------
+    str
+        The decoded text (a UTF-8 byte-order mark, if any, is kept).
+
+    Raises
+    ------
+    ReleaseFormatError
+        If the file is larger than ``max_bytes`` or is not valid UTF-8 (the message names the
+        byte offset).
+    NoiseawareTypeError
+        If ``source`` is not a path.
+    OSError
+        If the file cannot be opened or read (missing, a directory, no permission).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = pathlib.Path(d) / "r.json"
+    ...     _ = p.write_bytes(b'{"label": "caf\xc3\xa9"}')
+    ...     print(read_text_limited(p))
+    ...     _ = p.write_bytes(b'{"label": "caf\xe9"}')
+    ...     try:
+    ...         read_text_limited(p)
+    ...     except ReleaseFormatError as exc:
+    ...         print(str(exc).split("r.json ", 1)[1])
+    {"label": "café"}
+    is not valid UTF-8 at byte 14 (0xe9: invalid continuation byte); save the file as UTF-8.
+    """
+    if not isinstance(source, str | os.PathLike):
+        raise NoiseawareTypeError(f"{owner}: source must be a path; got {source!r}.")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise NoiseawareValueError(f"{owner}: max_bytes must be an integer >= 0; got max_bytes={max_bytes!r}.")
+    name = os.fspath(source)
+    too_big = f"{owner}: {name} is larger than the limit of {max_bytes} bytes; is it really a release?"
+    with open(source, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise ReleaseFormatError(f"{too_big} (it has {size} bytes)")
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ReleaseFormatError(too_big)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReleaseFormatError(
+            f"{owner}: {name} is not valid UTF-8 at byte {exc.start} (0x{data[exc.start]:02x}: {exc.reason}); "
+            "save the file as UTF-8."
+        ) from None
+
+
+# ------------------------------------------------------------------------------------ parsing
+#: A JSON string (skipped whole, escapes included) or a bracket.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def _check_depth(text: str, max_depth: int, owner: str) -> None:
+    """Refuse nesting deeper than ``max_depth``, by a linear scan that skips string contents."""
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise ReleaseFormatError(
+                    f"{owner}: JSON nested deeper than {max_depth} levels (at character {m.start()}); "
+                    "a release is never nested this deep."
+                )
+        elif c in "]}":
+            depth -= 1
+
+
+def loads_limited(text: str, *, max_depth: int = 64, owner: str = "Release.from_json") -> Any:
+    """Parse JSON text defensively.
+
+    Like :func:`json.loads`, but every way the text can be hostile becomes a
+    :class:`~noiseaware.exceptions.ReleaseFormatError` with a clear message instead of a
+    ``RecursionError``, a ``ValueError`` or a silent NaN:
+
+    * nesting deeper than ``max_depth`` is refused *before* parsing (a linear scan of the
+      brackets outside strings), so the parser never recurses deeply;
+    * the constants ``NaN``, ``Infinity`` and ``-Infinity`` are refused, and so are numbers that
+      overflow to infinity (``1e400``);
+    * integers with more than 40 digits are refused (int64 needs at most 19);
+    * an object with a repeated key is refused (parsers differ on which value wins);
+    * invalid JSON is reported with its line and column.
+
+    Parameters
+    ----------
+    text : str
+        The JSON text.
+    max_depth : int, default 64
+        The deepest nesting of arrays and objects accepted.
+    owner : str, default "Release.from_json"
+        Who is parsing, for the error messages.
+
+    Returns
+    -------
+    Any
+        The parsed value (``dict``, ``list``, ``str``, ``int``, ``float``, ``bool`` or ``None``).
+
+    Raises
+    ------
+    ReleaseFormatError
+        For any of the cases above.
+    NoiseawareTypeError
+        If ``text`` is not a ``str``.
+
+    Examples
+    --------
+    >>> loads_limited('{"values": [1, 2.5], "secure": true}')
+    {'values': [1, 2.5], 'secure': True}
+    >>> for hostile in ["[" * 100_000 + "]" * 100_000, '{"scale": NaN}', '{"n": 1' + 400 * "0" + "}"]:
+    ...     try:
+    ...         loads_limited(hostile)
+    ...     except ReleaseFormatError as exc:
+    ...         print(exc)
+    Release.from_json: JSON nested deeper than 64 levels (at character 64); a release is never
+      nested this deep.
+    Release.from_json: the JSON constant NaN is not allowed; a release holds finite numbers only.
+    Release.from_json: an integer with 401 digits is too large (at most 40 digits; int64 holds 19).
+    """
+    if not isinstance(text, str):
+        raise NoiseawareTypeError(f"{owner}: the JSON text must be a str; got a {type(text).__name__}.")
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+        raise NoiseawareValueError(f"{owner}: max_depth must be an integer >= 1; got max_depth={max_depth!r}.")
+    _check_depth(text, max_depth, owner)
+
+    def parse_constant(name: str) -> Any:
+        raise ReleaseFormatError(
+            f"{owner}: the JSON constant {name} is not allowed; a release holds finite numbers only."
+        )
+
+    def parse_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > _MAX_INT_DIGITS:
+            raise ReleaseFormatError(
+                f"{owner}: an integer with {len(digits.lstrip('-'))} digits is too large "
+                f"(at most {_MAX_INT_DIGITS} digits; int64 holds 19)."
+            )
+        return int(digits)
+
+    def parse_float(literal: str) -> float:
+        val = float(literal)
+        if not math.isfinite(val):
+            shown = literal if len(literal) <= 30 else literal[:27] + "..."
+            raise ReleaseFormatError(f"{owner}: the number {shown} overflows a 64-bit float.")
+        return val
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, val in pairs:
+            if key in out:
+                raise ReleaseFormatError(f"{owner}: the key {key!r} appears twice in one JSON object.")
+            out[key] = val
+        return out
+
+    try:
+        return json.loads(
+            text,
+            parse_constant=parse_constant,
+            parse_int=parse_int,
+            parse_float=parse_float,
+            object_pairs_hook=no_duplicates,
+        )
+    except json.JSONDecodeError as exc:
+        raise ReleaseFormatError(
+            f"{owner}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
+        ) from None
+    except RecursionError:  # cannot happen after the depth check; kept so that it never escapes
+        raise ReleaseFormatError(f"{owner}: JSON nested too deeply to parse.") from None
+
+
+# ----------------------------------------------------------------------------------- printing
+#: C0 controls, DEL, C1 controls, lone surrogates, line/paragraph separators and the bidirectional
+#: overrides and isolates ("Trojan Source", CVE-2021-42574) that can make a label print as another.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    r"""Make a label safe to print on a terminal.
+
+    Control characters (C0 including newline and tab, DEL, C1), lone surrogates, the line and
+    paragraph separators and the bidirectional-override characters are replaced by visible
+    escapes (``\x1b``, ``\u202e``), so an escape sequence in a column name cannot recolour,
+    move the cursor, clear the screen or forge extra lines. Letters of any script, digits,
+    punctuation, symbols and spaces are left alone. The result has no characters that
+    ``printable`` changes, so applying it twice is the same as once.
+
+    Parameters
+    ----------
+    text : str
+        The text to print (a label, a column name, a path).
+
+    Returns
+    -------
+    str
+        ``text`` with each unsafe character replaced by its escape.
+
+    Examples
+    --------
+    >>> printable("\x1b[31mred")
+    '\\x1b[31mred'
+    >>> printable("x1 × Größe, ε")
+    'x1 × Größe, ε'
+    >>> print(printable("two\nlines\x07"))
+    two\x0alines\x07
+    """
+    return _UNPRINTABLE.sub(_escape, str(text))
