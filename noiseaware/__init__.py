@@ -15,7 +15,7 @@ import importlib
 from typing import Any
 
 from . import accounting, mechanisms
-from ._privatize import privatize
+from ._privatize import censoring_counts, kendall_tau_a, median_split_indicators, privatize
 from ._version import __version__
 from .exceptions import NoiseawareError, PrivacyBudgetError, ReleaseFormatError
 from .mechanisms import Guarantee
@@ -39,9 +39,15 @@ __all__ = [
     "ReleaseFormatError",
     "__version__",
     "accounting",
+    "censoring_counts",
+    "kendall_tau_a",
     "mechanisms",
+    "median_split_indicators",
     "privatize",
 ]
+
+#: Subpackages resolved lazily on first access (``noiseaware.copula.fit(...)`` after ``import noiseaware``).
+_LAZY_MODULES = ("augment", "copula", "dirichlet", "numpyro", "pymc")
 
 
 def __getattr__(name: str) -> Any:
@@ -51,10 +57,10 @@ def __getattr__(name: str) -> Any:
             return getattr(module, name)
         except AttributeError:
             raise AttributeError(f"noiseaware.{name} is not available in this version of noiseaware.pymc") from None
-    if name in ("pymc", "numpyro"):
+    if name in _LAZY_MODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'noiseaware' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(__all__) | set(_LAZY_PYMC) | {"pymc", "numpyro"})
+    return sorted(set(__all__) | set(_LAZY_PYMC) | set(_LAZY_MODULES))

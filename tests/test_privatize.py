@@ -11,7 +11,7 @@ import pytest
 
 import noiseaware as na
 from noiseaware._privatize import median_split_indicators
-from noiseaware.exceptions import PrivacyWarning
+from noiseaware.exceptions import PrivacyWarning, UtilityWarning
 
 
 def _brute_median_pairs(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -66,7 +66,8 @@ def test_median_pairs_noise_is_centred_on_true_counts() -> None:
 @pytest.mark.parametrize("mech,family", [("tgm", "tgm"), ("btgm", "btgm"), ("rgm", "rgm")])
 def test_range_preserving_releases_stay_in_bounds(mech: str, family: str) -> None:
     x = np.random.default_rng(5).normal(size=(31, 6))
-    rel = na.privatize(x, statistic="median_pairs", epsilon=0.05, mechanism=mech, rng=np.random.default_rng(0))
+    with pytest.warns(UtilityWarning, match="noise standard deviation"):  # 15 pairs at epsilon 0.05, n = 31
+        rel = na.privatize(x, statistic="median_pairs", epsilon=0.05, mechanism=mech, rng=np.random.default_rng(0))
     assert rel.mechanism.family == family
     assert rel.values.min() >= 0 and rel.values.max() <= 16
     assert (rel.mechanism.lower, rel.mechanism.upper) == (0, 16)
@@ -74,7 +75,8 @@ def test_range_preserving_releases_stay_in_bounds(mech: str, family: str) -> Non
 
 def test_dataframe_input_and_names() -> None:
     df = pd.DataFrame({"age": [30, 41, 52, 23, 35], "income": [1.0, 2.0, 2.5, 0.5, 3.0], "k": [1, 2, 3, 4, 5]})
-    rel = na.privatize(df, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
+    with pytest.warns(UtilityWarning, match="ceil"):  # n = 5: noise sd 4.2 > 3
+        rel = na.privatize(df, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
     assert rel.labels == (("age", "income"), ("age", "k"), ("income", "k"))
 
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 
 import numpy as np
 import pytest
 
 import noiseaware as na
-from noiseaware import mechanisms as M
-from noiseaware.exceptions import ReleaseFormatError
+from noiseaware.exceptions import NoiseawareValueError, PrivacyWarning, ReleaseFormatError
 
 X = np.random.default_rng(0).normal(size=(41, 4))
 
 
 def _releases() -> list[na.Release]:
+    """One simulation release per statistic/mechanism (seeded)."""
     rng = np.random.default_rng(1)
     out = [
         na.privatize(X, statistic="median_pairs", epsilon=0.7, mechanism=m, rng=rng)
@@ -33,7 +34,22 @@ def _releases() -> list[na.Release]:
     return out
 
 
-@pytest.mark.parametrize("rel", _releases(), ids=lambda r: f"{r.statistic}-{r.mechanism.family}")
+def _releases_secure() -> list[na.Release]:
+    """The same releases drawn securely (OpenDP)."""
+    out = [
+        na.privatize(X, statistic="median_pairs", epsilon=0.7, mechanism=m) for m in ("geometric", "tgm", "btgm", "rgm")
+    ]
+    out.append(
+        na.privatize(np.array([[46, 118], [109, 127]]), statistic="counts", sigma=6.25, sensitivity=2**0.5, n=400)
+    )
+    out.append(na.privatize(np.array([3, 1, 4]), statistic="counts", epsilon=1.0, sensitivity=2))
+    out.append(na.privatize(np.array([0.1, -2.5]), statistic="vector", epsilon=0.3, sensitivity=1.0))
+    out.append(na.privatize(np.array([0.1, -2.5]), statistic="vector", rho=0.3, sensitivity=1.0))
+    out.append(na.privatize(np.array([[0, 1], [1, 1]]), statistic="randomized_response", p=0.75, categories=2))
+    return out
+
+
+@pytest.mark.parametrize("rel", _releases_secure(), ids=lambda r: f"{r.statistic}-{r.mechanism.family}")
 def test_json_round_trip_is_exact(rel: na.Release, tmp_path) -> None:
     path = tmp_path / "r.json"
     rel.to_json(path)
@@ -57,11 +73,28 @@ def test_release_is_frozen() -> None:
 
 
 def _dict() -> dict:
-    return _releases()[0].to_dict()
+    return _releases()[0].to_dict()  # a simulation release: the loader warns, _load silences it
 
 
 def _load(d: dict) -> na.Release:
-    return na.Release.from_json(json.dumps(d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)  # the record is a simulation release
+        return na.Release.from_json(json.dumps(d))
+
+
+@pytest.mark.parametrize("rel", _releases(), ids=lambda r: f"{r.statistic}-{r.mechanism.family}")
+def test_simulation_round_trip_needs_opt_in_and_warns(rel: na.Release, tmp_path) -> None:
+    path = tmp_path / "r.json"
+    with pytest.raises(NoiseawareValueError, match="SIMULATION"):
+        rel.to_json(path)
+    with pytest.raises(NoiseawareValueError, match="allow_simulation"):
+        rel.to_json()
+    assert not path.exists()
+    with pytest.warns(PrivacyWarning, match="SIMULATION"):
+        rel.to_json(path, allow_simulation=True)
+    with pytest.warns(PrivacyWarning, match="SIMULATION"):
+        back = na.Release.from_json(path)
+    assert back == rel and not back.secure
 
 
 @pytest.mark.parametrize(
@@ -110,33 +143,20 @@ def test_not_json() -> None:
 
 
 def test_components_compose_sequentially() -> None:
-    counts = na.privatize(
-        np.array([3, 4]), statistic="counts", epsilon=0.2, sensitivity=2, rng=np.random.default_rng(0)
-    )
-    main_mech = M.LaplaceMechanism.from_epsilon(0.8, sensitivity=0.5)
-    rel = na.Release(
-        statistic="custom",
-        values=np.array([1.0, 2.0]),
-        labels=(("a",), ("b",)),
-        mechanism=main_mech,
-        composition="joint",
-        guarantee=na.Guarantee(epsilon=1.0),
-        secure=False,
-        components=(counts,),
-        metadata={"threshold": 0.01},
-    )
+    x = np.random.default_rng(3).dirichlet([2.0, 3.0, 4.0], size=300)
+    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0)
+    assert len(rel.components) == 1
+    assert rel.guarantee.isclose(rel.components[0].guarantee.compose(rel.mechanism.guarantee()))
     assert na.Release.from_json(rel.to_json()) == rel
+    # the same parts claiming only the main mechanism's epsilon: the component was not counted
     with pytest.raises(ReleaseFormatError, match="guarantee"):
-        na.Release(
-            statistic="custom",
-            values=np.array([1.0, 2.0]),
-            labels=(("a",), ("b",)),
-            mechanism=main_mech,
-            composition="joint",
-            guarantee=na.Guarantee(epsilon=0.8),
-            secure=False,
-            components=(counts,),
-        )
+        dataclasses.replace(rel, guarantee=rel.mechanism.guarantee())
+
+
+def test_unknown_statistic_is_refused() -> None:
+    rel = _releases_secure()[5]
+    with pytest.raises(ReleaseFormatError, match="statistic"):
+        dataclasses.replace(rel, statistic="custom")
 
 
 def test_summary_mentions_guarantee_and_simulation() -> None:

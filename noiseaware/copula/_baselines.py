@@ -256,7 +256,8 @@ def asghar_dpc(
     >>> bool(np.all(np.linalg.eigvalsh(res.R) > -1e-9))
     True
     """
-    from .._privatize import _as_matrix, privatize
+    from .._privatize import privatize
+    from .._privatize._common import as_matrix as _as_matrix
 
     eps = v.epsilon(_ASGHAR, epsilon)
     x, names = _as_matrix(_ASGHAR, data, columns)

@@ -1,6 +1,6 @@
 r"""The ``dirichlet_logmean`` statistic: seed 004 Algorithm 1 (DPSS).
 
-Registered with :func:`noiseaware.privatize` (imported by :mod:`noiseaware._privatize`).
+Registered with :func:`noiseaware.privatize`.
 
 Algorithm 1 of seed ``004_f9e752609791d825.txt`` (§3.2-3.3):
 
@@ -34,16 +34,16 @@ for both parts of a split), so one mechanism describes every row exactly and the
 from __future__ import annotations
 
 import math
-import secrets
 from typing import Any
 
 import numpy as np
 
-from . import _validation as v
-from ._privatize import _as_matrix, _Budget, _budget_required, _no_extra, statistic
-from .exceptions import NoiseawareValueError
-from .mechanisms import GeometricMechanism, LaplaceMechanism
-from .release import Release, expected_guarantee
+from .. import _validation as v
+from .._statistics import select_threshold
+from ..exceptions import NoiseawareValueError
+from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism
+from ..release import Release, expected_guarantee
+from ._common import Context, as_matrix, no_extra, statistic
 
 __all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SIMPLEX_TOL", "censoring_counts", "select_threshold"]
 
@@ -79,27 +79,6 @@ def censoring_counts(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     return np.bincount(idx, minlength=edges.size - 1)[: edges.size - 1].astype(np.int64)
 
 
-def select_threshold(noisy_counts: np.ndarray, candidates: np.ndarray, target_rate: float) -> tuple[int, np.ndarray]:
-    r"""Algorithm 1's choice: index ``l`` (0-based) of ``a`` and the noisy rates :math:`\hat p_{G,1..M}`.
-
-    ``l`` is the largest index with :math:`\hat p_{G,l}\le t_c`, or 0 (``a_1``) if there is none
-    or if all noisy counts are 0 (rates then reported as 1).
-
-    Examples
-    --------
-    >>> select_threshold(np.array([1, 2, 17, 980]), np.array([1e-3, 1e-2, 0.1]), 0.01)
-    (1, array([0.001, 0.003, 0.02 ]))
-    """
-    s = np.asarray(noisy_counts, dtype=np.float64)
-    total = s.sum()
-    m = len(candidates)
-    if total <= 0:
-        return 0, np.ones(m)
-    rates = np.cumsum(s)[:m] / total
-    ok = np.nonzero(rates <= target_rate)[0]
-    return (int(ok[-1]) if ok.size else 0), rates
-
-
 def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:
     if np.any(x < 0):
         i, j = np.argwhere(x < 0)[0]
@@ -126,19 +105,18 @@ def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:
 
 
 @statistic("dirichlet_logmean")
-def _dirichlet_logmean(
-    data: Any, budget: _Budget, mechanism: str | None, rng: np.random.Generator | None, options: dict[str, Any]
-) -> Release:
+def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """Seed 004 Algorithm 1 (DPSS): censored mean-log statistic with a DP threshold (module docstring)."""
-    _no_extra(_OWNER, options, _OPTIONS)
+    no_extra(_OWNER, options, _OPTIONS)
     v.choice(_OWNER, "mechanism", mechanism or "laplace", ("laplace",))
-    eps = _budget_required(_OWNER, budget, "epsilon")
-    x, names = _as_matrix(_OWNER, data, options.get("columns"))
+    eps = ctx.require(_OWNER, "epsilon")
+    x, names = as_matrix(_OWNER, data, options.get("columns"))
     n, d = x.shape
     zeros = v.choice(_OWNER, "zeros", options.get("zeros", "error"), ("error", "censor"))
     tol = v.nonnegative(_OWNER, "simplex_tol", options.get("simplex_tol", DEFAULT_SIMPLEX_TOL))
     x = _check_simplex(x, zeros, tol)
 
+    n1 = _split_size(options.get("split"), n)
     fixed = options.get("threshold")
     components: list[Release] = []
     meta: dict[str, Any] = {"columns": names, "d": d, "units": "censored log-sums; divide row l by n_parts[l]"}
@@ -150,10 +128,12 @@ def _dirichlet_logmean(
         a = v.open_unit(_OWNER, "threshold", fixed)
         eps1, eps2 = eps, 0.0
         meta |= {"threshold_selection": "fixed by the curator (no budget spent)"}
+        ctx.charge(Guarantee(epsilon=eps1), label="dirichlet_logmean")
     else:
-        cand = np.asarray(options.get("candidates", DEFAULT_CANDIDATES), dtype=np.float64)
-        if cand.ndim != 1 or cand.size < 1 or np.any(~np.isfinite(cand)) or np.any(cand <= 0) or np.any(cand >= 1):
-            v.fail(_OWNER, "candidates", "must be a non-empty list of thresholds in (0, 1)", options.get("candidates"))
+        raw_cand = options.get("candidates", DEFAULT_CANDIDATES)
+        cand = v.finite_array(_OWNER, "candidates", raw_cand)
+        if cand.ndim != 1 or cand.size < 1 or np.any(cand <= 0) or np.any(cand >= 1):
+            v.fail(_OWNER, "candidates", "must be a non-empty list of thresholds in (0, 1)", raw_cand)
         cand = np.sort(cand)
         if np.any(np.diff(cand) == 0):
             v.fail(_OWNER, "candidates", "must be distinct", cand.tolist())
@@ -163,7 +143,8 @@ def _dirichlet_logmean(
         eps1 = eps - eps2
         counts = censoring_counts(x, cand)
         geo = GeometricMechanism(scale=2.0 / eps2, sensitivity=2)
-        raw = geo.release(counts, rng=rng)
+        ctx.charge(geo.guarantee().compose(Guarantee(epsilon=eps1)), label="dirichlet_logmean")
+        raw = geo.release(counts, rng=ctx.rng)
         noisy = np.maximum(raw, 0)
         l_idx, rates = select_threshold(noisy, cand, t_c)
         a = float(cand[l_idx])
@@ -181,9 +162,9 @@ def _dirichlet_logmean(
                 mechanism=geo,
                 composition="joint",
                 guarantee=expected_guarantee(geo, "joint", raw.shape),
-                secure=rng is None,
+                secure=ctx.secure,
                 n=n,
-                metadata=comp_meta,
+                metadata=ctx.metadata(comp_meta),
             )
         )
         meta |= {
@@ -195,12 +176,12 @@ def _dirichlet_logmean(
             "threshold_selection": "Algorithm 1 of seed 004 (geometric counts, plain ratio of sums)",
         }
 
-    parts = _split(x, options.get("split"), n, rng)
+    parts = _partition(n, n1, ctx)
     sens = -d * math.log(a)
     mech = LaplaceMechanism(scale=sens / eps1, sensitivity=sens)
     logx = np.log(np.maximum(x, a))
     sums = np.stack([logx[idx].sum(axis=0) for idx in parts]) if len(parts) == 2 else logx.sum(axis=0)
-    noisy_sums = mech.release(sums, rng=rng)
+    noisy_sums = mech.release(sums, rng=ctx.rng)
     composition = "parallel" if len(parts) == 2 else "joint"
     n_parts = [int(idx.size) for idx in parts]
     if len(parts) == 2:
@@ -216,8 +197,6 @@ def _dirichlet_logmean(
         "zeros": zeros,
         "simplex_tol": tol,
     }
-    if rng is not None:
-        meta["simulation"] = "noise drawn from a seeded numpy Generator; not a secure release"
     g = expected_guarantee(mech, composition, noisy_sums.shape)
     for c in components:
         g = g.compose(c.guarantee)
@@ -228,17 +207,17 @@ def _dirichlet_logmean(
         mechanism=mech,
         composition=composition,
         guarantee=g,
-        secure=rng is None,
+        secure=ctx.secure,
         n=n,
-        metadata=meta,
+        metadata=ctx.metadata(meta),
         components=tuple(components),
     )
 
 
-def _split(x: np.ndarray, split: Any, n: int, rng: np.random.Generator | None) -> list[np.ndarray]:
-    """Index sets of D (no split) or of (D1, D2), a uniformly random partition (Algorithm 1)."""
+def _split_size(split: Any, n: int) -> int | None:
+    """``n1``, the size of D1 of a split (None for no split); checked before any noise is drawn."""
     if split is None:
-        return [np.arange(n)]
+        return None
     if isinstance(split, float) and not float(split).is_integer():
         frac = v.open_unit(_OWNER, "split", split)
         n1 = round(frac * n)
@@ -249,7 +228,15 @@ def _split(x: np.ndarray, split: Any, n: int, rng: np.random.Generator | None) -
             f"{_OWNER}: split must leave at least 2 records in each of D1 and D2; got split={split!r} with "
             f"n={n} (n1={n1}, n2={n - n1}). Use a smaller split or no split."
         )
-    # The partition is data-independent randomness (not privacy noise).
-    gen = rng if rng is not None else np.random.default_rng(secrets.randbits(128))
-    perm = gen.permutation(n)
+    return n1
+
+
+def _partition(n: int, n1: int | None, ctx: Context) -> list[np.ndarray]:
+    """Index sets of D (no split) or of (D1, D2), a uniformly random partition (Algorithm 1).
+
+    The partition is data-independent randomness, not privacy noise.
+    """
+    if n1 is None:
+        return [np.arange(n)]
+    perm = ctx.key_rng().permutation(n)
     return [np.sort(perm[:n1]), np.sort(perm[n1:])]

@@ -1,0 +1,129 @@
+"""``privatize()``: the curator's entry point, and the registry of the statistics it knows.
+
+Layout: :mod:`._common` (the registry, the :class:`Context` passed to every statistic, shared
+helpers), :mod:`._pairs` (``median_pairs``, ``kendall_pairs``), :mod:`._tables` (``counts``,
+``vector``, ``randomized_response``), :mod:`._dirichlet` (``dirichlet_logmean``). Each statistic
+has a typed schema of the same name in :mod:`noiseaware._statistics`, which
+:class:`~noiseaware.Release` checks on construction and on load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from ..accounting import PrivacyBudget
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+from ..release import Release
+from . import _dirichlet, _pairs, _tables
+from ._common import STATISTICS, Context
+from ._dirichlet import censoring_counts
+from ._pairs import kendall_tau_a, median_split_indicators
+
+__all__ = ["STATISTICS", "censoring_counts", "kendall_tau_a", "median_split_indicators", "privatize"]
+
+del _dirichlet, _pairs, _tables  # imported for their registrations
+
+
+def privatize(
+    data: Any,
+    statistic: str,
+    *,
+    epsilon: float | None = None,
+    rho: float | None = None,
+    mechanism: str | None = None,
+    rng: np.random.Generator | None = None,
+    budget: PrivacyBudget | None = None,
+    **options: Any,
+) -> Release:
+    """Compute a statistic of confidential data and release it with DP noise.
+
+    Parameters
+    ----------
+    data : numpy.ndarray or pandas.DataFrame
+        The confidential data (rows are records unless the statistic says otherwise).
+    statistic : str
+        ``"median_pairs"`` (seed 000 §3.1-3.2, Algorithm S.1), ``"kendall_pairs"`` (seed 003
+        Algorithm 5, noisy Kendall's tau), ``"counts"`` (an integer vector or
+        contingency table), ``"vector"`` (a real vector), ``"randomized_response"``
+        (categorical answers, record level, seed 001 Example 1), ``"dirichlet_logmean"``
+        (compositions, seed 004 Algorithm 1: options ``candidates``, ``target_rate``,
+        ``threshold``, ``threshold_share``, ``split``, ``zeros``, ``simplex_tol``; see
+        :mod:`noiseaware._privatize_dirichlet`).
+    epsilon, rho : float
+        The total budget: ``epsilon`` for pure DP, ``rho`` for zCDP. Give one (``counts`` and
+        ``vector`` also accept a noise scale through ``scale=`` / ``sigma=`` instead).
+    mechanism : str, optional
+        Per statistic: ``median_pairs``: ``"geometric"`` (default), ``"tgm"``, ``"btgm"``,
+        ``"rgm"``; ``counts``: ``"geometric"`` (default with epsilon), ``"discrete_gaussian"``
+        (default with rho); ``vector``: ``"laplace"`` (default with epsilon), ``"gaussian"``
+        (default with rho).
+    rng : numpy.random.Generator, optional
+        Simulation mode: draw the noise from this generator. The release is then marked
+        ``secure=False`` and can only be serialized with ``to_json(..., allow_simulation=True)``:
+        replaying the seed removes the noise exactly. By default noise comes from OpenDP's exact
+        samplers.
+    budget : noiseaware.accounting.PrivacyBudget, optional
+        A ledger to draw from: the release's whole guarantee is charged to it (exact arithmetic)
+        *before* any noise is drawn, and an overspend raises
+        :class:`~noiseaware.exceptions.PrivacyBudgetError` with nothing released or spent.
+    **options
+        Statistic-specific options: ``columns``, ``tie_keys`` (median_pairs); ``sensitivity``,
+        ``labels``, ``n``, ``scale``, ``sigma`` (counts, vector); ``categories``, ``p``
+        (randomized_response).
+
+    Returns
+    -------
+    Release
+
+    Notes
+    -----
+    Neighbouring data sets differ by the substitution of one record, with ``n`` public; each
+    statistic's sensitivity is stated under that relation in :mod:`noiseaware._statistics`
+    (and ``docs/security.md``).
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If ``budget`` has less left than the release needs.
+    ValueError, TypeError
+        For bad budgets, data (NaN, inf, too few rows or columns, non-numeric columns), bounds or
+        options; each message names the argument, its value and the rule.
+
+    Examples
+    --------
+    >>> import numpy as np, noiseaware as na
+    >>> x = np.random.default_rng(0).normal(size=(100, 3))
+    >>> rel = na.privatize(x, statistic="median_pairs", epsilon=1.0)
+    >>> rel.mechanism.family, rel.composition, len(rel.values)
+    ('geometric', 'sequential', 3)
+    """
+    owner = "privatize"
+    if not isinstance(statistic, str):
+        raise NoiseawareTypeError(v.message(owner, "statistic", f"must be one of {sorted(STATISTICS)}", statistic))
+    v.choice(owner, "statistic", statistic, sorted(STATISTICS))
+    if epsilon is not None and rho is not None:
+        raise NoiseawareValueError(
+            f"privatize: give one of epsilon or rho, not both; got epsilon={epsilon!r}, rho={rho!r}."
+        )
+    eps = v.epsilon(owner, epsilon) if epsilon is not None else None
+    r = v.positive(owner, "rho", rho) if rho is not None else None
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise NoiseawareTypeError(
+            v.message(
+                owner, "rng", "must be a numpy.random.Generator or None", rng, "Use numpy.random.default_rng(seed)."
+            )
+        )
+    if mechanism is not None and not isinstance(mechanism, str):
+        raise NoiseawareTypeError(v.message(owner, "mechanism", "must be a string", mechanism))
+    if budget is not None and not isinstance(budget, PrivacyBudget):
+        raise NoiseawareTypeError(v.message(owner, "budget", "must be a noiseaware.accounting.PrivacyBudget", budget))
+    ctx = Context(eps, r, rng, budget)
+    release = STATISTICS[statistic](data, ctx, mechanism, dict(options))
+    if len(ctx.charged) != 1 or not ctx.charged[0].isclose(release.guarantee):  # pragma: no cover - internal
+        raise RuntimeError(f"privatize: statistic {statistic!r} did not charge its guarantee exactly once.")
+    return release
+
+

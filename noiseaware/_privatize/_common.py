@@ -1,0 +1,164 @@
+"""The statistic registry of :func:`noiseaware.privatize` and the helpers every statistic shares.
+
+Each statistic is a function ``fn(data, ctx, mechanism, options) -> Release`` registered with
+:func:`statistic` under the name of its schema in :mod:`noiseaware._statistics` (the release
+side's typed description of the same statistic). The function builds its mechanism(s) first,
+charges the caller's budget through :meth:`Context.charge` — before any noise is drawn — and then
+draws the noise (:func:`finish` does the last two steps for single-mechanism statistics).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from .._statistics import SIMULATION_NOTE
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+from ..mechanisms import Guarantee, Mechanism
+from ..release import Release, expected_guarantee
+
+__all__ = ["STATISTICS", "Context", "StatisticFn", "finish", "statistic"]
+
+
+@dataclass
+class Context:
+    """What a statistic needs besides the data: the budget asked for, the rng, the ledger.
+
+    Attributes
+    ----------
+    epsilon, rho : float or None
+        The total budget of this release (one of them).
+    rng : numpy.random.Generator or None
+        Simulation mode when given.
+    budget : PrivacyBudget or None
+        The curator's ledger; :meth:`charge` draws from it before any noise is drawn.
+    """
+
+    epsilon: float | None
+    rho: float | None
+    rng: np.random.Generator | None
+    budget: Any = None
+    charged: list[Guarantee] = field(default_factory=list)
+
+    def require(self, owner: str, kind: str) -> float:
+        """The budget of ``kind`` (``"epsilon"`` or ``"rho"``), or a clear error."""
+        if kind == "epsilon":
+            if self.epsilon is None:
+                raise NoiseawareValueError(f"{owner}: this mechanism needs a pure-DP budget; pass epsilon=...")
+            return self.epsilon
+        if self.rho is None:
+            raise NoiseawareValueError(f"{owner}: this mechanism needs a zCDP budget; pass rho=...")
+        return self.rho
+
+    def charge(self, guarantee: Guarantee, label: str) -> None:
+        """Charge ``guarantee`` to the budget (if any). Must be called once, before any noise."""
+        if self.budget is not None:
+            self.budget.charge(guarantee, label=label)
+        self.charged.append(guarantee)
+
+    @property
+    def secure(self) -> bool:
+        """True unless a simulation rng was given."""
+        return self.rng is None
+
+    def key_rng(self) -> np.random.Generator:
+        """Data-independent randomness that is not privacy noise (tie-breaking keys, random splits)."""
+        return self.rng if self.rng is not None else np.random.default_rng(secrets.randbits(128))
+
+    def metadata(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """``meta`` plus the simulation note when in simulation mode."""
+        return meta if self.rng is None else {**meta, "simulation": SIMULATION_NOTE}
+
+
+StatisticFn = Callable[[Any, Context, "str | None", dict[str, Any]], Release]
+
+#: Registry: statistic name -> implementation (names match :data:`noiseaware._statistics.SCHEMAS`).
+STATISTICS: dict[str, StatisticFn] = {}
+
+
+def statistic(name: str) -> Callable[[StatisticFn], StatisticFn]:
+    """Decorator registering a statistic for :func:`noiseaware.privatize`."""
+
+    def deco(fn: StatisticFn) -> StatisticFn:
+        STATISTICS[name] = fn
+        return fn
+
+    return deco
+
+
+def no_extra(owner: str, options: Mapping[str, Any], allowed: set[str]) -> None:
+    """Refuse options the statistic does not know."""
+    extra = set(options) - allowed
+    if extra:
+        raise NoiseawareTypeError(
+            f"{owner}: unexpected option(s) {sorted(extra)}; this statistic accepts {sorted(allowed) or 'none'}."
+        )
+
+
+def as_matrix(owner: str, data: Any, columns: Any) -> tuple[np.ndarray, list[str]]:
+    """A finite float64 (n, p) matrix and its column names, from an array or DataFrame."""
+    names: list[str]
+    if hasattr(data, "columns") and hasattr(data, "dtypes"):  # pandas DataFrame
+        bad = [
+            str(c) for c, dt in zip(data.columns, data.dtypes, strict=True) if getattr(dt, "kind", "O") not in "biuf"
+        ]
+        if bad:
+            raise NoiseawareTypeError(
+                f"{owner}: data has non-numeric column(s) {bad}; encode them as numbers or drop them."
+            )
+        names = [str(c) for c in data.columns]
+        arr = data.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        arr = v.finite_array(owner, "data", data)
+        names = []
+    arr = v.finite_array(owner, "data", arr)
+    if arr.ndim != 2:
+        raise NoiseawareValueError(f"{owner}: data must be 2-D (rows are records); got shape {arr.shape}.")
+    n, p = arr.shape
+    if n < 2:
+        raise NoiseawareValueError(f"{owner}: data must have at least two rows; got {n}.")
+    if p < 2:
+        raise NoiseawareValueError(f"{owner}: data must have at least two columns; got {p}.")
+    if columns is not None:
+        if isinstance(columns, str) or not isinstance(columns, Sequence):
+            raise NoiseawareTypeError(v.message(owner, "columns", "must be a list of names", columns))
+        names = [str(c) for c in columns]
+        if len(names) != p:
+            raise NoiseawareValueError(f"{owner}: columns must name all {p} columns; got {len(names)} names.")
+    if not names:
+        names = [f"x{j}" for j in range(p)]
+    if len(set(names)) != len(names):
+        raise NoiseawareValueError(f"{owner}: column names must be unique; got {names}.")
+    return arr, names
+
+
+def finish(
+    ctx: Context,
+    statistic: str,
+    truth: np.ndarray,
+    mech: Mechanism,
+    composition: str,
+    labels: Sequence[tuple[str, ...]],
+    n: int | None,
+    metadata: dict[str, Any],
+) -> Release:
+    """Charge the budget, draw the noise and assemble the :class:`Release` of one mechanism."""
+    guarantee = expected_guarantee(mech, composition, tuple(np.shape(truth)))
+    ctx.charge(guarantee, label=statistic)
+    noisy = mech.release(truth, rng=ctx.rng)
+    return Release(
+        statistic=statistic,
+        values=noisy,
+        labels=tuple(labels),
+        mechanism=mech,
+        composition=composition,
+        guarantee=guarantee,
+        secure=ctx.secure,
+        n=n,
+        metadata=ctx.metadata(metadata),
+    )

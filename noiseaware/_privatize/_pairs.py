@@ -1,0 +1,159 @@
+"""Pairwise statistics of a data matrix: median two-way tables (seed 000) and Kendall's tau (seed 003)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from .._statistics import kendall_sensitivity
+from ..exceptions import NoiseawareValueError, UtilityWarning
+from ..mechanisms import BTGM, RGM, TGM, GeometricMechanism, LaplaceMechanism, Mechanism
+from ..release import Release
+from ._common import Context, as_matrix, finish, no_extra, statistic
+
+__all__ = ["kendall_tau_a", "median_split_indicators"]
+
+
+def median_split_indicators(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """High/low indicators of seed 000 §3.1-3.2 with lexicographic tie-breaking.
+
+    For each column ``j`` the rows are ordered by the pairs ``(x_ij, k_ij)`` and exactly
+    ``ceil(n/2)`` rows with the largest pairs are marked 1 ("at or above the median"); for odd
+    ``n`` the extra row goes to the high side, as in the seed.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, p)
+        The data.
+    keys : ndarray, shape (n, p)
+        Data-independent random keys (seed 000 §3.2).
+
+    Returns
+    -------
+    ndarray of int64, shape (n, p)
+    """
+    n, p = x.shape
+    h = math.ceil(n / 2)
+    a = np.zeros((n, p), dtype=np.int64)
+    for j in range(p):
+        order = np.lexsort((keys[:, j], x[:, j]))  # ascending by x, then key
+        a[order[n - h :], j] = 1
+    return a
+
+
+def _pair_labels_and_meta(names: list[str]) -> tuple[list[tuple[str, ...]], dict[str, Any]]:
+    """Labels and metadata of the p(p-1)/2 column pairs in row-major upper-triangle order."""
+    iu, ju = np.triu_indices(len(names), 1)
+    pairs = [(int(i), int(j)) for i, j in zip(iu, ju, strict=True)]
+    labels: list[tuple[str, ...]] = [(names[i], names[j]) for i, j in pairs]
+    return labels, {"columns": names, "p": len(names), "pairs": [list(q) for q in pairs]}
+
+
+def _warn_if_swamped(owner: str, mech: Mechanism, high_count: int) -> None:
+    """Warn when the noise standard deviation of every count exceeds the count's whole range."""
+    alpha = math.exp(-1.0 / float(getattr(mech, "scale", 1.0 / getattr(mech, "epsilon", 1.0))))
+    sd = math.sqrt(2.0 * alpha) / (1.0 - alpha)
+    if sd > high_count:
+        warnings.warn(
+            f"{owner}: the noise standard deviation of each count ({sd:.3g}) exceeds the largest value a count "
+            f"can take (ceil(n/2) = {high_count}); the release will carry almost no information. Use fewer "
+            "columns (the budget is split over p(p-1)/2 pairs), more records or a larger epsilon.",
+            UtilityWarning,
+            stacklevel=4,
+        )
+
+
+@statistic("median_pairs")
+def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Seed 000 Algorithm S.1: all p(p-1)/2 high-high counts, each with sensitivity 1."""
+    owner = "privatize(statistic='median_pairs')"
+    no_extra(owner, options, {"columns", "tie_keys"})
+    mech_name = v.choice(owner, "mechanism", mechanism or "geometric", ("geometric", "tgm", "btgm", "rgm"))
+    eps = ctx.require(owner, "epsilon")
+    x, names = as_matrix(owner, data, options.get("columns"))
+    n, p = x.shape
+    keys = options.get("tie_keys")
+    if keys is None:
+        keys = ctx.key_rng().standard_normal((n, p))
+    else:
+        keys = v.finite_array(owner, "tie_keys", keys)
+        if keys.shape != (n, p):
+            raise NoiseawareValueError(f"{owner}: tie_keys must have the data's shape {(n, p)}; got {keys.shape}.")
+    a = median_split_indicators(x, keys)
+    iu, ju = np.triu_indices(p, 1)
+    counts = (a.T @ a)[iu, ju].astype(np.int64)
+    k = counts.size
+    eps_pair = eps / k
+    h = math.ceil(n / 2)
+    mech: Mechanism
+    if mech_name == "geometric":
+        mech = GeometricMechanism(scale=1.0 / eps_pair, sensitivity=1)
+    elif mech_name == "tgm":
+        mech = TGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
+    elif mech_name == "btgm":
+        mech = BTGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
+    else:
+        mech = RGM(epsilon=eps_pair, lower=0, upper=h, sensitivity=1)
+    labels, meta = _pair_labels_and_meta(names)
+    meta |= {
+        "high_count": h,
+        "epsilon_per_pair": eps_pair,
+        "bounds": [0, h],
+        "tie_breaking": "lexicographic (value, data-independent N(0,1) key); seed 000 §3.2",
+    }
+    _warn_if_swamped(owner, mech, h)
+    return finish(ctx, "median_pairs", counts, mech, "sequential", labels, n, meta)
+
+
+def kendall_tau_a(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-a, ``(n_c - n_d) / C(n, 2)``, exact with ties (seed 003 §4, Lemma 4.1).
+
+    Computed from SciPy's tau-b and the tie counts, ``n_c - n_d = tau_b sqrt((n0-n1)(n0-n2))``.
+    """
+    from scipy import stats
+
+    n = x.size
+    n0 = n * (n - 1) / 2.0
+
+    def ties(a: np.ndarray) -> float:
+        _, c = np.unique(a, return_counts=True)
+        return float((c * (c - 1) / 2.0).sum())
+
+    n1, n2 = ties(x), ties(y)
+    if n1 == n0 or n2 == n0:
+        return 0.0
+    tau_b = float(stats.kendalltau(x, y, variant="b").statistic)
+    return tau_b * math.sqrt((n0 - n1) * (n0 - n2)) / n0
+
+
+@statistic("kendall_pairs")
+def _kendall_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Seed 003 Algorithm 5: noisy pairwise Kendall's tau-a, Laplace noise of sensitivity 4/n.
+
+    The budget is split evenly over the p(p-1)/2 pairs (sequential composition). The sensitivity
+    is that of substitution neighbours with ``n`` public (:func:`noiseaware._statistics.kendall_sensitivity`);
+    the seed's ``4/(n+1)`` understates it by a factor ``n/(n+1)``.
+    """
+    owner = "privatize(statistic='kendall_pairs')"
+    no_extra(owner, options, {"columns"})
+    v.choice(owner, "mechanism", mechanism or "laplace", ("laplace",))
+    eps = ctx.require(owner, "epsilon")
+    x, names = as_matrix(owner, data, options.get("columns"))
+    n, p = x.shape
+    iu, ju = np.triu_indices(p, 1)
+    taus = np.array([kendall_tau_a(x[:, i], x[:, j]) for i, j in zip(iu, ju, strict=True)])
+    sens = kendall_sensitivity(n)
+    eps_pair = eps / taus.size
+    mech = LaplaceMechanism(scale=sens / eps_pair, sensitivity=sens)
+    labels, meta = _pair_labels_and_meta(names)
+    meta |= {
+        "epsilon_per_pair": eps_pair,
+        "estimand": "Kendall's tau-a",
+    }
+    return finish(ctx, "kendall_pairs", taus, mech, "sequential", labels, n, meta)
+
+

@@ -1,0 +1,155 @@
+"""Tables and vectors with a stated sensitivity, and record-level randomized response."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from ..exceptions import NoiseawareValueError
+from ..mechanisms import (
+    DiscreteGaussianMechanism,
+    GaussianMechanism,
+    GeometricMechanism,
+    LaplaceMechanism,
+    Mechanism,
+    RandomizedResponse,
+)
+from ..release import Release
+from ._common import Context, finish, no_extra, statistic
+
+__all__: list[str] = []
+
+
+def _cell_labels(data: Any, arr: np.ndarray, labels: Any) -> list[tuple[str, ...]]:
+    if labels is not None:
+        labs = [tuple(str(s) for s in (lab if isinstance(lab, list | tuple) else (lab,))) for lab in labels]
+        if len(labs) != arr.size:
+            raise NoiseawareValueError(f"privatize: labels must give one label per cell ({arr.size}); got {len(labs)}.")
+        return labs
+    pandas_like = hasattr(data, "index") and not callable(data.index)
+    if pandas_like and hasattr(data, "columns") and arr.ndim == 2:
+        return [(str(r), str(c)) for r in data.index for c in data.columns]
+    if pandas_like and arr.ndim == 1:
+        return [(str(r),) for r in data.index]
+    return [tuple(str(i) for i in idx) for idx in np.ndindex(*arr.shape)]
+
+
+def _additive_budget(owner: str, ctx: Context, options: dict[str, Any], mech_name: str, sens: float) -> Mechanism:
+    scale, sigma = options.get("scale"), options.get("sigma")
+    if mech_name in ("geometric", "laplace"):
+        cls: Any = GeometricMechanism if mech_name == "geometric" else LaplaceMechanism
+        if sigma is not None or ctx.rho is not None:
+            raise NoiseawareValueError(
+                f"{owner}: mechanism {mech_name!r} takes epsilon=... or scale=..., not rho/sigma."
+            )
+        if (ctx.epsilon is None) == (scale is None):
+            raise NoiseawareValueError(f"{owner}: give exactly one of epsilon=... or scale=... for {mech_name!r}.")
+        if scale is not None:
+            return cls(scale=v.positive(owner, "scale", scale), sensitivity=sens)
+        return cls(scale=sens / float(ctx.epsilon), sensitivity=sens)  # type: ignore[arg-type]
+    cls = DiscreteGaussianMechanism if mech_name == "discrete_gaussian" else GaussianMechanism
+    if scale is not None or ctx.epsilon is not None:
+        raise NoiseawareValueError(
+            f"{owner}: mechanism {mech_name!r} is zCDP; give rho=... or sigma=..., not epsilon/scale."
+        )
+    if (ctx.rho is None) == (sigma is None):
+        raise NoiseawareValueError(f"{owner}: give exactly one of rho=... or sigma=... for {mech_name!r}.")
+    if sigma is not None:
+        return cls(sigma=v.positive(owner, "sigma", sigma), sensitivity=sens)
+    return cls.from_rho(float(ctx.rho), sensitivity=sens)  # type: ignore[arg-type]
+
+
+@statistic("counts")
+def _counts(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Integer counts (vector or table) with a stated sensitivity, noise on every cell."""
+    owner = "privatize(statistic='counts')"
+    no_extra(owner, options, {"sensitivity", "labels", "n", "scale", "sigma"})
+    default = "discrete_gaussian" if (ctx.rho is not None or options.get("sigma") is not None) else "geometric"
+    mech_name = v.choice(owner, "mechanism", mechanism or default, ("geometric", "discrete_gaussian"))
+    if "sensitivity" not in options:
+        raise NoiseawareValueError(
+            f"{owner}: state the sensitivity of the table (L1 for geometric, L2 for discrete_gaussian), "
+            "e.g. sensitivity=2 when one record may move between two cells."
+        )
+    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
+    arr = v.integer_array(owner, "data", raw)
+    if arr.size == 0:
+        raise NoiseawareValueError(f"{owner}: data must hold at least one count.")
+    if arr.min() < 0:
+        raise NoiseawareValueError(f"{owner}: counts must be >= 0; got a minimum of {arr.min()}.")
+    if mech_name == "geometric":
+        sens: float = v.integer(owner, "sensitivity", options["sensitivity"], minimum=1)
+    else:
+        sens = v.positive(owner, "sensitivity", options["sensitivity"])
+    mech = _additive_budget(owner, ctx, options, mech_name, sens)
+    labels = _cell_labels(data, arr, options.get("labels"))
+    n = options.get("n")
+    n = None if n is None else v.integer(owner, "n", n, minimum=1)
+    meta = {"sensitivity_norm": "l1" if mech_name == "geometric" else "l2"}
+    return finish(ctx, "counts", arr, mech, "joint", labels, n, meta)
+
+
+@statistic("vector")
+def _vector(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """A real vector with a stated L1 (Laplace) or L2 (Gaussian) sensitivity."""
+    owner = "privatize(statistic='vector')"
+    no_extra(owner, options, {"sensitivity", "labels", "n", "scale", "sigma"})
+    default = "gaussian" if (ctx.rho is not None or options.get("sigma") is not None) else "laplace"
+    mech_name = v.choice(owner, "mechanism", mechanism or default, ("laplace", "gaussian"))
+    if "sensitivity" not in options:
+        raise NoiseawareValueError(f"{owner}: state the vector's sensitivity (L1 for laplace, L2 for gaussian).")
+    sens = v.positive(owner, "sensitivity", options["sensitivity"])
+    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
+    arr = v.finite_array(owner, "data", raw)
+    if arr.ndim != 1 or arr.size == 0:
+        raise NoiseawareValueError(f"{owner}: data must be a non-empty 1-D vector; got shape {arr.shape}.")
+    mech = _additive_budget(owner, ctx, options, mech_name, sens)
+    labels = _cell_labels(data, arr, options.get("labels"))
+    n = options.get("n")
+    n = None if n is None else v.integer(owner, "n", n, minimum=1)
+    meta = {"sensitivity_norm": "l1" if mech_name == "laplace" else "l2"}
+    return finish(ctx, "vector", arr, mech, "joint", labels, n, meta)
+
+
+@statistic("randomized_response")
+def _randomized_response(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Record-level k-ary randomized response on each categorical answer (seed 001 Example 1).
+
+    ``data`` holds category codes ``0..k-1``, shape (n, q): q answers per record. The budget is
+    split evenly over the q answers of a record (sequential within a record, parallel across
+    records); alternatively give ``p=`` (probability of a truthful answer) directly.
+    """
+    owner = "privatize(statistic='randomized_response')"
+    no_extra(owner, options, {"categories", "p", "columns"})
+    if mechanism not in (None, "randomized_response"):
+        v.fail(owner, "mechanism", "must be 'randomized_response'", mechanism)
+    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
+    arr = v.integer_array(owner, "data", raw)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] < 1:
+        raise NoiseawareValueError(f"{owner}: data must be (n, q) category codes; got shape {arr.shape}.")
+    if "categories" not in options:
+        raise NoiseawareValueError(f"{owner}: give categories=k, the (public) number of categories per answer.")
+    k = v.integer(owner, "categories", options["categories"], minimum=2)
+    q = arr.shape[1]
+    if "p" in options:
+        if ctx.epsilon is not None or ctx.rho is not None:
+            raise NoiseawareValueError(f"{owner}: give either epsilon=... or p=..., not both.")
+        mech = RandomizedResponse(k=k, p=options["p"])
+    else:
+        eps = ctx.require(owner, "epsilon")
+        mech = RandomizedResponse.from_epsilon(eps / q, k)
+    if hasattr(data, "columns"):
+        names = [str(c) for c in data.columns]
+    else:
+        names = [str(c) for c in options.get("columns") or [f"x{j}" for j in range(q)]]
+    if len(names) != q:
+        raise NoiseawareValueError(f"{owner}: columns must name all {q} answers; got {len(names)}.")
+    labels = [(str(i), names[j]) for i in range(arr.shape[0]) for j in range(q)]
+    meta: dict[str, Any] = {"columns": names, "answers_per_record": q, "categories": k}
+    return finish(ctx, "randomized_response", arr, mech, "per_record", labels, int(arr.shape[0]), meta)
+
+

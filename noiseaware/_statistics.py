@@ -1,0 +1,562 @@
+r"""Typed schemas of the released statistics: what a :class:`~noiseaware.Release` of each may hold.
+
+A release file is the contract between curator and analyst, and every field the analyst side
+reads is checked here, on construction *and* on load, against the other fields: the mechanism
+family a statistic can have, its composition rule, its sensitivity (recomputed from ``n``, ``d``,
+``a``, ...), its shape, its labels and every metadata key (type, range, and consistency — e.g. a
+``median_pairs`` release must have ``high_count == ceil(n/2)`` and list all column pairs once, in
+order). A release whose fields disagree raises :class:`~noiseaware.exceptions.ReleaseFormatError`
+naming the field and the rule.
+
+This module sits at the level of the release record (it imports only the mechanisms and the
+validation helpers), so that :mod:`noiseaware.release` can use it and the curator side
+(:mod:`noiseaware._privatize`) registers its implementations against the same names; a test
+checks that the two registries hold the same statistics.
+
+Neighbour relation (every statistic): *substitution* — two data sets are neighbours when they
+have the same number of records ``n`` (public) and differ in one record. Each schema's
+sensitivity rule is stated under that relation.
+
+Adding a statistic: write a :class:`StatisticSchema` (families, compositions, metadata fields,
+a ``check`` for the cross-field rules) and register it in :data:`SCHEMAS`; then register the
+curator's implementation under the same name in :mod:`noiseaware._privatize`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .exceptions import ReleaseFormatError
+
+__all__ = [
+    "NEIGHBOURS",
+    "SCHEMAS",
+    "StatisticSchema",
+    "kendall_sensitivity",
+    "select_threshold",
+]
+
+#: The neighbour relation of every statistic in this package.
+NEIGHBOURS = "substitution (n public; neighbouring data sets differ in one record)"
+
+#: Relative tolerance for floats that the loader recomputes from other fields.
+_RTOL = 1e-9
+
+#: Metadata keys any statistic may carry.
+_COMMON_OPTIONAL = ("simulation",)
+
+#: The text put in ``metadata["simulation"]`` of a release drawn with a seeded numpy Generator.
+SIMULATION_NOTE = (
+    "SIMULATION: noise drawn from a seeded numpy Generator; replaying the seed removes the noise exactly. "
+    "Not a private release: never publish it."
+)
+
+
+def _fail(field_name: str, rule: str, value: Any) -> None:
+    text = repr(value)
+    if len(text) > 120:
+        text = text[:117] + "..."
+    raise ReleaseFormatError(f"Release: field '{field_name}' {rule}; got {text}.")
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_RTOL, abs_tol=0.0)
+
+
+# ----------------------------------------------------------------------------- field types
+def _int(name: str, x: Any, minimum: int | None = None, maximum: int | None = None) -> int:
+    if isinstance(x, bool) or not isinstance(x, int | np.integer):
+        _fail(name, "must be an integer", x)
+    out = int(x)
+    if minimum is not None and out < minimum:
+        _fail(name, f"must be >= {minimum}", x)
+    if maximum is not None and out > maximum:
+        _fail(name, f"must be <= {maximum}", x)
+    return out
+
+
+def _float(name: str, x: Any, *, lo: float | None = None, hi: float | None = None, open_lo: bool = False) -> float:
+    if isinstance(x, bool) or not isinstance(x, int | float | np.integer | np.floating):
+        _fail(name, "must be a number", x)
+    out = float(x)
+    if not math.isfinite(out):
+        _fail(name, "must be finite", x)
+    if lo is not None and (out < lo or (open_lo and out == lo)):
+        _fail(name, f"must be {'>' if open_lo else '>='} {lo:g}", x)
+    if hi is not None and out > hi:
+        _fail(name, f"must be <= {hi:g}", x)
+    return out
+
+
+def _str(name: str, x: Any) -> str:
+    if not isinstance(x, str):
+        _fail(name, "must be a string", x)
+    return x
+
+
+def _str_list(name: str, x: Any) -> list[str]:
+    if not isinstance(x, Sequence) or isinstance(x, str) or not all(isinstance(s, str) for s in x):
+        _fail(name, "must be a list of strings", x)
+    return list(x)
+
+
+def _float_list(name: str, x: Any) -> list[float]:
+    if not isinstance(x, Sequence) or isinstance(x, str):
+        _fail(name, "must be a list of numbers", x)
+    return [_float(f"{name}[{i}]", e) for i, e in enumerate(x)]
+
+
+def _int_list(name: str, x: Any, minimum: int | None = None) -> list[int]:
+    if not isinstance(x, Sequence) or isinstance(x, str):
+        _fail(name, "must be a list of integers", x)
+    return [_int(f"{name}[{i}]", e, minimum) for i, e in enumerate(x)]
+
+
+#: A field type: takes the JSON path and the value, returns the typed value or raises.
+FieldType = Callable[[str, Any], Any]
+
+INT: FieldType = _int
+FLOAT: FieldType = _float
+STR: FieldType = _str
+STR_LIST: FieldType = _str_list
+FLOAT_LIST: FieldType = _float_list
+INT_LIST: FieldType = _int_list
+
+
+def _bool(name: str, x: Any) -> bool:
+    if not isinstance(x, bool):
+        _fail(name, "must be true or false", x)
+    return x
+
+
+BOOL: FieldType = _bool
+
+
+def _any_list(name: str, x: Any) -> list[Any]:
+    if not isinstance(x, Sequence) or isinstance(x, str):
+        _fail(name, "must be a list", x)
+    return list(x)
+
+
+@dataclass(frozen=True)
+class StatisticSchema:
+    """What a release of one statistic may hold.
+
+    Parameters
+    ----------
+    name : str
+        The statistic's name (``Release.statistic``).
+    families : tuple of str
+        Mechanism families the statistic can be released with.
+    compositions : tuple of str
+        Allowed ``Release.composition`` values.
+    required : mapping of str to field type
+        Metadata keys that must be present, with their types.
+    optional : mapping of str to field type
+        Metadata keys that may be present. Any other key is refused.
+    needs_n : bool
+        Whether ``Release.n`` must be given.
+    check : callable, optional
+        ``check(release)``: the cross-field rules (sensitivity, shapes, labels, ...); raises
+        :class:`ReleaseFormatError`.
+    components : tuple of str
+        Statistics that may appear in ``Release.components``.
+    sensitivity : str
+        The sensitivity rule under :data:`NEIGHBOURS`, for the docs.
+    """
+
+    name: str
+    families: tuple[str, ...]
+    compositions: tuple[str, ...]
+    required: Mapping[str, FieldType] = field(default_factory=dict)
+    optional: Mapping[str, FieldType] = field(default_factory=dict)
+    needs_n: bool = True
+    check: Callable[[Any], None] | None = None
+    components: tuple[str, ...] = ()
+    sensitivity: str = ""
+
+    def validate(self, release: Any) -> None:
+        """Raise :class:`ReleaseFormatError` unless ``release`` satisfies this schema."""
+        fam = release.mechanism.family
+        if fam not in self.families:
+            _fail("mechanism.family", f"must be one of {list(self.families)} for statistic {self.name!r}", fam)
+        if release.composition not in self.compositions:
+            _fail(
+                "composition",
+                f"must be one of {list(self.compositions)} for statistic {self.name!r} "
+                "(the composition rule is fixed by the statistic, not chosen by the file)",
+                release.composition,
+            )
+        if self.needs_n and release.n is None:
+            _fail("n", f"must be given for statistic {self.name!r}", None)
+        meta = release.metadata
+        allowed = set(self.required) | set(self.optional) | set(_COMMON_OPTIONAL)
+        unknown = sorted(set(meta) - allowed)
+        if unknown:
+            _fail("metadata", f"has unknown key(s) {unknown} for statistic {self.name!r}", dict(meta))
+        for key, typ in self.required.items():
+            if key not in meta:
+                _fail(f"metadata.{key}", f"is missing (required for statistic {self.name!r})", None)
+            typ(f"metadata.{key}", meta[key])
+        for key, typ in self.optional.items():
+            if key in meta:
+                typ(f"metadata.{key}", meta[key])
+        if "simulation" in meta:
+            _str("metadata.simulation", meta["simulation"])
+        for i, c in enumerate(release.components):
+            if c.statistic not in self.components:
+                _fail(
+                    f"components[{i}].statistic",
+                    f"must be one of {list(self.components) or 'none'} in a {self.name!r} release",
+                    c.statistic,
+                )
+        if self.check is not None:
+            self.check(release)
+
+
+# ----------------------------------------------------------------------------- shared rules
+def _meta(release: Any, key: str) -> Any:
+    return release.metadata[key]
+
+
+def _sensitivity(release: Any) -> float:
+    return float(release.mechanism.sensitivity)
+
+
+def _check_sensitivity(release: Any, expected: float, rule: str) -> None:
+    got = _sensitivity(release)
+    if not _close(got, expected):
+        _fail("mechanism.sensitivity", f"must be {rule} = {expected!r} under substitution neighbours", got)
+
+
+def _check_columns(release: Any, count: int, key: str = "columns") -> list[str]:
+    cols = _str_list(f"metadata.{key}", _meta(release, key))
+    if len(cols) != count:
+        _fail(f"metadata.{key}", f"must name {count} column(s)", cols)
+    if len(set(cols)) != len(cols):
+        _fail(f"metadata.{key}", "must hold unique names", cols)
+    return cols
+
+
+def _check_pairs(release: Any) -> None:
+    """``p``, ``columns``, ``pairs`` and the labels of a pairwise statistic agree."""
+    p = _int("metadata.p", _meta(release, "p"), minimum=2)
+    cols = _check_columns(release, p)
+    k = p * (p - 1) // 2
+    if release.values.shape != (k,):
+        _fail("shape", f"must be [{k}] (one value per column pair, p = {p})", list(release.values.shape))
+    pairs = _any_list("metadata.pairs", _meta(release, "pairs"))
+    iu, ju = np.triu_indices(p, 1)
+    want = [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
+    got = []
+    for t, pq in enumerate(pairs):
+        if not isinstance(pq, Sequence) or isinstance(pq, str) or len(pq) != 2:
+            _fail(f"metadata.pairs[{t}]", "must be a pair [j, k]", pq)
+        got.append([_int(f"metadata.pairs[{t}][0]", pq[0]), _int(f"metadata.pairs[{t}][1]", pq[1])])
+    if got != want:
+        _fail(
+            "metadata.pairs",
+            f"must list every column pair j < k of p = {p} columns once, in row-major order",
+            got,
+        )
+    labels = [list(lab) for lab in release.labels]
+    want_labels = [[cols[i], cols[j]] for i, j in want]
+    if labels != want_labels:
+        _fail("labels", "must be the column names of each pair, [columns[j], columns[k]]", labels)
+
+
+def _check_epsilon_per_pair(release: Any) -> None:
+    eps_pair = _float("metadata.epsilon_per_pair", _meta(release, "epsilon_per_pair"), lo=0.0, open_lo=True)
+    g = release.mechanism.guarantee()
+    if g.epsilon is None or not _close(g.epsilon, eps_pair):
+        _fail("metadata.epsilon_per_pair", f"must equal the mechanism's epsilon ({g.epsilon!r})", eps_pair)
+
+
+# ----------------------------------------------------------------------------- statistics
+def _check_median_pairs(release: Any) -> None:
+    n = _int("n", release.n, minimum=2)
+    _check_pairs(release)
+    h = math.ceil(n / 2)
+    if _int("metadata.high_count", _meta(release, "high_count")) != h:
+        _fail("metadata.high_count", f"must be ceil(n/2) = {h} for n = {n}", _meta(release, "high_count"))
+    bounds = _int_list("metadata.bounds", _meta(release, "bounds"))
+    if bounds != [0, h]:
+        _fail("metadata.bounds", f"must be [0, ceil(n/2)] = [0, {h}]", bounds)
+    _check_sensitivity(release, 1.0, "1 (one record moves each high-high count by at most 1)")
+    _check_epsilon_per_pair(release)
+    mech = release.mechanism
+    if mech.family in ("tgm", "btgm", "rgm"):
+        if (int(mech.lower), int(mech.upper)) != (0, h):
+            _fail("mechanism.lower/upper", f"must be 0 and ceil(n/2) = {h}", [mech.lower, mech.upper])
+        vals = release.values
+        if np.any(vals < 0) or np.any(vals > h):
+            _fail("values", f"must lie in [0, {h}] for the range-preserving {mech.family!r} mechanism", vals.tolist())
+
+
+def kendall_sensitivity(n: int) -> float:
+    r"""Sensitivity of Kendall's :math:`\tau_a` under substitution neighbours: :math:`4/n`.
+
+    :math:`\tau_a = (n_c - n_d)/\binom n2`. Replacing one record changes the signs of the
+    :math:`n-1` pairs that contain it, each term of :math:`n_c - n_d` by at most 2, so
+    :math:`|\Delta\tau_a| \le 2(n-1)/\binom n2 = 4/n`, and the bound is reached (e.g. moving the
+    largest record to the bottom of a perfectly concordant sample). Seed 003 Lemma 4.1 prints
+    :math:`4/(n+1)`, which holds only for add/remove neighbours with an unknown ``n``.
+
+    Examples
+    --------
+    >>> kendall_sensitivity(10)
+    0.4
+    """
+    return 4.0 / n
+
+
+def _check_kendall_pairs(release: Any) -> None:
+    n = _int("n", release.n, minimum=2)
+    _check_pairs(release)
+    _check_sensitivity(release, kendall_sensitivity(n), "4/n (Kendall's tau-a, one record changes n-1 pairs)")
+    _check_epsilon_per_pair(release)
+
+
+def _check_sensitivity_norm(release: Any) -> None:
+    norm = _meta(release, "sensitivity_norm")
+    want = "l1" if release.mechanism.family in ("geometric", "laplace") else "l2"
+    if norm != want:
+        _fail("metadata.sensitivity_norm", f"must be {want!r} for mechanism {release.mechanism.family!r}", norm)
+
+
+def _check_counts(release: Any) -> None:
+    _check_sensitivity_norm(release)
+    if release.values.dtype.kind != "i":
+        _fail("dtype", "must be int64 for counts", str(release.values.dtype))
+
+
+def _check_vector(release: Any) -> None:
+    _check_sensitivity_norm(release)
+    if release.values.ndim != 1:
+        _fail("shape", "must be one-dimensional for a vector", list(release.values.shape))
+
+
+def _check_randomized_response(release: Any) -> None:
+    vals = release.values
+    if vals.ndim != 2:
+        _fail("shape", "must be [n, q] (q answers per record)", list(vals.shape))
+    n, q = vals.shape
+    if release.n != n:
+        _fail("n", f"must equal the number of rows of values ({n})", release.n)
+    if _int("metadata.answers_per_record", _meta(release, "answers_per_record")) != q:
+        _fail("metadata.answers_per_record", f"must equal the number of columns of values ({q})",
+              _meta(release, "answers_per_record"))
+    _check_columns(release, q)
+    k = _int("metadata.categories", _meta(release, "categories"), minimum=2)
+    if k != int(release.mechanism.k):
+        _fail("metadata.categories", f"must equal the mechanism's k ({release.mechanism.k})", k)
+    if np.any(vals < 0) or np.any(vals >= k):
+        _fail("values", f"must be category codes in 0..{k - 1}", vals.ravel()[:10].tolist())
+
+
+def select_threshold(noisy_counts: Any, candidates: Any, target_rate: float) -> tuple[int, np.ndarray]:
+    r"""Seed 004 Algorithm 1's choice: index ``l`` (0-based) of ``a`` and the noisy rates :math:`\hat p_{G,1..M}`.
+
+    ``l`` is the largest index with :math:`\hat p_{G,l}\le t_c`, or 0 (``a_1``) if there is none
+    or if all noisy counts are 0 (rates then reported as 1). Pure post-processing of the noisy
+    counts, so the loader re-derives it to check a ``dirichlet_logmean`` record.
+
+    Examples
+    --------
+    >>> select_threshold(np.array([1, 2, 17, 980]), np.array([1e-3, 1e-2, 0.1]), 0.01)
+    (1, array([0.001, 0.003, 0.02 ]))
+    """
+    s = np.asarray(noisy_counts, dtype=np.float64)
+    total = s.sum()
+    m = len(candidates)
+    if total <= 0:
+        return 0, np.ones(m)
+    rates = np.cumsum(s)[:m] / total
+    ok = np.nonzero(rates <= target_rate)[0]
+    return (int(ok[-1]) if ok.size else 0), rates
+
+
+def _check_candidates(name: str, cand: list[float]) -> None:
+    if not cand or any(not 0.0 < c < 1.0 for c in cand) or any(b <= a for a, b in itertools.pairwise(cand)):
+        _fail(name, "must be a non-empty increasing list of thresholds in (0, 1)", cand)
+
+
+def _check_censoring_counts(release: Any) -> None:
+    cand = _float_list("metadata.candidates", _meta(release, "candidates"))
+    _check_candidates("metadata.candidates", cand)
+    if release.values.shape != (len(cand) + 1,):
+        _fail("shape", f"must be [{len(cand) + 1}] (one count per interval between candidates)",
+              list(release.values.shape))
+    _check_sensitivity(release, 2.0, "2 (one record moves between two intervals)")
+
+
+def _check_dirichlet_logmean(release: Any) -> None:
+    n = _int("n", release.n, minimum=2)
+    d = _int("metadata.d", _meta(release, "d"), minimum=2)
+    _check_columns(release, d)
+    a = _float("metadata.a", _meta(release, "a"), lo=0.0, hi=1.0, open_lo=True)
+    if a >= 1.0:
+        _fail("metadata.a", "must be in (0, 1)", a)
+    n_parts = _int_list("metadata.n_parts", _meta(release, "n_parts"), minimum=1)
+    split = len(n_parts) == 2
+    if len(n_parts) not in (1, 2) or sum(n_parts) != n:
+        _fail("metadata.n_parts", f"must be [n] or [n1, n2] summing to n = {n}", n_parts)
+    if split and min(n_parts) < 2:
+        _fail("metadata.n_parts", "must leave at least 2 records in each part", n_parts)
+    want_shape = (2, d) if split else (d,)
+    if release.values.shape != want_shape:
+        _fail("shape", f"must be {list(want_shape)} for d = {d} and {len(n_parts)} part(s)", list(release.values.shape))
+    if release.composition != ("parallel" if split else "joint"):
+        _fail("composition", f"must be {'parallel' if split else 'joint'} for {len(n_parts)} part(s)",
+              release.composition)
+    cols = [str(c) for c in _meta(release, "columns")]
+    want_labels = [[part, c] for part in ("D1", "D2") for c in cols] if split else [[c] for c in cols]
+    if [list(lab) for lab in release.labels] != want_labels:
+        _fail("labels", "must be the column names (prefixed by D1/D2 for a split)", [list(x) for x in release.labels])
+    _check_sensitivity(release, -d * math.log(a), "-d log(a) (censored log-sums, seed 004 §3.1)")
+    eps1 = _float("metadata.epsilon_1", _meta(release, "epsilon_1"), lo=0.0, open_lo=True)
+    eps2 = _float("metadata.epsilon_2", _meta(release, "epsilon_2"), lo=0.0)
+    g = release.mechanism.guarantee()
+    if g.epsilon is None or not _close(g.epsilon, eps1):
+        _fail("metadata.epsilon_1", f"must equal the Laplace mechanism's epsilon ({g.epsilon!r})", eps1)
+    scales = _float_list("metadata.laplace_scale_logmean", _meta(release, "laplace_scale_logmean"))
+    want = [float(release.mechanism.scale) / m for m in n_parts]
+    if len(scales) != len(want) or not all(_close(s, w) for s, w in zip(scales, want, strict=False)):
+        _fail("metadata.laplace_scale_logmean", f"must be mechanism.scale / n_parts = {want}", scales)
+    if _meta(release, "zeros") not in ("error", "censor"):
+        _fail("metadata.zeros", "must be 'error' or 'censor'", _meta(release, "zeros"))
+    _float("metadata.simplex_tol", _meta(release, "simplex_tol"), lo=0.0)
+    comps = release.components
+    if not comps:
+        if eps2 != 0.0:
+            _fail("metadata.epsilon_2", "must be 0 when the threshold was fixed (no selection component)", eps2)
+        for key in ("candidates", "noisy_counts", "noisy_rates", "threshold_index", "target_rate"):
+            if key in release.metadata:
+                _fail(f"metadata.{key}", "must be absent when the threshold was fixed", release.metadata[key])
+        return
+    if len(comps) != 1:
+        _fail("components", "must hold exactly one threshold-selection release", len(comps))
+    comp = comps[0]
+    if comp.n != n:
+        _fail("components[0].n", f"must equal n = {n}", comp.n)
+    if comp.secure != release.secure:
+        _fail("components[0].secure", f"must equal the release's secure flag ({release.secure})", comp.secure)
+    ge = comp.mechanism.guarantee().epsilon
+    if ge is None or not _close(ge, eps2):
+        _fail("metadata.epsilon_2", f"must equal the selection component's epsilon ({ge!r})", eps2)
+    cand = _float_list("metadata.candidates", _meta(release, "candidates"))
+    _check_candidates("metadata.candidates", cand)
+    if cand != [float(c) for c in comp.metadata["candidates"]]:
+        _fail("metadata.candidates", "must equal the selection component's candidates", cand)
+    noisy = _int_list("metadata.noisy_counts", _meta(release, "noisy_counts"), minimum=0)
+    if noisy != np.maximum(comp.values, 0).tolist():
+        _fail("metadata.noisy_counts", "must be max(0, the selection component's values) (Algorithm 1)", noisy)
+    t_c = _float("metadata.target_rate", _meta(release, "target_rate"), lo=0.0, hi=1.0, open_lo=True)
+    l_idx, rates = select_threshold(np.asarray(noisy), np.asarray(cand), t_c)
+    if _int("metadata.threshold_index", _meta(release, "threshold_index")) != l_idx:
+        _fail("metadata.threshold_index", f"must be the index Algorithm 1 selects from the noisy counts ({l_idx})",
+              _meta(release, "threshold_index"))
+    got_rates = _float_list("metadata.noisy_rates", _meta(release, "noisy_rates"))
+    if len(got_rates) != rates.size or not np.allclose(got_rates, rates, rtol=_RTOL, atol=0.0):
+        _fail("metadata.noisy_rates", "must be the cumulative shares of the noisy counts", got_rates)
+    if not _close(a, cand[l_idx]):
+        _fail("metadata.a", f"must be the selected candidate candidates[{l_idx}] = {cand[l_idx]!r}", a)
+
+
+_PAIR_FIELDS: dict[str, FieldType] = {
+    "columns": STR_LIST,
+    "p": INT,
+    "pairs": _any_list,
+    "epsilon_per_pair": FLOAT,
+}
+
+#: Schemas of every statistic a release may hold, by name.
+SCHEMAS: dict[str, StatisticSchema] = {
+    s.name: s
+    for s in (
+        StatisticSchema(
+            "median_pairs",
+            families=("geometric", "tgm", "btgm", "rgm"),
+            compositions=("sequential",),
+            required={**_PAIR_FIELDS, "high_count": INT, "bounds": INT_LIST, "tie_breaking": STR},
+            check=_check_median_pairs,
+            sensitivity="1 per high-high count (seed 000 Theorem 3.1)",
+        ),
+        StatisticSchema(
+            "kendall_pairs",
+            families=("laplace",),
+            compositions=("sequential",),
+            required={**_PAIR_FIELDS, "estimand": STR},
+            check=_check_kendall_pairs,
+            sensitivity="4/n per Kendall's tau-a (one record changes n-1 of the C(n,2) pairs by 2)",
+        ),
+        StatisticSchema(
+            "counts",
+            families=("geometric", "discrete_gaussian"),
+            compositions=("joint",),
+            required={"sensitivity_norm": STR},
+            needs_n=False,
+            check=_check_counts,
+            sensitivity="stated by the curator (L1 for geometric, L2 for discrete Gaussian)",
+        ),
+        StatisticSchema(
+            "vector",
+            families=("laplace", "gaussian"),
+            compositions=("joint",),
+            required={"sensitivity_norm": STR},
+            needs_n=False,
+            check=_check_vector,
+            sensitivity="stated by the curator (L1 for Laplace, L2 for Gaussian)",
+        ),
+        StatisticSchema(
+            "randomized_response",
+            families=("randomized_response",),
+            compositions=("per_record",),
+            required={"columns": STR_LIST, "answers_per_record": INT, "categories": INT},
+            check=_check_randomized_response,
+            sensitivity="record level: each answer is randomized on its own (local DP)",
+        ),
+        StatisticSchema(
+            "dirichlet_censoring_counts",
+            families=("geometric",),
+            compositions=("joint",),
+            required={"candidates": FLOAT_LIST, "clipped_at_zero": BOOL, "note": STR},
+            check=_check_censoring_counts,
+            sensitivity="2 in L1 (one record moves between two intervals; seed 004 Algorithm 1)",
+        ),
+        StatisticSchema(
+            "dirichlet_logmean",
+            families=("laplace",),
+            compositions=("joint", "parallel"),
+            required={
+                "columns": STR_LIST,
+                "d": INT,
+                "units": STR,
+                "threshold_selection": STR,
+                "a": FLOAT,
+                "n_parts": INT_LIST,
+                "epsilon_1": FLOAT,
+                "epsilon_2": FLOAT,
+                "laplace_scale_logmean": FLOAT_LIST,
+                "zeros": STR,
+                "simplex_tol": FLOAT,
+            },
+            optional={
+                "candidates": FLOAT_LIST,
+                "target_rate": FLOAT,
+                "noisy_counts": INT_LIST,
+                "noisy_rates": FLOAT_LIST,
+                "threshold_index": INT,
+            },
+            check=_check_dirichlet_logmean,
+            components=("dirichlet_censoring_counts",),
+            sensitivity="-d log(a) in L1 on the censored log-sums (seed 004 §3.1)",
+        ),
+    )
+}
