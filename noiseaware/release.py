@@ -33,17 +33,18 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from . import _validation as v
+from ._statistics import SCHEMAS, SIMULATION_NOTE
 from ._version import __version__
-from .exceptions import NoiseawareTypeError, ReleaseFormatError
+from .exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning, ReleaseFormatError
 from .mechanisms import Guarantee, Mechanism, mechanism_from_dict
 
 __all__ = ["COMPOSITIONS", "SCHEMA", "SCHEMA_VERSION", "Release"]
@@ -66,18 +67,24 @@ _REQUIRED_KEYS = (
 _TOP_KEYS = {*_REQUIRED_KEYS, "schema", "noiseaware_version", "n", "metadata", "components"}
 
 
-def _freeze(obj: Any) -> Any:
-    """Deep-copy JSON-like metadata into immutable containers."""
+#: Deepest nesting accepted in ``metadata`` (the schemas need at most 3 levels).
+_MAX_METADATA_DEPTH = 16
+
+
+def _freeze(obj: Any, depth: int = 0) -> Any:
+    """Deep-copy JSON-like metadata into immutable containers (at most 16 levels deep)."""
+    if depth > _MAX_METADATA_DEPTH:
+        raise ReleaseFormatError(f"Release: field 'metadata' is nested more than {_MAX_METADATA_DEPTH} levels deep.")
     if isinstance(obj, Mapping):
-        return MappingProxyType({str(k): _freeze(x) for k, x in obj.items()})
+        return MappingProxyType({str(k): _freeze(x, depth + 1) for k, x in obj.items()})
     if isinstance(obj, list | tuple):
-        return tuple(_freeze(x) for x in obj)
+        return tuple(_freeze(x, depth + 1) for x in obj)
     if isinstance(obj, np.ndarray):
-        return _freeze(obj.tolist())
+        return _freeze(obj.tolist(), depth)
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):
-        return float(obj)
+        return _freeze(float(obj), depth)
     if obj is None or isinstance(obj, str | bool | int | float):
         if isinstance(obj, float) and not math.isfinite(obj):
             raise ReleaseFormatError(f"Release: metadata values must be finite; got {obj!r}.")
@@ -164,8 +171,10 @@ class Release:
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
-        if not isinstance(self.statistic, str) or not self.statistic:
-            raise ReleaseFormatError(f"Release: field 'statistic' must be a non-empty string; got {self.statistic!r}.")
+        if not isinstance(self.statistic, str) or self.statistic not in SCHEMAS:
+            raise ReleaseFormatError(
+                f"Release: field 'statistic' must be one of {sorted(SCHEMAS)}; got {self.statistic!r}."
+            )
         if not isinstance(self.mechanism, Mechanism):
             raise ReleaseFormatError(f"Release: field 'mechanism' must be a Mechanism; got {self.mechanism!r}.")
         if self.composition not in COMPOSITIONS:
@@ -218,6 +227,28 @@ class Release:
                 f"Release: field 'guarantee' ({self.guarantee.describe()}) is inconsistent with the mechanism, "
                 f"which gives {expected.describe()} under {self.composition!r} composition of {vals.size} value(s)."
             )
+        self._check_secure_flag()
+        SCHEMAS[self.statistic].validate(self)
+
+    def _check_secure_flag(self) -> None:
+        """``secure`` and ``metadata.simulation`` must agree, here and in every component."""
+        simulated = "simulation" in self.metadata
+        if self.secure and simulated:
+            raise ReleaseFormatError(
+                "Release: field 'secure' is true but 'metadata.simulation' says the noise came from a seeded "
+                "numpy Generator; a release cannot be both. Refusing an inconsistent (possibly tampered) record."
+            )
+        if not self.secure and not simulated:
+            raise ReleaseFormatError(
+                "Release: field 'secure' is false but 'metadata.simulation' is missing; a simulation release "
+                f"must say so (metadata.simulation = {SIMULATION_NOTE!r})."
+            )
+        for i, c in enumerate(self.components):
+            if c.secure != self.secure:
+                raise ReleaseFormatError(
+                    f"Release: field 'components[{i}].secure' ({c.secure}) must equal the release's "
+                    f"'secure' ({self.secure}): all parts of one release are drawn the same way."
+                )
 
     # ------------------------------------------------------------------ views
     @property
@@ -259,11 +290,63 @@ class Release:
             "components": [c.to_dict() for c in self.components],
         }
 
-    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
-        """Serialize to JSON; write it to ``path`` when given. Floats round-trip exactly."""
+    def to_json(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        indent: int | None = 2,
+        overwrite: bool = False,
+        allow_simulation: bool = False,
+    ) -> str:
+        """Serialize to JSON; write it to ``path`` when given. Floats round-trip exactly.
+
+        Parameters
+        ----------
+        path : path-like, optional
+            Where to write. The file is written to a temporary file in the same directory and
+            renamed onto ``path``, so a failed write (full disk, interrupt) never leaves a
+            truncated release or destroys an existing file.
+        indent : int or None
+            JSON indentation.
+        overwrite : bool
+            Replace an existing file at ``path``. Default False: an existing file is refused.
+        allow_simulation : bool
+            Required to serialize a simulation release (``secure=False``, made with ``rng=``):
+            its noise is a replay of a seeded generator, so anyone who guesses the seed removes
+            it exactly. Such a release is for simulation studies only; serializing it warns
+            with a :class:`~noiseaware.exceptions.PrivacyWarning` even when allowed.
+
+        Returns
+        -------
+        str
+            The JSON text.
+
+        Raises
+        ------
+        NoiseawareValueError
+            A simulation release without ``allow_simulation=True``.
+        OutputExistsError
+            ``path`` exists and ``overwrite`` is False.
+        """
+        if not self.secure:
+            if not allow_simulation:
+                raise NoiseawareValueError(
+                    "Release.to_json: this is a SIMULATION release (secure=False, noise from a seeded numpy "
+                    "Generator); replaying the seed removes the noise exactly, so it must never be published. "
+                    "Pass allow_simulation=True to serialize it for a simulation study, or make a secure release "
+                    "with privatize(...) without rng=."
+                )
+            warnings.warn(
+                "Release.to_json: serializing a SIMULATION release (secure=False); it protects nobody. "
+                "Never publish it.",
+                PrivacyWarning,
+                stacklevel=2,
+            )
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            from ._io import atomic_write_text
+
+            atomic_write_text(path, text + "\n", overwrite=overwrite, owner="Release.to_json")
         return text
 
     @classmethod
@@ -345,27 +428,39 @@ class Release:
     def from_json(cls, source: str | os.PathLike[str]) -> Release:
         """Read a release from a JSON file path (or a JSON string starting with ``{``).
 
+        Files are read with bounded resources: at most 256 MiB, strict UTF-8, JSON nesting at
+        most 64 deep, and every field checked against the statistic's schema
+        (:mod:`noiseaware._statistics`) before any analysis allocates memory from it.
+
         Raises
         ------
         ReleaseFormatError
             If the file is not valid JSON, or a field is missing, malformed or inconsistent;
             the message names the field.
         """
+        from ._io import loads_limited, read_text_limited
+
         if isinstance(source, str) and source.lstrip().startswith("{"):
             text = source
         elif isinstance(source, str | os.PathLike):
-            text = Path(source).read_text(encoding="utf-8")
+            text = read_text_limited(source, owner="Release.from_json")
         else:
             raise NoiseawareTypeError(f"Release.from_json: source must be a path or JSON text; got {source!r}.")
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ReleaseFormatError(f"Release: not valid JSON ({exc}).") from exc
-        return cls.from_dict(d)
+        rel = cls.from_dict(loads_limited(text, owner="Release.from_json"))
+        if not rel.secure:
+            warnings.warn(
+                "Release.from_json: this record is a SIMULATION release (secure=False): its noise came from a "
+                "seeded numpy Generator and protects nobody. Use it for simulation studies only.",
+                PrivacyWarning,
+                stacklevel=2,
+            )
+        return rel
 
     # ----------------------------------------------------------------- display
     def summary(self, max_rows: int = 20) -> str:
         """A readable multi-line description of the release and its guarantee."""
+        from ._io import printable
+
         m = self.mechanism.to_dict()
         params = ", ".join(f"{k}={val!r}" for k, val in m.items() if k != "family")
         lines = [
@@ -377,10 +472,12 @@ class Release:
         ]
         for c in self.components:
             lines.append(f"  component : {c.statistic!r}, {c.guarantee.describe()}")
+        if "simulation" in self.metadata:
+            lines.append(f"  WARNING   : {SIMULATION_NOTE}")
         flat = self.values.ravel()
         lines.append(f"  values    : {flat.size}")
         for lab, val in list(zip(self.labels, flat.tolist(), strict=True))[:max_rows]:
-            lines.append(f"    {' x '.join(lab):<30} {val}")
+            lines.append(f"    {printable(' x '.join(lab)):<30} {val}")
         if flat.size > max_rows:
             lines.append(f"    ... ({flat.size - max_rows} more)")
         return "\n".join(lines)
