@@ -17,6 +17,7 @@ __all__ = [
     "PrivacyBudgetError",
     "PrivacyWarning",
     "ReleaseFormatError",
+    "UtilityWarning",
 ]
 
 
@@ -68,6 +69,14 @@ class NoiseawareWarning(UserWarning):
 
 class PrivacyWarning(NoiseawareWarning):
     """A privacy parameter is legal but unusually weak (e.g. ``epsilon > 5``)."""
+
+
+class UtilityWarning(NoiseawareWarning):
+    """The noise of a release is so large that its values carry almost no information.
+
+    Issued by :func:`noiseaware.privatize` when, e.g., the noise standard deviation of every
+    count exceeds the largest value the count can take. The release is still valid and private.
+    """
 
 
 class MixingWarning(NoiseawareWarning):
