@@ -26,13 +26,19 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
+import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, TypeAlias
 
+import numpy as np
 from scipy.optimize import minimize_scalar
 
 from . import _validation as v
-from .exceptions import NoiseawareValueError, PrivacyBudgetError
+from .exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyBudgetError
+from .mechanisms import Guarantee
 
 __all__ = [
     "PrivacyBudget",
@@ -43,6 +49,10 @@ __all__ = [
     "zcdp_sequential",
     "zcdp_to_approx_dp",
 ]
+
+#: What :class:`PrivacyBudget` accepts as an amount: floats (exact binary value, with a rounding
+#: allowance), and exact ints, Fractions, Decimals and decimal or ratio strings.
+Amount: TypeAlias = float | int | Fraction | Decimal | str | np.floating | np.integer
 
 
 def _values(owner: str, name: str, values: Iterable[float], check=v.nonnegative) -> list[float]:
@@ -145,14 +155,123 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return float(min(1.0, math.exp(min(0.0, res.fun))))
 
 
-@dataclass
-class PrivacyBudget:
-    """A privacy budget that refuses overspending.
+def _exact(owner: str, name: str, value: Any, rule: str) -> tuple[Fraction, Fraction]:
+    """``value`` as an exact rational, with the rounding allowance of a binary float.
 
-    Give exactly one of ``epsilon`` (pure DP, sequential composition) or ``rho`` (zCDP).
-    :meth:`spend` subtracts and returns what remains; a request larger than what remains
-    raises :class:`~noiseaware.exceptions.PrivacyBudgetError` naming both figures and
-    leaves the budget unchanged.
+    Returns ``(x, u)``: ``x`` is the exact value of ``value``; ``u`` is ``ulp(x)`` in the
+    input's own floating-point format when ``value`` is a normal binary float, else 0.
+    Non-finite values fail with ``rule``; other types raise a type error.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_):
+        raise NoiseawareTypeError(v.message(owner, name, _TYPE_RULE, value))
+    if isinstance(value, float | np.floating):
+        if not np.isfinite(value):
+            v.fail(owner, name, rule, value)
+        if isinstance(value, float):  # float64, including np.float64
+            x, ulp = Fraction(value), Fraction(math.ulp(value))
+            normal = abs(value) >= sys.float_info.min
+        else:  # other NumPy floats: their own precision
+            n, d = value.as_integer_ratio()
+            x = Fraction(int(n), int(d))
+            n, d = np.spacing(abs(value)).as_integer_ratio()
+            ulp = Fraction(int(n), int(d))
+            normal = bool(abs(value) >= np.finfo(value.dtype).tiny)
+        return x, (ulp if normal else Fraction(0))
+    if isinstance(value, numbers.Integral | np.integer):
+        return Fraction(int(value)), Fraction(0)
+    if isinstance(value, numbers.Rational):  # Fraction and friends
+        return Fraction(int(value.numerator), int(value.denominator)), Fraction(0)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            v.fail(owner, name, rule, value)
+        return Fraction(value), Fraction(0)
+    if isinstance(value, str):
+        try:
+            return Fraction(value), Fraction(0)
+        except (ValueError, ZeroDivisionError):
+            v.fail(owner, name, rule + " (as a decimal or ratio string such as '0.1' or '1/3')", value)
+    raise NoiseawareTypeError(v.message(owner, name, _TYPE_RULE, value))
+
+
+_TYPE_RULE = "must be a real number (float, int, Fraction, Decimal, or a string such as '0.1' or '1/3')"
+
+
+def _plain(x: Fraction) -> float | str:
+    """``x`` for messages: a float when exact, else ``'p/q'`` when short, else the nearest float."""
+    f = float(x)
+    return str(x) if Fraction(f) != x and len(str(x)) <= 21 else f
+
+
+class PrivacyBudget:
+    r"""A privacy budget that refuses overspending, kept in exact rational arithmetic.
+
+    Give exactly one of ``epsilon`` (pure DP, sequential composition [seed 000, Prop. 2.4])
+    or ``rho`` (zCDP, additive composition [seed 002, Prop. 3.6]). :meth:`spend` charges an
+    amount in the budget's unit and :meth:`charge` a :class:`~noiseaware.mechanisms.Guarantee`;
+    both return what remains, and a request that would overspend raises
+    :class:`~noiseaware.exceptions.PrivacyBudgetError` naming the requested and the remaining
+    budget and leaves the budget unchanged. :meth:`check` asks the same question without
+    spending; :meth:`split` gives an exact share of what remains.
+
+    Parameters
+    ----------
+    epsilon, rho : float, int, Fraction, Decimal or str, optional
+        The total budget, > 0. Exactly one must be given. Strings are read exactly
+        (``"0.1"`` is one tenth, ``"1/3"`` one third); a float is read as its exact binary value.
+    spent : float, int, Fraction, Decimal or str, default 0
+        Budget already used elsewhere, in ``[0, total]``; read exactly, with no allowance.
+
+    Attributes
+    ----------
+    total, spent, remaining : float
+        Float views of :attr:`total_exact`, :attr:`spent_exact`, :attr:`remaining_exact`.
+    ledger : tuple of (str, float)
+        The accepted spends; :attr:`ledger_exact` has the exact amounts.
+
+    Raises
+    ------
+    NoiseawareValueError
+        If both or neither of ``epsilon``/``rho`` are given, the total is not a finite number
+        > 0, or ``spent`` is NaN, infinite, negative or larger than the total.
+    NoiseawareTypeError
+        If an amount is not a real number or a string.
+
+    Notes
+    -----
+    **Exactness.** The total, every amount and their sums are :class:`fractions.Fraction`\ s; no
+    sum is ever rounded. An ``int``, ``Fraction``, ``Decimal`` or string amount is exact. A binary
+    float ``x`` (Python ``float`` or NumPy floating) is taken at its exact value ``Fraction(x)``.
+
+    **The one tolerance: the rounding of float amounts.** A float amount usually stands for a
+    real number the caller meant (``total / k`` for a ``k``-way split) and differs from it by the
+    rounding of one or two floating-point operations. Each float amount ``x`` therefore carries
+    an allowance ``u(x)``: one unit in the last place of ``x`` in its own format (``math.ulp(x)``
+    for float64, ``numpy.spacing`` for other NumPy floats) when ``x`` is a normal number, and
+    0 when ``x`` is subnormal; exact amounts carry none. With ``a_1, ..., a_n`` the amounts
+    accepted so far and ``u_1, ..., u_n`` their allowances, a request ``a`` with allowance ``u``
+    is accepted if and only if, computed exactly,
+
+    .. math:: a_1 + \dots + a_n + a \le \mathrm{total} + u_1 + \dots + u_n + u,
+
+    that is, if the amounts are consistent with intended amounts, each within its allowance of
+    the float given, that do not exceed the total. Consequences:
+
+    * ``k`` spends of the float ``total / k`` always succeed (each is within half an ulp of
+      ``total / k``), for every ``k``; so do float pieces that each round an exact partition.
+    * The allowance grows only with spends actually made and is relative to their size:
+      ``u(x) <= 2**-52 * x`` for float64, so the exact sum of accepted amounts never exceeds
+      ``total / (1 - 2**-52)`` (a relative overspend below 2.3e-16), however many requests
+      follow. Once an exact total is reached, a request of 1e-15 against a total of 1 is
+      refused (its allowance is 2e-31). Float32 amounts get the float32 ulp (``2**-23``).
+    * A pure guarantee charged to a rho budget costs ``epsilon**2 / 2`` exactly, with the
+      allowance ``epsilon * u + u**2 / 2`` (``u = u(epsilon)``): the largest change of
+      ``epsilon**2 / 2`` over the rounding of ``epsilon``, below ``2**-50`` of the cost.
+
+    :attr:`spent_exact` is the exact sum of the accepted amounts, so it can exceed the total by
+    at most the accumulated allowance (:attr:`slack`); :attr:`remaining_exact` is
+    ``max(0, total - spent)``.
 
     Examples
     --------
@@ -161,52 +280,270 @@ class PrivacyBudget:
     0.3
     >>> b.spent
     0.2
+
+    Floats from a split are never refused for rounding; nothing beyond the total is accepted:
+
+    >>> b = PrivacyBudget(epsilon=1.0)
+    >>> for _ in range(1225):
+    ...     _ = b.spend(1.0 / 1225)
+    >>> b.remaining
+    0.0
+    >>> b.spend(1e-15)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    noiseaware.exceptions.PrivacyBudgetError: PrivacyBudget: requested epsilon=1e-15 exceeds ...
+
+    Exact amounts and exact shares:
+
+    >>> b = PrivacyBudget(epsilon="0.3")
+    >>> b.spend("0.1", "margins")
+    0.2
+    >>> share = b.split(3)
+    >>> share
+    Fraction(1, 15)
+    >>> for _ in range(3):
+    ...     _ = b.spend(share, "pairs")
+    >>> b.remaining_exact
+    Fraction(0, 1)
+
+    Charging mechanisms' guarantees (a pure one converts to zCDP as ``epsilon**2 / 2``):
+
+    >>> from noiseaware.mechanisms import Guarantee
+    >>> z = PrivacyBudget(rho=1.0)
+    >>> z.charge(Guarantee(rho=0.5), "counts")
+    0.5
+    >>> z.charge(Guarantee(epsilon=0.5), "median")
+    0.375
+    >>> z.check(Guarantee(epsilon=1.0))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    noiseaware.exceptions.PrivacyBudgetError: PrivacyBudget: requested rho=0.5 exceeds the remaining rho=0.375; ...
     """
 
-    epsilon: float | None = None
-    rho: float | None = None
-    spent: float = 0.0
-    _log: list[tuple[str, float]] = field(default_factory=list, repr=False)
-
-    def __post_init__(self) -> None:
-        if (self.epsilon is None) == (self.rho is None):
+    def __init__(self, epsilon: Amount | None = None, rho: Amount | None = None, spent: Amount = 0.0) -> None:
+        owner = "PrivacyBudget"
+        if (epsilon is None) == (rho is None):
             raise NoiseawareValueError(
-                f"PrivacyBudget: give exactly one of epsilon or rho; got epsilon={self.epsilon!r}, rho={self.rho!r}."
+                f"{owner}: give exactly one of epsilon or rho; got epsilon={epsilon!r}, rho={rho!r}."
             )
-        if self.epsilon is not None:
-            self.epsilon = v.positive("PrivacyBudget", "epsilon", self.epsilon)
-        if self.rho is not None:
-            self.rho = v.positive("PrivacyBudget", "rho", self.rho)
+        self._unit = "epsilon" if epsilon is not None else "rho"
+        given = epsilon if epsilon is not None else rho
+        total, _ = _exact(owner, self._unit, given, "must be a finite number > 0")
+        if total <= 0:
+            v.fail(owner, self._unit, "must be a finite number > 0", given)
+        used, _ = _exact(owner, "spent", spent, "must be finite and >= 0")
+        if used < 0:
+            v.fail(owner, "spent", "must be >= 0", spent)
+        if used > total:
+            v.fail(owner, "spent", f"must be <= the total {self._unit}={_plain(total)!r}", spent)
+        self._total = total
+        self._spent = used
+        self._slack = Fraction(0)
+        self._log: list[tuple[str, Fraction]] = []
 
+    def __repr__(self) -> str:
+        return (
+            f"PrivacyBudget({self._unit}={_plain(self._total)!r}, spent={_plain(self._spent)!r}, "
+            f"remaining={_plain(self.remaining_exact)!r})"
+        )
+
+    # -- views -----------------------------------------------------------------------------
     @property
     def unit(self) -> str:
         """``"epsilon"`` or ``"rho"``."""
-        return "epsilon" if self.epsilon is not None else "rho"
+        return self._unit
+
+    @property
+    def epsilon(self) -> float | None:
+        """The total as a float for an epsilon budget, else None."""
+        return float(self._total) if self._unit == "epsilon" else None
+
+    @property
+    def rho(self) -> float | None:
+        """The total as a float for a rho budget, else None."""
+        return float(self._total) if self._unit == "rho" else None
 
     @property
     def total(self) -> float:
-        """The budget at creation."""
-        return float(self.epsilon if self.epsilon is not None else self.rho)  # type: ignore[arg-type]
+        """The budget at creation, as a float."""
+        return float(self._total)
+
+    @property
+    def total_exact(self) -> Fraction:
+        """The budget at creation, exactly."""
+        return self._total
+
+    @property
+    def spent(self) -> float:
+        """What has been spent, as a float (rounded from :attr:`spent_exact`)."""
+        return float(self._spent)
+
+    @property
+    def spent_exact(self) -> Fraction:
+        """The exact sum of the initial ``spent`` and every accepted amount."""
+        return self._spent
 
     @property
     def remaining(self) -> float:
-        """What is left to spend."""
-        return max(0.0, self.total - self.spent)
+        """What is left to spend, as a float (rounded from :attr:`remaining_exact`)."""
+        return float(self.remaining_exact)
 
-    def spend(self, amount: float, label: str = "") -> float:
-        """Spend ``amount`` (in the budget's unit) and return what remains.
+    @property
+    def remaining_exact(self) -> Fraction:
+        """``max(0, total - spent)``, exactly."""
+        return max(Fraction(0), self._total - self._spent)
 
-        A relative slack of 1e-12 absorbs floating-point rounding of splits such as
-        ``total / k`` spent ``k`` times.
-        """
-        amt = v.positive("PrivacyBudget.spend", "amount", amount)
-        if amt > self.remaining * (1.0 + 1e-12) + 1e-15:
-            raise PrivacyBudgetError(amt, self.remaining, self.unit)
-        self.spent = min(self.total, self.spent + amt)
-        self._log.append((label, amt))
-        return self.remaining
+    @property
+    def slack(self) -> Fraction:
+        """The accumulated rounding allowance of the accepted float amounts (see Notes)."""
+        return self._slack
 
     @property
     def ledger(self) -> tuple[tuple[str, float], ...]:
-        """The spends so far, as ``(label, amount)`` pairs."""
+        """The accepted spends, as ``(label, amount)`` pairs with float amounts."""
+        return tuple((label, float(a)) for label, a in self._log)
+
+    @property
+    def ledger_exact(self) -> tuple[tuple[str, Fraction], ...]:
+        """The accepted spends, as ``(label, amount)`` pairs with exact amounts."""
         return tuple(self._log)
+
+    # -- operations ------------------------------------------------------------------------
+    def split(self, k: int) -> Fraction:
+        """An exact ``1/k`` share of the budget *remaining now*: ``remaining_exact / k``.
+
+        Spending the share ``k`` times uses up exactly what remained.
+
+        Parameters
+        ----------
+        k : int
+            Number of equal parts, >= 1.
+
+        Returns
+        -------
+        Fraction
+            The share, to pass to :meth:`spend` as is (or as ``float(share)``).
+
+        Raises
+        ------
+        NoiseawareValueError, NoiseawareTypeError
+            If ``k`` is not an integer >= 1.
+        """
+        parts = v.integer("PrivacyBudget.split", "k", k, minimum=1)
+        return self.remaining_exact / parts
+
+    def spend(self, amount: Amount, label: str = "") -> float:
+        """Spend ``amount`` (in the budget's unit) and return what remains, as a float.
+
+        The request is accepted by the rule in the class Notes (exact sums; float amounts
+        carry their own rounding allowance of one ulp).
+
+        Parameters
+        ----------
+        amount : float, int, Fraction, Decimal or str
+            The budget to spend, > 0.
+        label : str
+            A name for the ledger.
+
+        Raises
+        ------
+        PrivacyBudgetError
+            If the request would overspend; the budget is left unchanged.
+        NoiseawareValueError, NoiseawareTypeError
+            If ``amount`` is not a finite number > 0 or ``label`` is not a string.
+        """
+        owner = "PrivacyBudget.spend"
+        amt, allowance = _exact(owner, "amount", amount, "must be a finite number > 0")
+        if amt <= 0:
+            v.fail(owner, "amount", "must be a finite number > 0", amount)
+        self._record(amt, allowance, _label(owner, label))
+        return self.remaining
+
+    def check(self, guarantee: Guarantee) -> None:
+        """Raise if charging ``guarantee`` would overspend; spend nothing.
+
+        An epsilon budget accepts pure guarantees (``epsilon`` given, ``delta == 0``) at cost
+        ``epsilon``. A rho budget accepts a zCDP guarantee at cost ``rho``, or a pure one at
+        cost ``epsilon**2 / 2`` (Bun & Steinke 2016, Prop. 1.4).
+
+        Parameters
+        ----------
+        guarantee : Guarantee
+            The guarantee of the release about to be made.
+
+        Raises
+        ------
+        PrivacyBudgetError
+            If the cost exceeds what remains (by the rule in the class Notes).
+        NoiseawareValueError
+            If the guarantee's kind cannot be charged to this budget (zCDP or approximate DP
+            against an epsilon budget; approximate DP without rho against a rho budget).
+        NoiseawareTypeError
+            If ``guarantee`` is not a :class:`~noiseaware.mechanisms.Guarantee`.
+        """
+        cost, allowance = self._cost("PrivacyBudget.check", guarantee)
+        self._admit(cost, allowance)
+
+    def charge(self, guarantee: Guarantee, label: str = "") -> float:
+        """:meth:`check` ``guarantee``, then spend its cost; return what remains, as a float.
+
+        Parameters
+        ----------
+        guarantee : Guarantee
+            The guarantee of the release being made.
+        label : str
+            A name for the ledger.
+
+        Raises
+        ------
+        PrivacyBudgetError, NoiseawareValueError, NoiseawareTypeError
+            As :meth:`check`; the budget is left unchanged.
+        """
+        owner = "PrivacyBudget.charge"
+        cost, allowance = self._cost(owner, guarantee)
+        self._record(cost, allowance, _label(owner, label))
+        return self.remaining
+
+    # -- internals -------------------------------------------------------------------------
+    def _cost(self, owner: str, guarantee: Guarantee) -> tuple[Fraction, Fraction]:
+        if not isinstance(guarantee, Guarantee):
+            raise NoiseawareTypeError(v.message(owner, "guarantee", "must be a Guarantee", guarantee))
+        pure = guarantee.epsilon is not None and guarantee.delta == 0.0
+        if self._unit == "epsilon":
+            if not pure:
+                v.fail(
+                    owner,
+                    "guarantee",
+                    "must be pure epsilon-DP (epsilon given, delta == 0) to be charged to an epsilon budget",
+                    guarantee,
+                    "Charge zCDP guarantees to a PrivacyBudget(rho=...).",
+                )
+            return _exact(owner, "guarantee.epsilon", guarantee.epsilon, "must be finite")
+        if guarantee.rho is not None:
+            return _exact(owner, "guarantee.rho", guarantee.rho, "must be finite")
+        if not pure:
+            v.fail(
+                owner,
+                "guarantee",
+                "must give rho or be pure epsilon-DP to be charged to a rho budget",
+                guarantee,
+                "An (epsilon, delta) guarantee implies no rho-zCDP bound.",
+            )
+        eps, u = _exact(owner, "guarantee.epsilon", guarantee.epsilon, "must be finite")
+        return eps * eps / 2, eps * u + u * u / 2
+
+    def _admit(self, amount: Fraction, allowance: Fraction) -> None:
+        if self._spent + amount > self._total + self._slack + allowance:
+            raise PrivacyBudgetError(float(amount), float(self.remaining_exact), self._unit)
+
+    def _record(self, amount: Fraction, allowance: Fraction, label: str) -> None:
+        self._admit(amount, allowance)
+        self._spent += amount
+        self._slack += allowance
+        self._log.append((label, amount))
+
+
+def _label(owner: str, label: str) -> str:
+    if not isinstance(label, str):
+        raise NoiseawareTypeError(v.message(owner, "label", "must be a string", label))
+    return label

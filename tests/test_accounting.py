@@ -99,7 +99,7 @@ def test_budget_split_into_equal_parts_spends_exactly() -> None:
         (lambda: A.PrivacyBudget(epsilon=1.0, rho=1.0), "exactly one of epsilon or rho"),
         (lambda: A.PrivacyBudget(epsilon=-1.0), "epsilon must be a finite number > 0; got epsilon=-1.0"),
         (lambda: A.PrivacyBudget(epsilon=float("nan")), "epsilon must be a finite number > 0"),
-        (lambda: A.PrivacyBudget(epsilon="1"), "epsilon must be a real number"),
+        (lambda: A.PrivacyBudget(epsilon=[1.0]), "epsilon must be a real number"),
         (lambda: A.zcdp_to_approx_dp(0.5, 0.0), r"delta must be in \(0, 1\)"),
         (lambda: A.zcdp_to_approx_dp(0.5, 1e-5, method="x"), "method must be one of"),
         (lambda: A.sequential([]), "must hold at least one value"),
