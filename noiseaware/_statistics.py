@@ -39,6 +39,7 @@ __all__ = [
     "SCHEMAS",
     "StatisticSchema",
     "kendall_sensitivity",
+    "noise_reach",
     "select_threshold",
 ]
 
@@ -278,6 +279,45 @@ def _check_epsilon_per_pair(release: Any) -> None:
         _fail("metadata.epsilon_per_pair", f"must equal the mechanism's epsilon ({g.epsilon!r})", eps_pair)
 
 
+#: A released value is refused when the noise would reach it with probability below 2**-64.
+_IMPLAUSIBLE_LOG2 = 64
+
+
+def noise_reach(mechanism: Any) -> float | None:
+    r"""``T`` with :math:`P(\text{noise} \ge T) < 2^{-64}` for additive integer noise (None for other families).
+
+    Geometric (two-sided, :math:`P(\text{noise}\ge t)=\alpha^t/(1+\alpha)`):
+    :math:`T=\lceil 64\log 2/(-\log\alpha)\rceil`. Discrete Gaussian (tail below the continuous
+    Gaussian's, :math:`P(\text{noise}\ge t)\le e^{-(t-1)^2/(2\sigma^2)}`):
+    :math:`T=\lceil\sigma\sqrt{2\cdot 64\log 2}\rceil+1`. A value further than ``T`` from every
+    possible true value is a tampered (or corrupted) record, not noise.
+    """
+    fam = mechanism.family
+    if fam == "geometric":
+        return float(math.ceil(_IMPLAUSIBLE_LOG2 * math.log(2.0) / (-math.log(mechanism.alpha))))
+    if fam == "discrete_gaussian":
+        return float(math.ceil(mechanism.sigma * math.sqrt(2.0 * _IMPLAUSIBLE_LOG2 * math.log(2.0))) + 1)
+    return None
+
+
+def _check_reach(release: Any, lower: float, upper: float | None) -> None:
+    """Values must lie within the noise's reach ``T`` of the true values' range ``[lower, upper]``."""
+    t = noise_reach(release.mechanism)
+    if t is None:
+        return
+    vals = release.values
+    lo = lower - t
+    hi = math.inf if upper is None else upper + t
+    bad = (vals < lo) | (vals > hi)
+    if np.any(bad):
+        _fail(
+            "values",
+            f"must lie in [{lo:g}, {hi:g}]: the true values lie in [{lower:g}, {hi - t:g}] and the "
+            f"{release.mechanism.family} noise exceeds {t:g} with probability below 2**-{_IMPLAUSIBLE_LOG2}",
+            vals[bad].ravel()[:5].tolist(),
+        )
+
+
 # ----------------------------------------------------------------------------- statistics
 def _check_median_pairs(release: Any) -> None:
     n = _int("n", release.n, minimum=2)
@@ -291,6 +331,7 @@ def _check_median_pairs(release: Any) -> None:
     _check_sensitivity(release, 1.0, "1 (one record moves each high-high count by at most 1)")
     _check_epsilon_per_pair(release)
     mech = release.mechanism
+    _check_reach(release, 0.0, float(h))
     if mech.family in ("tgm", "btgm", "rgm"):
         if (int(mech.lower), int(mech.upper)) != (0, h):
             _fail("mechanism.lower/upper", f"must be 0 and ceil(n/2) = {h}", [mech.lower, mech.upper])
@@ -334,6 +375,7 @@ def _check_counts(release: Any) -> None:
     _check_sensitivity_norm(release)
     if release.values.dtype.kind != "i":
         _fail("dtype", "must be int64 for counts", str(release.values.dtype))
+    _check_reach(release, 0.0, None)  # counts are >= 0 (privatize refuses negative ones)
 
 
 def _check_vector(release: Any) -> None:
@@ -394,6 +436,7 @@ def _check_censoring_counts(release: Any) -> None:
         _fail("shape", f"must be [{len(cand) + 1}] (one count per interval between candidates)",
               list(release.values.shape))
     _check_sensitivity(release, 2.0, "2 (one record moves between two intervals)")
+    _check_reach(release, 0.0, None if release.n is None else float(release.n))
 
 
 def _check_dirichlet_logmean(release: Any) -> None:

@@ -151,6 +151,12 @@ def _half_width(c: float, tol: float) -> tuple[int, float]:
     return J, float(tail[J])
 
 
+#: Largest support of ``T`` a table is built for (checked before any allocation).
+MAX_SUPPORT = 2**26
+#: Bytes the table and its temporaries take per support point (float64 log-ratios, cumsum, int64 index).
+_BYTES_PER_POINT = 48
+
+
 @lru_cache(maxsize=64)
 def _fisher_table(N: int, K: int, m: int, windowed: bool) -> FisherTable:
     lo, hi = max(0, m - (N - K)), min(K, m)
@@ -200,6 +206,16 @@ def fisher_table(N: Any, K: Any, m: Any, *, windowed: bool = True, owner: str = 
         v.fail(owner, "m", f"must be <= N = {N}", m)
     if N > 2**45:
         v.fail(owner, "N", "must be <= 2**45 (exact integer log-ratios in float64)", N)
+    size = min(K, m) - max(0, m - (N - K)) + 1
+    if size > MAX_SUPPORT:
+        v.fail(
+            owner,
+            "N",
+            f"gives a support of {size:,} points for T, whose table would need about "
+            f"{_BYTES_PER_POINT * size / 2**30:,.1f} GiB; at most {MAX_SUPPORT:,} points (N up to about "
+            f"{2 * MAX_SUPPORT:,} for a median split) are supported",
+            N,
+        )
     return _fisher_table(N, K, m, bool(windowed))
 
 

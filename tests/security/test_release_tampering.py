@@ -1,0 +1,294 @@
+"""The release file is a contract: every field is checked against the others on load.
+
+Each case edits the JSON of a genuine (secure) release the way a careless user or an attacker
+would, and the loader must refuse it with a :class:`ReleaseFormatError` that names the field —
+before any analysis reads it. The untouched record must load (so the checks are not vacuous).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import noiseaware as na
+from noiseaware.exceptions import ReleaseFormatError
+
+RNG = np.random.default_rng(2024)
+X = RNG.normal(size=(41, 4))
+COMP = RNG.dirichlet([2.0, 3.0, 4.0], size=400)
+
+
+def _base(kind: str) -> dict[str, Any]:
+    if kind == "median":
+        rel = na.privatize(X, statistic="median_pairs", epsilon=1.0)
+    elif kind == "tgm":
+        rel = na.privatize(X, statistic="median_pairs", epsilon=1.0, mechanism="tgm")
+    elif kind == "kendall":
+        rel = na.privatize(X, statistic="kendall_pairs", epsilon=1.0)
+    elif kind == "counts":
+        rel = na.privatize(np.array([3, 1, 4, 1]), statistic="counts", epsilon=1.0, sensitivity=2)
+    elif kind == "rr":
+        rel = na.privatize(
+            np.array([[0, 1], [1, 2], [2, 0]]), statistic="randomized_response", epsilon=1.0, categories=3
+        )
+    elif kind == "dirichlet":
+        rel = na.privatize(COMP, statistic="dirichlet_logmean", epsilon=1.0)
+    elif kind == "dirichlet_split":
+        rel = na.privatize(COMP, statistic="dirichlet_logmean", epsilon=1.0, split=100)
+    else:  # pragma: no cover
+        raise AssertionError(kind)
+    return rel.to_dict()
+
+
+BASES = {k: _base(k) for k in ("median", "tgm", "kendall", "counts", "rr", "dirichlet", "dirichlet_split")}
+
+
+def _load(d: dict[str, Any]) -> na.Release:
+    return na.Release.from_json(json.dumps(d))
+
+
+@pytest.mark.parametrize("kind", sorted(BASES))
+def test_untouched_records_load(kind: str) -> None:
+    assert _load(copy.deepcopy(BASES[kind])).to_dict() == BASES[kind]
+
+
+def _scale_guarantee(d: dict[str, Any], factor: float) -> None:
+    d["guarantee"]["epsilon"] *= factor
+
+
+def _parallel_third(d: dict[str, Any]) -> None:
+    # claim parallel composition (the guarantee of one draw) for draws on the same records
+    d["composition"] = "parallel"
+    d["guarantee"]["epsilon"] = d["mechanism"]["scale"] ** -1
+
+
+def _pair_three_times(d: dict[str, Any]) -> None:
+    d["metadata"]["pairs"] = [d["metadata"]["pairs"][0]] * 3 + d["metadata"]["pairs"][3:]
+
+
+def _shift_n(d: dict[str, Any]) -> None:
+    d["n"] = 5
+
+
+def _n_and_high_count(d: dict[str, Any]) -> None:
+    d["n"], d["metadata"]["high_count"] = 5, 3
+
+
+def _huge_value(d: dict[str, Any]) -> None:
+    d["values"][0] = 10**18
+
+
+def _kendall_old_sensitivity(d: dict[str, Any]) -> None:
+    n = d["n"]
+    s = 4.0 / (n + 1)
+    eps = d["metadata"]["epsilon_per_pair"]
+    d["mechanism"].update(sensitivity=s, scale=s / eps)
+
+
+def _deep(d: dict[str, Any]) -> None:
+    inner: Any = 1
+    for _ in range(500):
+        inner = [inner]
+    d["metadata"]["columns"] = inner
+
+
+def _secure_with_simulation_note(d: dict[str, Any]) -> None:
+    d["metadata"]["simulation"] = "noise drawn from a seeded numpy Generator"
+
+
+def _simulation_flag_without_note(d: dict[str, Any]) -> None:
+    d["secure"] = False
+
+
+def _component_insecure(d: dict[str, Any]) -> None:
+    d["components"][0]["secure"] = False
+    d["components"][0]["metadata"]["simulation"] = "x"
+
+
+def _dirichlet_geometric(d: dict[str, Any]) -> None:
+    d["mechanism"] = {"family": "geometric", "scale": d["mechanism"]["scale"], "sensitivity": 1}
+    d["guarantee"]["epsilon"] = None
+
+
+def _drop_component(d: dict[str, Any]) -> None:
+    d["components"] = []
+    d["guarantee"]["epsilon"] = d["metadata"]["epsilon_1"]
+
+
+def _index(d: dict[str, Any]) -> None:
+    d["metadata"]["threshold_index"] = (d["metadata"]["threshold_index"] + 1) % len(d["metadata"]["candidates"])
+
+
+def _a(d: dict[str, Any]) -> None:
+    d["metadata"]["a"] = 0.5
+
+
+def _a_and_sensitivity(d: dict[str, Any]) -> None:
+    # a larger a with a matching (smaller) sensitivity: the threshold no longer follows the noisy counts
+    a = 0.1
+    s = -3 * math.log(a)
+    d["metadata"]["a"] = a
+    d["mechanism"].update(sensitivity=s, scale=s / d["metadata"]["epsilon_1"])
+    d["metadata"]["laplace_scale_logmean"] = [d["mechanism"]["scale"] / m for m in d["metadata"]["n_parts"]]
+
+
+def _noisy_counts(d: dict[str, Any]) -> None:
+    d["metadata"]["noisy_counts"] = [c + 1 for c in d["metadata"]["noisy_counts"]]
+
+
+def _n_parts(d: dict[str, Any]) -> None:
+    d["metadata"]["n_parts"] = [d["n"] + 7]
+
+
+def _split_composition(d: dict[str, Any]) -> None:
+    d["composition"] = "joint"
+    d["guarantee"]["epsilon"] = d["guarantee"]["epsilon"]  # joint of 6 values: same guarantee, wrong rule
+
+
+def _rr_categories(d: dict[str, Any]) -> None:
+    d["metadata"]["categories"] = 4
+
+
+def _rr_value(d: dict[str, Any]) -> None:
+    d["values"][0] = 7
+
+
+def _rr_n(d: dict[str, Any]) -> None:
+    d["n"] = 10
+
+
+def _counts_norm(d: dict[str, Any]) -> None:
+    d["metadata"]["sensitivity_norm"] = "l2"
+
+
+def _counts_negative(d: dict[str, Any]) -> None:
+    d["values"][1] = -(10**6)
+
+
+def _tgm_bounds(d: dict[str, Any]) -> None:
+    d["mechanism"]["upper"] = 100
+
+
+def _labels_swapped(d: dict[str, Any]) -> None:
+    d["labels"][0], d["labels"][1] = d["labels"][1], d["labels"][0]
+
+
+def _columns_duplicate(d: dict[str, Any]) -> None:
+    d["metadata"]["columns"][1] = d["metadata"]["columns"][0]
+
+
+Edit = Callable[[dict[str, Any]], Any]
+CASES: list[tuple[str, str, Edit, str]] = [
+    # (base, case id, edit, field named in the message)
+    ("median", "n", _shift_n, "high_count"),
+    ("median", "n+high_count", _n_and_high_count, "bounds"),
+    ("median", "high_count", lambda d: d["metadata"].update(high_count=7), "high_count"),
+    ("median", "p", lambda d: d["metadata"].update(p=5), "columns"),
+    ("median", "pairs x3", _pair_three_times, "pairs"),
+    ("median", "pairs reversed", lambda d: d["metadata"]["pairs"].reverse(), "pairs"),
+    ("median", "labels", _labels_swapped, "labels"),
+    ("median", "columns", lambda d: d["metadata"].update(columns=["a", "b"]), "columns"),
+    ("median", "columns dup", _columns_duplicate, "columns"),
+    ("median", "no high_count", lambda d: d["metadata"].pop("high_count"), "high_count"),
+    ("median", "no pairs", lambda d: d["metadata"].pop("pairs"), "pairs"),
+    ("median", "no metadata", lambda d: d.pop("metadata"), "metadata"),
+    ("median", "extra key", lambda d: d["metadata"].update(note="x"), "metadata"),
+    ("median", "parallel eps/k", _parallel_third, "composition"),
+    ("median", "joint", lambda d: d.update(composition="joint"), "composition"),
+    ("median", "value 1e18", _huge_value, "values"),
+    (
+        "median",
+        "sensitivity 2",
+        lambda d: d["mechanism"].update(sensitivity=2, scale=d["mechanism"]["scale"] * 2),
+        "sensitivity",
+    ),
+    ("median", "eps per pair", lambda d: d["metadata"].update(epsilon_per_pair=1.0), "epsilon_per_pair"),
+    ("median", "guarantee x0.5", lambda d: _scale_guarantee(d, 0.5), "guarantee"),
+    ("median", "n=2**45", lambda d: d.update(n=2**45), "high_count"),
+    ("median", "deep metadata", _deep, "nested"),
+    ("median", "secure+simulation", _secure_with_simulation_note, "secure"),
+    ("median", "secure false", _simulation_flag_without_note, "simulation"),
+    (
+        "median",
+        "laplace",
+        lambda d: d.update(mechanism={"family": "laplace", "scale": 6.0, "sensitivity": 1.0}),
+        "mechanism.family",
+    ),
+    ("tgm", "bounds", _tgm_bounds, "lower/upper"),
+    ("tgm", "value above h", lambda d: d["values"].__setitem__(0, 10**6), "values"),
+    ("kendall", "4/(n+1)", _kendall_old_sensitivity, "sensitivity"),
+    ("kendall", "n", lambda d: d.update(n=400), "sensitivity"),
+    ("counts", "norm", _counts_norm, "sensitivity_norm"),
+    ("counts", "negative", _counts_negative, "values"),
+    ("counts", "composition", lambda d: d.update(composition="sequential"), "composition"),
+    ("rr", "categories", _rr_categories, "categories"),
+    ("rr", "value", _rr_value, "values"),
+    ("rr", "n", _rr_n, "n"),
+    ("dirichlet", "geometric", _dirichlet_geometric, "guarantee"),
+    ("dirichlet", "drop component", _drop_component, "epsilon_2"),
+    ("dirichlet", "component insecure", _component_insecure, "secure"),
+    ("dirichlet", "threshold_index", _index, "threshold_index"),
+    ("dirichlet", "a", _a, "sensitivity"),
+    ("dirichlet", "a+sensitivity", _a_and_sensitivity, "a"),
+    ("dirichlet", "noisy_counts", _noisy_counts, "noisy_counts"),
+    ("dirichlet", "n_parts", _n_parts, "n_parts"),
+    ("dirichlet", "epsilon_1", lambda d: d["metadata"].update(epsilon_1=0.1), "epsilon_1"),
+    ("dirichlet_split", "joint", _split_composition, "composition"),
+    ("dirichlet_split", "parts", lambda d: d["metadata"].update(n_parts=[1, d["n"] - 1]), "n_parts"),
+]
+
+
+@pytest.mark.parametrize(("base", "case", "edit", "field"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_tampered_record_is_refused_naming_the_field(base: str, case: str, edit: Edit, field: str) -> None:
+    d = copy.deepcopy(BASES[base])
+    edit(d)
+    with pytest.raises(ReleaseFormatError, match=field.replace(".", r"\.").replace("+", r"\+")):
+        _load(d)
+
+
+def test_dirichlet_geometric_is_refused_by_family() -> None:
+    d = copy.deepcopy(BASES["dirichlet"])
+    # a geometric mechanism whose guarantee matches: the schema still refuses the family
+    geo = {"family": "geometric", "scale": 2.0, "sensitivity": 1}
+    d["mechanism"] = geo
+    d["dtype"] = "int64"
+    d["values"] = [round(v) for v in d["values"]]
+    d["guarantee"]["epsilon"] = 0.5 + d["components"][0]["guarantee"]["epsilon"]
+    with pytest.raises(ReleaseFormatError, match=r"mechanism\.family"):
+        _load(d)
+
+
+def test_values_within_the_noise_reach_load() -> None:
+    # the reach rule refuses only values the noise reaches with probability < 2**-64
+    from noiseaware._statistics import noise_reach
+
+    d = copy.deepcopy(BASES["median"])
+    rel = _load(d)
+    t = noise_reach(rel.mechanism)
+    assert t is not None
+    d["values"][0] = int(rel.metadata["high_count"] + t)
+    _load(d)
+    d["values"][0] += 1
+    with pytest.raises(ReleaseFormatError, match="values"):
+        _load(d)
+
+
+def test_fully_consistent_forgery_of_n_is_not_detectable_and_documented() -> None:
+    # n, high_count and bounds changed together describe another (possible) release: the loader cannot
+    # tell, which docs/security.md states (only a signature could); the analysis then models that release.
+    d = copy.deepcopy(BASES["median"])
+    d["n"], d["metadata"]["high_count"], d["metadata"]["bounds"] = 45, 23, [0, 23]
+    _load(d)
+
+
+def test_deep_metadata_without_json_is_refused_not_a_recursion_error() -> None:
+    d = copy.deepcopy(BASES["median"])
+    _deep(d)
+    with pytest.raises(ReleaseFormatError, match="metadata"):
+        na.Release.from_dict(d)  # no JSON parser on this path: _freeze bounds the depth itself
