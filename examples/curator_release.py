@@ -21,12 +21,11 @@ df = pd.DataFrame(x, columns=cols)
 budget = accounting.PrivacyBudget(epsilon=2.0)
 
 # 1. Median two-way tables for Bayes-NA (seed 000): geometric noise, epsilon split over 10 pairs.
-budget.spend(1.0, "median pairs, geometric")
-pairs = na.privatize(df, statistic="median_pairs", epsilon=1.0)
+#    budget=... charges the release's guarantee to the ledger before any noise is drawn.
+pairs = na.privatize(df, statistic="median_pairs", epsilon=1.0, budget=budget)
 
 # 2. The same statistic with the bounded BTGM mechanism, for MLE-NN (seed 000 §4.2).
-budget.spend(1.0, "median pairs, BTGM")
-bounded = na.privatize(df, statistic="median_pairs", epsilon=1.0, mechanism="btgm")
+bounded = na.privatize(df, statistic="median_pairs", epsilon=1.0, mechanism="btgm", budget=budget)
 
 # 3. A 2x2 admissions table under discrete Gaussian noise (seed 001, Example 2).
 table = pd.DataFrame([[46, 118], [109, 127]], index=["Female", "Male"], columns=["Admitted", "Rejected"])
