@@ -13,17 +13,35 @@
   the MLE-NN estimate, each method on its own release with budget epsilon.
 
 Errors (bad files, bad arguments) print one line, ``noiseaware: error: ...``, and exit with code 2.
+
+Files are handled defensively (project issue 11): every file the command writes appears all at
+once or not at all (a temporary file in the same directory, ``fsync``, then a rename), an existing
+file is replaced only with ``--force``, and an input (the CSV, the release being read) is never
+written over, not even with ``--force``. Release files are read with bounded size, nesting and
+numbers, as strict UTF-8; labels and column names are printed with terminal control characters
+escaped.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ._io import _atomic_write, _check_output, atomic_write_text, printable
+from .exceptions import NoiseawareError, NoiseawareValueError, NoiseawareWarning
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .release import Release
 
 __all__ = ["main"]
 
@@ -55,24 +73,92 @@ def _pct(level: float) -> str:
     return f"{100 * level:g}%"
 
 
+# ---------------------------------------------------------------------------------- files
+def _safe(text: str) -> str:
+    """``text`` with terminal control characters escaped, line by line (labels may hold any string)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def _read_release(path: str) -> Release:
+    """Read a release file: bounded size, nesting and numbers, strict UTF-8, every field checked.
+
+    ``Release.from_json`` does the reading (``noiseaware._io``); the path goes in as a ``Path`` so
+    that a file name starting with ``{`` is never taken for JSON text.
+    """
+    from .release import Release
+
+    return Release.from_json(Path(path))
+
+
+def _read_csv(path: str, command: str) -> pandas.DataFrame:
+    """A CSV file as a DataFrame; unreadable, empty or non-UTF-8 files raise one-line errors."""
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path)
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1].hex() if isinstance(exc.object, bytes) else "?"
+        raise NoiseawareValueError(
+            f"{command}: {path} is not UTF-8 text (byte 0x{bad}: {exc.reason}); save it as UTF-8 CSV."
+        ) from None
+    except pd.errors.EmptyDataError:
+        raise NoiseawareValueError(
+            f"{command}: {path} is empty; expected a CSV file with a header row of column names and one row per record."
+        ) from None
+    except pd.errors.ParserError as exc:
+        raise NoiseawareValueError(f"{command}: {path} is not a well-formed CSV file ({exc}).") from None
+    if df.shape[0] == 0:
+        raise NoiseawareValueError(f"{command}: {path} has a header row but no records.")
+    return df
+
+
+def _plot_format(path: str | None, command: str, *, force: bool, protect: Sequence[str]) -> str:
+    """Check a ``--plot`` path before any long work; returns the matplotlib format (from the suffix)."""
+    if path is None:
+        return ""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise NoiseawareValueError(f"{command}: --plot needs matplotlib; pip install matplotlib.") from None
+    _check_output(path, overwrite=force, protect=protect, owner=command)
+    fmt = Path(path).suffix[1:].lower() or "png"
+    known = FigureCanvasBase.get_supported_filetypes()
+    if fmt not in known:
+        raise NoiseawareValueError(
+            f"{command}: --plot {path}: unknown figure format {fmt!r}; use one of {sorted(known)} (e.g. fig.png)."
+        )
+    return fmt
+
+
+def _save_figure(fig: Any, path: str, fmt: str, command: str, *, force: bool, protect: Sequence[str]) -> None:
+    """Write a matplotlib figure atomically (temporary file, then rename), and close it."""
+    import matplotlib.pyplot as plt
+
+    try:
+        _atomic_write(
+            path, lambda fh: fig.savefig(fh, format=fmt, dpi=120), overwrite=force, protect=protect, owner=command
+        )
+    finally:
+        plt.close(fig)
+
+
 # ------------------------------------------------------------------------------------------ fit
 def _cmd_fit(args: argparse.Namespace) -> int:
     from .copula import fit, mle_nn
-    from .exceptions import NoiseawareValueError
-    from .release import Release
 
-    release = Release.from_json(args.release)
+    release = _read_release(args.release)
+    name = printable(args.release)
     if release.statistic != "median_pairs":
         raise NoiseawareValueError(
-            f"fit: needs a 'median_pairs' release (seed 000 Algorithm S.1); {args.release} holds "
+            f"fit: needs a 'median_pairs' release (seed 000 Algorithm S.1); {name} holds "
             f"statistic={release.statistic!r}. Make one with: noiseaware release DATA.csv --epsilon E -o release.json"
         )
     family = release.mechanism.family
-    pairs = [f"{a} x {b}" for a, b in release.labels]
+    pairs = [printable(" x ".join(lab)) for lab in release.labels]
     eps = release.guarantee.epsilon
     if family in _RANGE_PRESERVING:
         print(
-            f"noiseaware fit: {args.release} uses the range-preserving {family.upper()} mechanism; Bayes-NA\n"
+            f"noiseaware fit: {name} uses the range-preserving {family.upper()} mechanism; Bayes-NA\n"
             "models the plain geometric mechanism, so this runs MLE-NN (seed 000 §4, Algorithm S.3) instead:\n"
             "a point estimate, no intervals. For Bayes-NA intervals, release with --mechanism geometric (the default)."
         )
@@ -86,6 +172,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         return 0
     if family != "geometric":
         raise NoiseawareValueError(f"fit: unsupported mechanism {family!r} for a 'median_pairs' release.")
+    plot_fmt = _plot_format(args.plot, "fit", force=args.force, protect=[args.release])  # before sampling
     t0 = time.perf_counter()
     res_b = fit(release, **_sampler_kwargs(args))
     secs = time.perf_counter() - t0
@@ -93,7 +180,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     pct = _pct(args.level)
     rows = [
         [
-            str(idx),
+            printable(str(idx)),
             f"{r['mean']:+.3f}",
             f"{r['sd']:.3f}",
             f"[{r[f'lower {pct}']:+.3f}, {r[f'upper {pct}']:+.3f}]",
@@ -108,8 +195,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     )
     print(_table(["pair", "mean", "sd", f"{pct} interval", "r_hat", "ess_bulk"], rows))
     if args.plot:
-        res_b.plot(args.plot, level=args.level)
-        print(f"wrote {args.plot}")
+        fig = res_b.plot(None, level=args.level)
+        _save_figure(fig, args.plot, plot_fmt, "fit", force=args.force, protect=[args.release])
+        print(f"wrote {printable(args.plot)}")
     return 0
 
 
@@ -119,6 +207,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .copula import fit, mle_nn
     from .datasets import demo_copula_data
 
+    if args.output:
+        _check_output(args.output, overwrite=args.force, owner="demo")
+    plot_protect = [args.output] if args.output else []
+    plot_fmt = _plot_format(args.plot, "demo", force=args.force, protect=plot_protect)
     t0 = time.perf_counter()
     x, R, cols = demo_copula_data(seed=args.data_seed, n=args.n)
     p = x.shape[1]
@@ -129,15 +221,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"1. curator: median two-way tables (Algorithm S.1), two separate releases, each epsilon = {args.epsilon:g}")
     rel_geo = privatize(x, statistic="median_pairs", epsilon=args.epsilon, columns=cols)
     rel_btgm = privatize(x, statistic="median_pairs", epsilon=args.epsilon, mechanism="btgm", columns=cols)
-    print(rel_geo.summary(max_rows=10))
+    print(_safe(rel_geo.summary(max_rows=10)))
     print(f"   and a BTGM release (range-preserving, §4.2) for MLE-NN, also {args.epsilon:g}-DP.")
     print(
         "   The two methods are compared on separate releases, each with budget epsilon, as in the paper's\n"
         f"   comparisons (§5); publishing both would spend {2 * args.epsilon:g} in total on the same data.\n"
     )
     if args.output:
-        rel_geo.to_json(args.output)
-        print(f"   wrote the geometric release to {args.output}\n")
+        atomic_write_text(args.output, rel_geo.to_json() + "\n", overwrite=args.force, owner="demo")
+        print(f"   wrote the geometric release to {printable(args.output)}\n")
     print(f"2. analyst: Bayes-NA (NUTS, {args.backend}) on the geometric release; MLE-NN on the BTGM release")
     res_b = fit(rel_geo, **_sampler_kwargs(args))
     res_m = mle_nn(rel_btgm)
@@ -169,30 +261,29 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"Bayes-NA intervals cover {covered} of {len(rows)} pairs"
     )
     if args.plot:
-        res_b.plot(args.plot, level=args.level, truth=R, others={"MLE-NN (BTGM release)": res_m.R})
-        print(f"   wrote {args.plot}")
+        fig = res_b.plot(None, level=args.level, truth=R, others={"MLE-NN (BTGM release)": res_m.R})
+        _save_figure(fig, args.plot, plot_fmt, "demo", force=args.force, protect=plot_protect)
+        print(f"   wrote {printable(args.plot)}")
     print(f"\ndone in {time.perf_counter() - t0:.1f} s")
     return 0
 
 
 # --------------------------------------------------------------------------- release and show
 def _cmd_release(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from . import privatize
 
-    df = pd.read_csv(args.data)
+    protect = [args.data]  # the confidential data: never written over, not even with --force
+    _check_output(args.output, overwrite=args.force, protect=protect, owner="release")  # fail before any work
+    df = _read_csv(args.data, "release")
     release = privatize(df, statistic=args.statistic, epsilon=args.epsilon, mechanism=args.mechanism)
-    release.to_json(args.output)
-    print(release.summary())
-    print(f"wrote {args.output}")
+    atomic_write_text(args.output, release.to_json() + "\n", overwrite=args.force, protect=protect, owner="release")
+    print(_safe(release.summary()))
+    print(f"wrote {printable(args.output)}")
     return 0
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from .release import Release
-
-    print(Release.from_json(args.release).summary(max_rows=args.rows))
+    print(_safe(_read_release(args.release).summary(max_rows=args.rows)))
     return 0
 
 
@@ -244,6 +335,12 @@ def _add_sampler_options(p: argparse.ArgumentParser, *, draws: int, warmup: int,
     p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
 
 
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--force", action="store_true", help="replace output files that already exist (never an input file)"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="noiseaware", description="Noise-aware analysis of DP releases.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -254,6 +351,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--data-seed", type=int, default=2026, help="seed of the simulated data set")
     p.add_argument("-o", "--output", default=None, help="also write the geometric release JSON here")
     _add_sampler_options(p, draws=1000, warmup=1000, chains=4)
+    _add_force(p)
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("release", help="curator: privatize a CSV file")
@@ -261,12 +359,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, required=True)
     p.add_argument("--statistic", default="median_pairs")
     p.add_argument("--mechanism", default=None, choices=["geometric", "tgm", "btgm", "rgm"])
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, help="the release JSON to write (never the input CSV)")
+    _add_force(p)
     p.set_defaults(func=_cmd_release)
 
     p = sub.add_parser("show", help="print a release JSON file")
     p.add_argument("release")
-    p.add_argument("--rows", type=int, default=50)
+    p.add_argument("--rows", type=_nonnegative_int, default=50, help="print at most this many values")
     p.set_defaults(func=_cmd_show)
 
     p = sub.add_parser(
@@ -274,19 +373,62 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("release", help="release JSON (from 'noiseaware release' or Release.to_json)")
     _add_sampler_options(p, draws=1000, warmup=1000, chains=4)
+    _add_force(p)
     p.set_defaults(func=_cmd_fit)
     return parser
+
+
+#: What a command may raise on bad input: the package's own errors, the operating system's, and the
+#: built-in errors hostile files used to provoke (kept so the command stays safe whatever reads them).
+#: Anything else is a bug and keeps its traceback.
+_USER_ERRORS = (NoiseawareError, OSError, UnicodeError, RecursionError, OverflowError)
+
+
+def _error_message(exc: BaseException) -> str:
+    """One printable line for an error (an ``OSError`` without its ``[Errno N]`` prefix)."""
+    if isinstance(exc, OSError) and not isinstance(exc, NoiseawareError) and exc.strerror:
+        msg = exc.strerror
+        if exc.filename is not None:
+            msg += f": {os.fsdecode(exc.filename) if isinstance(exc.filename, str | bytes) else exc.filename}"
+        if exc.filename2 is not None:
+            msg += f" -> {exc.filename2}"
+    elif isinstance(exc, RecursionError):
+        msg = "the input is nested too deeply to process"
+    elif isinstance(exc, UnicodeDecodeError):
+        msg = f"the input is not valid {exc.encoding} text ({exc.reason} at byte {exc.start})"
+    elif isinstance(exc, OverflowError):
+        msg = f"a number in the input is too large ({exc})"
+    else:
+        msg = str(exc) or type(exc).__name__
+    return printable(" ".join(msg.split()))  # one line, no terminal control characters
+
+
+def _one_line_warnings(show: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning``: the package's own warnings as ``noiseaware: warning: ...``, others via ``show``."""
+
+    def showwarning(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        if not issubclass(category, NoiseawareWarning):
+            show(message, category, filename, lineno, file, line)
+            return
+        text = printable(" ".join(str(message).split()))
+        print(f"noiseaware: warning: {text} ({category.__name__})", file=sys.stderr if file is None else file)
+
+    return showwarning
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``noiseaware`` command; returns the exit code (0, or 2 on bad input)."""
     args = _parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except (ValueError, TypeError, OSError) as exc:
-        msg = " ".join(str(exc).split())  # one line
-        print(f"noiseaware: error: {msg}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", NoiseawareWarning)  # shown (once per place), never raised
+        warnings.showwarning = _one_line_warnings(warnings.showwarning)
+        try:
+            return int(args.func(args))
+        except _USER_ERRORS as exc:
+            print(f"noiseaware: error: {_error_message(exc)}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

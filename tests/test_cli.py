@@ -63,8 +63,7 @@ def test_demo_prints_truth_beside_both_estimates_then_fit_reads_its_release(caps
 @pytest.mark.parametrize("mechanism", ["tgm", "btgm", "rgm"])
 def test_fit_on_a_range_preserving_release_runs_mle_nn_and_says_so(capsys, tmp_path, mechanism) -> None:
     x, _, cols = demo_copula_data(n=400)
-    rel = na.privatize(x[:, :3], statistic="median_pairs", epsilon=2.0, mechanism=mechanism,
-                       columns=cols[:3], rng=np.random.default_rng(1))
+    rel = na.privatize(x[:, :3], statistic="median_pairs", epsilon=2.0, mechanism=mechanism, columns=cols[:3])
     path = tmp_path / "r.json"
     rel.to_json(path)
     assert main(["fit", str(path), "--no-progress"]) == 0
@@ -100,8 +99,7 @@ def test_fit_bad_files_exit_2_with_one_line(capsys, tmp_path) -> None:
     assert main(["fit", str(bad)]) == 2
     _one_line_error(capsys)
     kend = tmp_path / "k.json"
-    na.privatize(np.random.default_rng(0).normal(size=(40, 3)), statistic="kendall_pairs", epsilon=1.0,
-                 rng=np.random.default_rng(0)).to_json(kend)
+    na.privatize(np.random.default_rng(0).normal(size=(40, 3)), statistic="kendall_pairs", epsilon=1.0).to_json(kend)
     assert main(["fit", str(kend)]) == 2
     err = _one_line_error(capsys)
     assert "needs a 'median_pairs' release" in err and "statistic='kendall_pairs'" in err
