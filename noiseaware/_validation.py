@@ -23,6 +23,37 @@ __all__: list[str] = []
 #: epsilon above which :func:`check_epsilon` warns.
 EPSILON_WARN_THRESHOLD = 5.0
 
+# ----------------------------------------------------------------- representable noise (issue 11)
+# A release must follow the law its likelihood models. Integer mechanisms return int64 (OpenDP
+# saturates at the int64 limits, which the likelihood does not model); real ones return float64
+# (which overflows to inf). The rule: |true value| <= B and P(|noise| >= B) < 2**-64, so that
+# |value + noise| < 2 B fits with overwhelming probability. B = 2**62 for integers (2 B = 2**63,
+# the int64 limit) and 2**1000 for reals (2 B = 2**1001, far below the float64 maximum ~2**1024).
+
+#: Bound on |true value|, |bounds| and (with overwhelming probability) |noise| of integer mechanisms.
+INT_BOUND = 2**62
+#: Bound on |true value| and (with overwhelming probability) |noise| of real-valued mechanisms.
+REAL_BOUND = 2.0**1000
+#: ``log2`` of the largest tail probability ``P(|noise| >= bound)`` that is accepted.
+TAIL_LOG2 = -64
+_LN2 = math.log(2.0)
+#: Two-sided geometric: ``P(|K| >= t) = 2 a^t / (1 + a) <= 2 exp(-t / scale) <= 2**-64`` when
+#: ``t / scale >= 65 ln 2``; with ``t = 2**62``: ``scale <= 2**62 / (65 ln 2)`` (~1.0236e17).
+MAX_GEOMETRIC_SCALE = INT_BOUND / (65.0 * _LN2)
+#: Discrete Gaussian: sigma-subgaussian (Canonne, Kamath & Steinke 2020), so
+#: ``P(|K| >= t) <= 2 exp(-t**2 / (2 sigma**2)) <= 2**-64`` when ``t**2 / (2 sigma**2) >= 65 ln 2``:
+#: ``sigma <= 2**62 / sqrt(130 ln 2)`` (~4.858e17).
+MAX_DISCRETE_GAUSSIAN_SIGMA = INT_BOUND / math.sqrt(130.0 * _LN2)
+#: Laplace: ``P(|X| >= t) = exp(-t / b) <= 2**-64`` when ``b <= 2**1000 / (64 ln 2)`` (~2.416e299).
+MAX_LAPLACE_SCALE = REAL_BOUND / (64.0 * _LN2)
+#: Gaussian: ``P(|X| >= t) <= 2 exp(-t**2 / (2 sigma**2))``, as for the discrete Gaussian (~1.131e300).
+MAX_GAUSSIAN_SIGMA = REAL_BOUND / math.sqrt(130.0 * _LN2)
+#: Why the bounds above exist, for messages.
+INT_NOISE_RULE = "so that value + noise fits in int64 (P(|noise| >= 2**62) < 2**-64)"
+REAL_NOISE_RULE = "so that value + noise stays finite in float64 (P(|noise| >= 2**1000) < 2**-64)"
+#: Smallest positive normal float64; scales below it lose precision (subnormal numbers).
+TINY = 2.2250738585072014e-308
+
 
 def message(owner: str, name: str, rule: str, value: Any, fix: str | None = None) -> str:
     """Format the one message shape used across the package."""
@@ -43,7 +74,12 @@ def real(owner: str, name: str, value: Any) -> float:
         if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
             return float(value)
         raise NoiseawareTypeError(message(owner, name, "must be a real number", value))
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise NoiseawareValueError(
+            message(owner, name, "must be a real number within the float64 range", value)
+        ) from None
 
 
 def finite(owner: str, name: str, value: Any) -> float:
@@ -78,9 +114,13 @@ def open_unit(owner: str, name: str, value: Any) -> float:
     return x
 
 
-def integer(owner: str, name: str, value: Any, *, minimum: int | None = None) -> int:
+def _int_text(x: int) -> str:
+    return "2**62" if x == INT_BOUND else str(x)
+
+
+def integer(owner: str, name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as int if it is an integral scalar (bool excluded), else raise."""
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         raise NoiseawareTypeError(message(owner, name, "must be an integer", value))
     if isinstance(value, numbers.Integral | np.integer):
         out = int(value)
@@ -90,7 +130,55 @@ def integer(owner: str, name: str, value: Any, *, minimum: int | None = None) ->
         raise NoiseawareTypeError(message(owner, name, "must be an integer", value))
     if minimum is not None and out < minimum:
         fail(owner, name, f"must be an integer >= {minimum}", value)
+    if maximum is not None and out > maximum:
+        fail(owner, name, f"must be an integer <= {_int_text(maximum)}", value)
     return out
+
+
+def noise_scale(
+    owner: str, name: str, value: Any, maximum: float, rule: str, *, minimum: float = TINY, why_min: str = ""
+) -> float:
+    """Return a noise scale in ``[minimum, maximum]``, or raise naming the rule (``rule``: why ``maximum``)."""
+    x = positive(owner, name, value)
+    if x < minimum:
+        why = why_min or "the smallest normal float64; smaller ones lose precision"
+        fail(owner, name, f"must be >= {minimum!r} ({why})", value)
+    if x > maximum:
+        fail(owner, name, f"must be <= {maximum:.6g} {rule}", value)
+    return x
+
+
+def implied_guarantee(owner: str, params: dict[str, Any], quantity: str, formula: str, result: float) -> None:
+    """Raise unless a guarantee computed from ``params`` (``result``) is a finite float > 0.
+
+    An infinite guarantee cannot be recorded, and one that underflows to 0 would claim more
+    privacy than the mechanism gives. The message names every parameter of ``formula``.
+    """
+    if not (math.isfinite(result) and result > 0.0):
+        got = ", ".join(f"{k}={val!r}" for k, val in params.items())
+        raise NoiseawareValueError(
+            f"{owner}: {' and '.join(params)} must give a finite {quantity} = {formula} > 0 in float64; "
+            f"got {got} ({quantity}={result!r})."
+        )
+
+
+def at_least(owner: str, name: str, value: float, minimum: float, rule: str) -> None:
+    """Raise unless ``value >= minimum`` (``rule`` says why, e.g. :data:`INT_NOISE_RULE`)."""
+    if not value >= minimum:
+        fail(owner, name, f"must be >= {minimum:.6g} {rule}", value)
+
+
+def within(owner: str, name: str, arr: np.ndarray, bound: float, rule: str) -> None:
+    """Raise unless every entry of the numeric array ``arr`` has ``|x| <= bound``."""
+    if not arr.size:
+        return
+    lo, hi = arr.min(), arr.max()
+    worst = lo if abs(float(lo)) > abs(float(hi)) else hi
+    if abs(float(worst)) > bound:
+        shown = _int_text(int(bound)) if bound == INT_BOUND else f"{bound:.6g}"
+        raise NoiseawareValueError(
+            f"{owner}: {name} must lie in [-{shown}, {shown}] {rule}; got a value of {worst.item()!r}."
+        )
 
 
 def epsilon(owner: str, value: Any, *, name: str = "epsilon", warn: bool = True) -> float:
@@ -135,17 +223,58 @@ def bounds(owner: str, lower: Any, upper: Any, *, integral: bool = False) -> tup
     return lo, hi
 
 
-def finite_array(owner: str, name: str, value: Any, *, dtype: Any = np.float64) -> np.ndarray:
-    """Return ``value`` as a float64 array with no NaN or inf; raise otherwise."""
+def _as_array(owner: str, name: str, value: Any) -> np.ndarray:
+    """``np.asarray(value)`` with ragged sequences, strings and non-numbers refused by name."""
     try:
         arr = np.asarray(value)
+    except ValueError:
+        raise NoiseawareValueError(
+            f"{owner}: {name} must be a rectangular array of numbers; got a ragged nested sequence "
+            "(rows of different lengths). Pad or split it first."
+        ) from None
     except Exception as exc:  # pragma: no cover - numpy raises many kinds
         raise NoiseawareTypeError(message(owner, name, "must be array-like", type(value).__name__)) from exc
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind in "USV":
+        example = arr.ravel()[:1].tolist()
         raise NoiseawareTypeError(
-            f"{owner}: {name} must be numeric; got dtype {arr.dtype}. Encode categories as numbers first."
+            f"{owner}: {name} must be numeric; got dtype {arr.dtype} with values such as {example}. "
+            "Encode categories as numbers first."
         )
-    arr = arr.astype(dtype)
+    if arr.dtype.kind == "c":
+        raise NoiseawareTypeError(f"{owner}: {name} must hold real numbers; got complex dtype {arr.dtype}.")
+    if arr.dtype.kind == "O":
+        if arr.ndim == 0 and not isinstance(arr.item(), numbers.Real):
+            raise NoiseawareTypeError(
+                f"{owner}: {name} must be an array of numbers; got {type(value).__name__}. "
+                "Pass a list, tuple or NumPy array."
+            )
+        for x in arr.ravel():
+            if not isinstance(x, numbers.Real | np.bool_):
+                raise NoiseawareTypeError(
+                    f"{owner}: {name} must be numeric; got {type(x).__name__} values such as {x!r}. "
+                    "Encode categories as numbers first."
+                )
+    elif arr.dtype.kind not in "biuf":
+        raise NoiseawareTypeError(f"{owner}: {name} must be numeric; got dtype {arr.dtype}.")
+    return arr
+
+
+def finite_array(owner: str, name: str, value: Any, *, dtype: Any = np.float64) -> np.ndarray:
+    """Return ``value`` as a float64 array with no NaN or inf; raise otherwise.
+
+    Ragged nested sequences, strings and other non-numbers raise a named error, as do Python
+    integers beyond the float64 range.
+    """
+    arr = _as_array(owner, name, value)
+    if arr.dtype.kind == "O":
+        try:
+            arr = np.array([float(x) for x in arr.ravel()], dtype=np.float64).reshape(arr.shape)
+        except OverflowError:
+            raise NoiseawareValueError(
+                f"{owner}: {name} must hold numbers within the float64 range; got an integer too large for float64."
+            ) from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        arr = arr.astype(dtype)
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise NoiseawareValueError(
@@ -155,20 +284,59 @@ def finite_array(owner: str, name: str, value: Any, *, dtype: Any = np.float64) 
     return arr
 
 
+def _integer_range_error(owner: str, name: str, x: int) -> NoiseawareValueError:
+    beyond = " (beyond int64)" if not -(2**63) <= x < 2**63 else ""
+    return NoiseawareValueError(
+        f"{owner}: {name} must hold integers in [-2**62, 2**62] {INT_NOISE_RULE}; got {x}{beyond}."
+    )
+
+
 def integer_array(owner: str, name: str, value: Any) -> np.ndarray:
-    """Return ``value`` as an int64 array; floats are accepted only if integral and finite."""
-    arr = np.asarray(value)
+    """Return ``value`` as an int64 array; floats are accepted only if integral and finite.
+
+    Every entry must lie in ``[-2**62, 2**62]`` (:data:`INT_BOUND`): integer mechanisms add noise
+    to these values in int64. Larger values, including uint64 and Python integers beyond int64,
+    raise instead of wrapping around; so do ragged sequences, strings and other non-numbers.
+    """
+    arr = _as_array(owner, name, value)
     if arr.dtype.kind == "b":
         return arr.astype(np.int64)
+    if arr.dtype.kind == "O":
+        ints = []
+        for x in arr.ravel():
+            if isinstance(x, numbers.Integral | np.bool_):
+                ints.append(int(x))
+                continue
+            xf = float(x)
+            if not math.isfinite(xf):
+                raise NoiseawareValueError(f"{owner}: {name} must not contain NaN or inf.")
+            if not xf.is_integer():
+                raise NoiseawareValueError(
+                    f"{owner}: {name} must hold integers; got non-integral values such as {[xf]}."
+                )
+            ints.append(int(xf))
+        for x in ints:
+            if abs(x) > INT_BOUND:
+                raise _integer_range_error(owner, name, x)
+        return np.array(ints, dtype=np.int64).reshape(arr.shape)
     if arr.dtype.kind in "iu":
+        if arr.size:
+            lo, hi = int(arr.min()), int(arr.max())
+            if hi > INT_BOUND:
+                raise _integer_range_error(owner, name, hi)
+            if lo < -INT_BOUND:
+                raise _integer_range_error(owner, name, lo)
         return arr.astype(np.int64)
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
-            raise NoiseawareValueError(f"{owner}: {name} must not contain NaN or inf.")
-        if not np.all(arr == np.round(arr)):
-            raise NoiseawareValueError(
-                f"{owner}: {name} must hold integers; got non-integral values such as "
-                f"{arr[arr != np.round(arr)].ravel()[:3].tolist()}."
-            )
-        return arr.astype(np.int64)
-    raise NoiseawareTypeError(f"{owner}: {name} must be an integer array; got dtype {arr.dtype}.")
+    # floats
+    if not np.all(np.isfinite(arr)):
+        raise NoiseawareValueError(f"{owner}: {name} must not contain NaN or inf.")
+    if not np.all(arr == np.round(arr)):
+        raise NoiseawareValueError(
+            f"{owner}: {name} must hold integers; got non-integral values such as "
+            f"{arr[arr != np.round(arr)].ravel()[:3].tolist()}."
+        )
+    if arr.size:
+        for x in (arr.min(), arr.max()):
+            if abs(float(x)) > INT_BOUND:
+                raise _integer_range_error(owner, name, int(x))
+    return arr.astype(np.int64)
