@@ -11,6 +11,7 @@ import numpy as np
 from scipy import special
 
 from .. import _validation as v
+from ..exceptions import NoiseawareValueError
 from . import _opendp
 from ._base import Guarantee, Mechanism, register
 
@@ -36,6 +37,43 @@ class _Additive(Mechanism):
         out = np.asarray(output, dtype=np.float64)
         val = np.asarray(value, dtype=np.float64)
         return self.noise_logpmf(out - val)
+
+
+def _derived_scale(
+    owner: str,
+    name: str,
+    value: float,
+    scale_name: str,
+    scale: float,
+    maximum: float,
+    rule: str,
+    *,
+    minimum: float = v.TINY,
+    why_min: str = "the smallest normal float64",
+) -> None:
+    """For ``from_epsilon`` / ``from_rho``: check the derived noise scale, naming the caller's parameter."""
+    if not scale <= maximum:
+        v.fail(
+            owner,
+            name,
+            f"must be large enough that {scale_name} <= {maximum:.6g} {rule}",
+            value,
+            f"It gives {scale_name.split(' =')[0]}={scale!r}.",
+        )
+    if not scale >= minimum:
+        v.fail(
+            owner,
+            name,
+            f"must be small enough that {scale_name} >= {minimum!r} ({why_min})",
+            value,
+            f"It gives {scale_name.split(' =')[0]}={scale!r}.",
+        )
+
+
+def _rho(sensitivity: float, sigma: float) -> float:
+    """``sensitivity**2 / (2 sigma**2)`` without OverflowError (inf when it overflows)."""
+    r = sensitivity / sigma
+    return 0.5 * r * r
 
 
 def _integral_mask(k: np.ndarray) -> np.ndarray:
@@ -69,7 +107,15 @@ class GeometricMechanism(_Additive):
     scale : float
         Noise scale (> 0); ``alpha = exp(-1/scale)``.
     sensitivity : int
-        L1 sensitivity of the (integer) query, >= 1.
+        L1 sensitivity of the (integer) query, in ``[1, 2**62]``.
+
+    Raises
+    ------
+    ValueError
+        If ``scale > 2**62 / (65 ln 2)`` (about ``1.02e17``, :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE`):
+        then ``P(|noise| >= 2**62)`` could exceed ``2**-64`` and the int64 output could saturate.
+        Also if ``scale`` is not a normal float64 or ``epsilon = sensitivity / scale`` is not a
+        finite float > 0. ``release`` refuses true values with ``|value| > 2**62``.
 
     Examples
     --------
@@ -88,15 +134,33 @@ class GeometricMechanism(_Additive):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        object.__setattr__(self, "scale", v.positive(name, "scale", self.scale))
-        object.__setattr__(self, "sensitivity", v.integer(name, "sensitivity", self.sensitivity, minimum=1))
+        sens = v.integer(name, "sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
+        scale = v.noise_scale(name, "scale", self.scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
+        v.implied_guarantee(name, {"sensitivity": sens, "scale": scale}, "epsilon", "sensitivity / scale", sens / scale)
+        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "sensitivity", sens)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: int = 1) -> GeometricMechanism:
-        """The mechanism with ``alpha = exp(-epsilon / sensitivity)``."""
+        """The mechanism with ``alpha = exp(-epsilon / sensitivity)``.
+
+        Raises ``ValueError`` when ``scale = sensitivity / epsilon`` exceeds
+        :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE` (about ``1.02e17``, so that the int64
+        output cannot saturate: ``P(|noise| >= 2**62) < 2**-64``) or is not a normal float64.
+        """
         eps = v.epsilon(cls.__name__, epsilon)
-        sens = v.integer(cls.__name__, "sensitivity", sensitivity, minimum=1)
-        return cls(scale=sens / eps, sensitivity=sens)
+        sens = v.integer(cls.__name__, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
+        scale = sens / eps
+        _derived_scale(
+            cls.__name__,
+            "epsilon",
+            epsilon,
+            "scale = sensitivity / epsilon",
+            scale,
+            v.MAX_GEOMETRIC_SCALE,
+            v.INT_NOISE_RULE,
+        )
+        return cls(scale=scale, sensitivity=sens)
 
     @classmethod
     def from_alpha(cls, alpha: float, sensitivity: int = 1) -> GeometricMechanism:
@@ -132,7 +196,8 @@ class GeometricMechanism(_Additive):
         """``log P(K = k)``; ``-inf`` for non-integers."""
         k = np.asarray(k, dtype=np.float64)
         ok = _integral_mask(k)
-        out = self._log_norm() + np.abs(np.where(ok, k, 0.0)) * self.log_alpha
+        with np.errstate(over="ignore"):
+            out = self._log_norm() + np.abs(np.where(ok, k, 0.0)) * self.log_alpha
         return np.where(ok, out, -np.inf)
 
     def noise_cdf(self, k: Any) -> np.ndarray:
@@ -143,6 +208,28 @@ class GeometricMechanism(_Additive):
             neg = np.exp(np.abs(k) * self.log_alpha) / (1.0 + a)
             pos = 1.0 - np.exp((k + 1.0) * self.log_alpha) / (1.0 + a)
         return np.where(k < 0, neg, pos)
+
+    def noise_logcdf(self, k: Any) -> np.ndarray:
+        r"""``log P(K <= k)`` in closed form, finite for every finite ``k``.
+
+        With ``d = floor(k)`` and ``log a = -1/scale``: ``|d| log a - log(1 + a)`` for ``d <= 0``
+        and ``log1p(-a^{d+1} / (1 + a))`` for ``d >= 0``. There is no ``1 - cdf`` cancellation, so
+        deep tails keep their exact value (e.g. ``-60.31`` rather than ``-inf``).
+
+        Examples
+        --------
+        >>> g = GeometricMechanism(scale=1.0)
+        >>> float(g.noise_logcdf(-60))  # -60 - log(1 + e**-1)
+        -60.31326168751822
+        """
+        d = np.floor(np.asarray(k, dtype=np.float64))
+        la = self.log_alpha
+        l1pa = math.log1p(math.exp(la))
+        with np.errstate(over="ignore", invalid="ignore"):
+            left = -np.minimum(d, 0.0) * la - l1pa
+            right = np.log1p(-np.exp((np.maximum(d, 0.0) + 1.0) * la - l1pa))
+        out = np.where(d <= 0, left, right)
+        return np.where(np.isnan(d), np.nan, out)
 
     def _release_secure(self, value: np.ndarray) -> np.ndarray:
         return _opendp.discrete_laplace(value, self.scale)
@@ -168,6 +255,14 @@ class LaplaceMechanism(_Additive):
         Laplace scale ``b`` (> 0).
     sensitivity : float
         L1 sensitivity (> 0).
+
+    Raises
+    ------
+    ValueError
+        If ``scale > 2**1000 / (64 ln 2)`` (about ``2.4e299``; then ``P(|noise| >= 2**1000)``
+        could exceed ``2**-64`` and the output overflow), if ``scale`` or ``sensitivity`` is not
+        a normal float64, or if ``epsilon`` is not a finite float > 0. ``release`` refuses true
+        values with ``|value| > 2**1000``.
     """
 
     scale: float
@@ -178,15 +273,33 @@ class LaplaceMechanism(_Additive):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        object.__setattr__(self, "scale", v.positive(name, "scale", self.scale))
-        object.__setattr__(self, "sensitivity", v.positive(name, "sensitivity", self.sensitivity))
+        sens = v.noise_scale(name, "sensitivity", self.sensitivity, math.inf, "")
+        scale = v.noise_scale(name, "scale", self.scale, v.MAX_LAPLACE_SCALE, v.REAL_NOISE_RULE)
+        v.implied_guarantee(name, {"sensitivity": sens, "scale": scale}, "epsilon", "sensitivity / scale", sens / scale)
+        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "sensitivity", sens)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
-        """The mechanism with ``scale = sensitivity / epsilon``."""
+        """The mechanism with ``scale = sensitivity / epsilon``.
+
+        Raises ``ValueError`` when the scale exceeds
+        :data:`~noiseaware._validation.MAX_LAPLACE_SCALE` (about ``2.4e299``, so that
+        ``P(|noise| >= 2**1000) < 2**-64``) or is not a normal float64.
+        """
         eps = v.epsilon(cls.__name__, epsilon)
-        sens = v.positive(cls.__name__, "sensitivity", sensitivity)
-        return cls(scale=sens / eps, sensitivity=sens)
+        sens = v.noise_scale(cls.__name__, "sensitivity", sensitivity, math.inf, "")
+        scale = sens / eps
+        _derived_scale(
+            cls.__name__,
+            "epsilon",
+            epsilon,
+            "scale = sensitivity / epsilon",
+            scale,
+            v.MAX_LAPLACE_SCALE,
+            v.REAL_NOISE_RULE,
+        )
+        return cls(scale=scale, sensitivity=sens)
 
     @property
     def epsilon(self) -> float:
@@ -200,14 +313,17 @@ class LaplaceMechanism(_Additive):
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """Log-density of the noise (named ``logpmf`` for a uniform interface)."""
         x = np.asarray(k, dtype=np.float64)
-        return -math.log(2.0 * self.scale) - np.abs(x) / self.scale
+        with np.errstate(over="ignore"):
+            return -math.log(2.0 * self.scale) - np.abs(x) / self.scale
 
     noise_logpdf = noise_logpmf
 
     def noise_cdf(self, x: Any) -> np.ndarray:
         """CDF of the noise."""
         x = np.asarray(x, dtype=np.float64)
-        return np.where(x < 0, 0.5 * np.exp(x / self.scale), 1.0 - 0.5 * np.exp(-x / self.scale))
+        with np.errstate(over="ignore"):
+            half_tail = 0.5 * np.exp(-np.abs(x) / self.scale)
+        return np.where(x < 0, half_tail, 1.0 - half_tail)
 
     def _release_secure(self, value: np.ndarray) -> np.ndarray:
         return _opendp.laplace(value, self.scale)
@@ -231,6 +347,14 @@ class GaussianMechanism(_Additive):
         Noise standard deviation (> 0).
     sensitivity : float
         L2 sensitivity (> 0).
+
+    Raises
+    ------
+    ValueError
+        If ``sigma > 2**1000 / sqrt(130 ln 2)`` (about ``1.1e300``; Gaussian tail bound
+        ``2 exp(-t**2 / (2 sigma**2)) <= 2**-64`` at ``t = 2**1000``), if ``sigma`` or
+        ``sensitivity`` is not a normal float64, or if ``rho`` is not a finite float > 0.
+        ``release`` refuses true values with ``|value| > 2**1000``.
     """
 
     sigma: float
@@ -240,21 +364,18 @@ class GaussianMechanism(_Additive):
     output_kind: ClassVar[str] = "real"
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
-        object.__setattr__(self, "sigma", v.positive(name, "sigma", self.sigma))
-        object.__setattr__(self, "sensitivity", v.positive(name, "sensitivity", self.sensitivity))
+        _check_sigma(self, v.MAX_GAUSSIAN_SIGMA, v.REAL_NOISE_RULE)
 
     @classmethod
     def from_rho(cls, rho: float, sensitivity: float = 1.0) -> GaussianMechanism:
         """The mechanism with ``sigma = sensitivity / sqrt(2 rho)``."""
-        r = v.positive(cls.__name__, "rho", rho)
-        sens = v.positive(cls.__name__, "sensitivity", sensitivity)
-        return cls(sigma=sens / math.sqrt(2.0 * r), sensitivity=sens)
+        sigma, sens = _sigma_from_rho(cls.__name__, rho, sensitivity, v.MAX_GAUSSIAN_SIGMA, v.REAL_NOISE_RULE)
+        return cls(sigma=sigma, sensitivity=sens)
 
     @property
     def rho(self) -> float:
         """``sensitivity**2 / (2 sigma**2)``."""
-        return self.sensitivity**2 / (2.0 * self.sigma**2)
+        return _rho(self.sensitivity, self.sigma)
 
     def guarantee(self) -> Guarantee:
         """``rho``-zCDP."""
@@ -263,7 +384,8 @@ class GaussianMechanism(_Additive):
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """Log-density of N(0, sigma^2)."""
         x = np.asarray(k, dtype=np.float64)
-        return -0.5 * (x / self.sigma) ** 2 - math.log(self.sigma) - 0.5 * math.log(2.0 * math.pi)
+        with np.errstate(over="ignore"):
+            return -0.5 * (x / self.sigma) ** 2 - math.log(self.sigma) - 0.5 * math.log(2.0 * math.pi)
 
     noise_logpdf = noise_logpmf
 
@@ -276,6 +398,43 @@ class GaussianMechanism(_Additive):
 
     def _release_simulated(self, value: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return value + rng.normal(0.0, self.sigma, size=value.shape)
+
+
+#: Smallest discrete Gaussian sigma: sigma**2 (in its normalizer and sampler) must be a normal float64.
+_MIN_DG_SIGMA = math.sqrt(v.TINY)
+_WHY_MIN_DG_SIGMA = "so that sigma**2 is a normal float64"
+
+
+def _check_sigma(mech: Any, maximum: float, rule: str, minimum: float = v.TINY, why_min: str = "") -> None:
+    name = type(mech).__name__
+    sens = v.noise_scale(name, "sensitivity", mech.sensitivity, math.inf, "")
+    sigma = v.noise_scale(name, "sigma", mech.sigma, maximum, rule, minimum=minimum, why_min=why_min)
+    v.implied_guarantee(
+        name, {"sensitivity": sens, "sigma": sigma}, "rho", "sensitivity**2 / (2 sigma**2)", _rho(sens, sigma)
+    )
+    object.__setattr__(mech, "sigma", sigma)
+    object.__setattr__(mech, "sensitivity", sens)
+
+
+def _sigma_from_rho(
+    owner: str, rho: Any, sensitivity: Any, maximum: float, rule: str, minimum: float = v.TINY, why_min: str = ""
+) -> tuple[float, float]:
+    """``sigma = sensitivity / sqrt(2 rho)``, refused (naming rho) when not representable."""
+    r = v.positive(owner, "rho", rho)
+    sens = v.noise_scale(owner, "sensitivity", sensitivity, math.inf, "")
+    sigma = sens / (math.sqrt(2.0) * math.sqrt(r))
+    _derived_scale(
+        owner,
+        "rho",
+        rho,
+        "sigma = sensitivity / sqrt(2 rho)",
+        sigma,
+        maximum,
+        rule,
+        minimum=minimum,
+        why_min=why_min or "the smallest normal float64",
+    )
+    return sigma, sens
 
 
 def discrete_gaussian_log_normalizer(sigma: float) -> float:
@@ -327,6 +486,15 @@ class DiscreteGaussianMechanism(_Additive):
     sensitivity : float
         L2 sensitivity (> 0).
 
+    Raises
+    ------
+    ValueError
+        If ``sigma > 2**62 / sqrt(130 ln 2)`` (about ``4.86e17``): the discrete Gaussian is
+        sigma-subgaussian (CKS20), so ``P(|noise| >= 2**62) <= 2 exp(-2**124 / (2 sigma**2))``,
+        which must stay below ``2**-64`` for the int64 output not to saturate. Also if
+        ``sigma < sqrt(2.2e-308)`` (``sigma**2`` subnormal), if ``sensitivity`` is not a normal
+        float64, or if ``rho`` is not a finite float > 0. ``release`` refuses ``|value| > 2**62``.
+
     Examples
     --------
     >>> m = DiscreteGaussianMechanism(sigma=6.25)
@@ -341,21 +509,26 @@ class DiscreteGaussianMechanism(_Additive):
     output_kind: ClassVar[str] = "integer"
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
-        object.__setattr__(self, "sigma", v.positive(name, "sigma", self.sigma))
-        object.__setattr__(self, "sensitivity", v.positive(name, "sensitivity", self.sensitivity))
+        _check_sigma(self, v.MAX_DISCRETE_GAUSSIAN_SIGMA, v.INT_NOISE_RULE, _MIN_DG_SIGMA, _WHY_MIN_DG_SIGMA)
 
     @classmethod
     def from_rho(cls, rho: float, sensitivity: float = 1.0) -> DiscreteGaussianMechanism:
         """The mechanism with ``sigma = sensitivity / sqrt(2 rho)``."""
-        r = v.positive(cls.__name__, "rho", rho)
-        sens = v.positive(cls.__name__, "sensitivity", sensitivity)
-        return cls(sigma=sens / math.sqrt(2.0 * r), sensitivity=sens)
+        sigma, sens = _sigma_from_rho(
+            cls.__name__,
+            rho,
+            sensitivity,
+            v.MAX_DISCRETE_GAUSSIAN_SIGMA,
+            v.INT_NOISE_RULE,
+            _MIN_DG_SIGMA,
+            _WHY_MIN_DG_SIGMA,
+        )
+        return cls(sigma=sigma, sensitivity=sens)
 
     @property
     def rho(self) -> float:
         """``sensitivity**2 / (2 sigma**2)``."""
-        return self.sensitivity**2 / (2.0 * self.sigma**2)
+        return _rho(self.sensitivity, self.sigma)
 
     def guarantee(self) -> Guarantee:
         """``rho``-zCDP."""
@@ -366,7 +539,8 @@ class DiscreteGaussianMechanism(_Additive):
         k = np.asarray(k, dtype=np.float64)
         ok = _integral_mask(k)
         kk = np.where(ok, k, 0.0)
-        out = -(kk**2) / (2.0 * self.sigma**2) - discrete_gaussian_log_normalizer(self.sigma)
+        with np.errstate(over="ignore"):
+            out = -0.5 * (kk / self.sigma) ** 2 - discrete_gaussian_log_normalizer(self.sigma)
         return np.where(ok, out, -np.inf)
 
     def noise_cdf(self, k: Any) -> np.ndarray:
@@ -389,14 +563,22 @@ class DiscreteGaussianMechanism(_Additive):
         # CKS20 Algorithm 3: discrete Laplace proposal with t = floor(sigma) + 1, Bernoulli accept.
         sigma2 = self.sigma**2
         t = math.floor(self.sigma) + 1
+        la = -1.0 / t
         out = np.empty(value.size, dtype=np.int64)
         filled = 0
         while filled < value.size:
             m = max(16, 2 * (value.size - filled))
             u = rng.random((3, m))
-            y = _geometric_uniform_transform(u[0], u[1], -1.0 / t)
-            accept = u[2] < np.exp(-((np.abs(y) - sigma2 / t) ** 2) / (2.0 * sigma2))
+            # proposals kept in float64 until accepted: far proposals may exceed int64
+            y = np.floor(np.log1p(-u[0]) / la) - np.floor(np.log1p(-u[1]) / la)
+            with np.errstate(over="ignore"):
+                accept = u[2] < np.exp(-((np.abs(y) - sigma2 / t) ** 2) / (2.0 * sigma2))
             take = y[accept][: value.size - filled]
-            out[filled : filled + take.size] = take
+            if take.size and np.max(np.abs(take)) > v.INT_BOUND:  # probability < 2**-64 per draw
+                raise NoiseawareValueError(
+                    f"{type(self).__name__}: a simulated noise draw exceeded 2**62 in magnitude; refusing to "
+                    "return a value the modelled law does not describe."
+                )
+            out[filled : filled + take.size] = take.astype(np.int64)
             filled += take.size
         return value + out.reshape(value.shape)

@@ -153,9 +153,17 @@ class Mechanism(abc.ABC):
     def _release_simulated(self, value: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
     def _check_value(self, value: Any) -> np.ndarray:
+        """True values as an array, refused beyond the range whose noisy output is representable.
+
+        Integer mechanisms: ``|value| <= 2**62`` (:data:`~noiseaware._validation.INT_BOUND`);
+        with ``P(|noise| >= 2**62) < 2**-64`` (enforced on the scale) the int64 output cannot
+        saturate. Real ones: ``|value| <= 2**1000``, so that ``value + noise`` stays finite.
+        """
         owner = type(self).__name__
         if self.output_kind == "real":
-            return v.finite_array(owner, "value", value)
+            arr = v.finite_array(owner, "value", value)
+            v.within(owner, "value", arr, v.REAL_BOUND, v.REAL_NOISE_RULE)
+            return arr
         return v.integer_array(owner, "value", value)
 
     def release(self, value: Any, rng: np.random.Generator | None = None) -> np.ndarray:

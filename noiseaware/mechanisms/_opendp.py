@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..exceptions import NoiseawareValueError
+
 __all__: list[str] = []
 
 
@@ -66,28 +68,61 @@ def _gumbel_max(scale: float) -> Any:
     return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=scale)
 
 
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def _unsaturated(out: list[int], what: str) -> np.ndarray:
+    """int64 array of OpenDP's integer outputs; refuse outputs at the int64 limits.
+
+    OpenDP adds integer noise with saturating arithmetic: ``value + noise`` beyond int64 comes
+    back as ``2**63 - 1`` or ``-2**63``, a value the modelled law does not describe. The
+    mechanisms accept only parameters with ``|value| <= 2**62`` and ``P(|noise| >= 2**62) <
+    2**-64``, so this guard fires with probability below ``2**-64`` per value; it exists so that
+    the secure path never saturates silently.
+    """
+    arr = np.asarray(out, dtype=np.int64)
+    if arr.size and (int(arr.min()) == _I64_MIN or int(arr.max()) == _I64_MAX):
+        raise NoiseawareValueError(
+            f"OpenDP {what}: value + noise saturated at the int64 limit; refusing to return a release whose "
+            "law differs from the modelled one. Keep |value| <= 2**62 and the noise scale within the "
+            "mechanism's bound."
+        )
+    return arr
+
+
+def _finite(out: list[float], what: str) -> np.ndarray:
+    """float64 array of OpenDP's real outputs; refuse outputs that overflowed to +-inf."""
+    arr = np.asarray(out, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise NoiseawareValueError(
+            f"OpenDP {what}: value + noise overflowed float64; refusing to return a release whose law differs "
+            "from the modelled one. Keep |value| <= 2**1000 and the noise scale within the mechanism's bound."
+        )
+    return arr
+
+
 def discrete_laplace(values: np.ndarray, scale: float) -> np.ndarray:
     """Values + exact discrete Laplace(scale) noise, P(k) proportional to exp(-|k|/scale)."""
     flat = [int(x) for x in np.ravel(values)]
-    return np.asarray(_int_laplace(float(scale))(flat), dtype=np.int64).reshape(np.shape(values))
+    return _unsaturated(_int_laplace(float(scale))(flat), "discrete Laplace").reshape(np.shape(values))
 
 
 def discrete_gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
     """Values + exact discrete Gaussian(sigma) noise, P(k) proportional to exp(-k^2/(2 sigma^2))."""
     flat = [int(x) for x in np.ravel(values)]
-    return np.asarray(_int_gaussian(float(sigma))(flat), dtype=np.int64).reshape(np.shape(values))
+    return _unsaturated(_int_gaussian(float(sigma))(flat), "discrete Gaussian").reshape(np.shape(values))
 
 
 def laplace(values: np.ndarray, scale: float) -> np.ndarray:
     """Values + OpenDP's (lattice-discretized) continuous Laplace(scale) noise."""
     flat = [float(x) for x in np.ravel(values)]
-    return np.asarray(_float_laplace(float(scale))(flat), dtype=np.float64).reshape(np.shape(values))
+    return _finite(_float_laplace(float(scale))(flat), "Laplace").reshape(np.shape(values))
 
 
 def gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
     """Values + OpenDP's (lattice-discretized) continuous Gaussian(sigma) noise."""
     flat = [float(x) for x in np.ravel(values)]
-    return np.asarray(_float_gaussian(float(sigma))(flat), dtype=np.float64).reshape(np.shape(values))
+    return _finite(_float_gaussian(float(sigma))(flat), "Gaussian").reshape(np.shape(values))
 
 
 def randomized_response(values: np.ndarray, k: int, prob: float) -> np.ndarray:

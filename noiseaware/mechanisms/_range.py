@@ -8,12 +8,12 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 
 from .. import _validation as v
 from ..exceptions import NoiseawareValueError
 from . import _opendp
-from ._additive import GeometricMechanism, _geometric_uniform_transform
+from ._additive import GeometricMechanism, _derived_scale, _geometric_uniform_transform
 from ._base import Guarantee, Mechanism, register
 
 __all__ = [
@@ -37,9 +37,13 @@ class _Bounded(Mechanism):
     def _init_bounds(self) -> None:
         name = type(self).__name__
         lo, hi = v.bounds(name, self.lower, self.upper, integral=True)
+        for key, b in (("lower", lo), ("upper", hi)):
+            if abs(b) > v.INT_BOUND:
+                v.fail(name, key, f"must lie in [-2**62, 2**62] {v.INT_NOISE_RULE}", b)
         object.__setattr__(self, "lower", int(lo))
         object.__setattr__(self, "upper", int(hi))
-        object.__setattr__(self, "sensitivity", v.integer(name, "sensitivity", self.sensitivity, minimum=1))
+        sens = v.integer(name, "sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
+        object.__setattr__(self, "sensitivity", sens)
 
     def _support(self) -> np.ndarray:
         return np.arange(self.lower, self.upper + 1, dtype=np.float64)
@@ -89,7 +93,20 @@ class TruncatedGeometricMechanism(_Bounded):
     sensitivity : int
         L1 sensitivity (>= 1).
     lower, upper : int
-        Output range ``[L, U]``; the true value must lie in it.
+        Output range ``[L, U]`` within ``[-2**62, 2**62]``; the true value must lie in it.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` breaks the geometric mechanism's rule (at most about ``1.02e17``, so that
+        the int64 noise drawn before clamping cannot saturate; a normal float64).
+
+    Notes
+    -----
+    The end-point masses are computed in closed form in log space
+    (:meth:`GeometricMechanism.noise_logcdf`), so every output in ``[L, U]`` has a finite, exact
+    log-probability however deep in the tail (e.g. ``-60.31`` for ``U - M = 60`` at
+    ``epsilon = 1``, where ``log(1 - cdf)`` gave ``-inf``).
     """
 
     scale: float
@@ -100,15 +117,39 @@ class TruncatedGeometricMechanism(_Bounded):
     family: ClassVar[str] = "tgm"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", v.positive(type(self).__name__, "scale", self.scale))
+        name = type(self).__name__
         self._init_bounds()
+        # the secure release draws int64 geometric noise before clamping: same rule as the geometric
+        scale = v.noise_scale(name, "scale", self.scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
+        v.implied_guarantee(
+            name,
+            {"sensitivity": self.sensitivity, "scale": scale},
+            "epsilon",
+            "sensitivity / scale",
+            self.sensitivity / scale,
+        )
+        object.__setattr__(self, "scale", scale)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, lower: int, upper: int, sensitivity: int = 1) -> Any:
-        """The mechanism with ``alpha = exp(-epsilon / sensitivity)``."""
+        """The mechanism with ``alpha = exp(-epsilon / sensitivity)``.
+
+        ``scale = sensitivity / epsilon`` must satisfy the geometric mechanism's rule (at most
+        :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE`, a normal float64).
+        """
         eps = v.epsilon(cls.__name__, epsilon)
-        sens = v.integer(cls.__name__, "sensitivity", sensitivity, minimum=1)
-        return cls(scale=sens / eps, lower=lower, upper=upper, sensitivity=sens)
+        sens = v.integer(cls.__name__, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
+        scale = sens / eps
+        _derived_scale(
+            cls.__name__,
+            "epsilon",
+            epsilon,
+            "scale = sensitivity / epsilon",
+            scale,
+            v.MAX_GEOMETRIC_SCALE,
+            v.INT_NOISE_RULE,
+        )
+        return cls(scale=scale, lower=lower, upper=upper, sensitivity=sens)
 
     @property
     def alpha(self) -> float:
@@ -127,9 +168,10 @@ class TruncatedGeometricMechanism(_Bounded):
     def _tgm_log_prob(self, s: np.ndarray, m: np.ndarray) -> np.ndarray:
         geo = _geometric_of(self.scale, self.sensitivity)
         interior = geo.noise_logpmf(s - m)
-        with np.errstate(divide="ignore"):
-            at_lower = np.log(geo.noise_cdf(self.lower - m))
-            at_upper = np.log1p(-geo.noise_cdf(self.upper - 1 - m))
+        # end points collect the tails, in closed form in log space (finite however deep the tail):
+        # P(L | M) = P(K <= L - M); P(U | M) = P(K >= U - M) = P(K <= M - U) by symmetry
+        at_lower = geo.noise_logcdf(self.lower - m)
+        at_upper = geo.noise_logcdf(m - self.upper)
         out = np.where(s == self.lower, at_lower, np.where(s == self.upper, at_upper, interior))
         if self.lower == self.upper:
             out = np.zeros_like(out)
@@ -152,6 +194,14 @@ class TruncatedGeometricMechanism(_Bounded):
         return self._clamp(_geometric_of(self.scale, self.sensitivity)._release_simulated(value, rng))
 
 
+#: Relative tolerance with which :meth:`BTGM.log_prob` matches an output to a table entry.
+_BTGM_MATCH_RTOL = 1e-9
+#: Smallest relative gap between consecutive BTGM outputs (thousands of float64 ulps).
+BTGM_MIN_GAP = 1e-12
+#: Largest ``upper - lower`` of a BTGM: its ``W + 1`` outputs are tabulated in memory.
+BTGM_MAX_WIDTH = 2**24
+
+
 def btgm_posterior_mean(m: Any, alpha: float, lower: int, upper: int) -> np.ndarray:
     r"""Closed-form posterior mean of seed 000 eq. (22).
 
@@ -163,28 +213,68 @@ def btgm_posterior_mean(m: Any, alpha: float, lower: int, upper: int) -> np.ndar
       / ((1-a)(1 + a - a^{j+1} - a^{W+1-j}))``
     * ``m > U``: ``L + (W - (W+1) a + a^{W+1}) / ((1-a)(1 - a^{W+1}))``
 
-    Powers are taken as ``exp(k log a)`` and ``1 - a^k`` as ``-expm1(k log a)``.
+    The first and last cases equal the middle one at ``m = L`` and ``m = U``. Eq. (22) cancels
+    catastrophically as ``alpha -> 1``; it is evaluated in the equivalent form
+    ``L + j + S / Z`` (:func:`_btgm_mean`) whose terms are all computed without cancellation.
+    """
+    a = v.open_unit("btgm_posterior_mean", "alpha", alpha)
+    return _btgm_mean(m, math.log(a), lower, upper)
+
+
+def _btgm_h(d: float) -> float:
+    """``(d - 1 + e^{-d}) / d**2`` for ``0 < d <= 1`` by its Taylor series (error < 1e-19)."""
+    return math.fsum((-d) ** (k - 2) / math.factorial(k) for k in range(2, 23))
+
+
+def _btgm_mean(m: Any, log_alpha: float, lower: int, upper: int) -> np.ndarray:
+    r"""``E(M | m)`` for ``alpha = exp(log_alpha)``, accurate for every ``log_alpha < 0``.
+
+    With ``d = -log a``, ``j = clip(m - L, 0, W)``, ``n1 = j``, ``n2 = W - j``: the posterior puts
+    weight ``a^{|i - j|}`` on ``L + i``, so ``E(M | m) = L + j + S / Z`` with
+    ``Z = 1 + A(n1) + A(n2)``, ``A(n) = sum_{k=1}^n a^k = a (1 - a^n) / (1 - a)``, and
+    ``S = B(n2) - B(n1)``, ``B(n) = sum_{k=1}^n k a^k = a c(n) / (1 - a)^2`` where
+    ``c(n) = 1 - (n+1) a^n + n a^{n+1} = P(2, n d) + e^{-n d} n (d - 1 + e^{-d})``
+    (``P`` the regularized lower incomplete gamma function). Both terms of ``c`` are >= 0, so
+    nothing cancels; for ``d <= 1`` numerator and denominator are divided by ``d**2`` so that
+    nothing underflows either.
     """
     m = np.asarray(m, dtype=np.float64)
-    a = float(alpha)
-    la = math.log(a)
     L, U = float(lower), float(upper)
     W = U - L
     if W == 0:
         return np.full(m.shape, L)
-
-    def pw(k: Any) -> Any:
-        return np.exp(np.asarray(k, dtype=np.float64) * la)
-
-    om = -math.expm1(la)  # 1 - a
-    one_minus_aW1 = -math.expm1((W + 1) * la)
-    below = L + a / om * (1.0 - (W + 1) * pw(W) + W * pw(W + 1)) / one_minus_aW1
-    above = L + (W - (W + 1) * a + pw(W + 1)) / (om * one_minus_aW1)
+    d = -float(log_alpha)
+    a = math.exp(-d)
     j = np.clip(m - L, 0.0, W)
-    num = j * (1.0 - a * a) + pw(j + 1) - (W + 1) * pw(W + 1 - j) + W * pw(W + 2 - j)
-    den = om * (1.0 + a - pw(j + 1) - pw(W + 1 - j))
-    inside = L + num / den
-    return np.where(m < L, below, np.where(m > U, above, inside))
+    n1, n2 = j, W - j
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if d <= 1.0:
+            h = _btgm_h(d)
+            kd = -math.expm1(-d) / d
+
+            def k_of(x: np.ndarray) -> np.ndarray:  # (1 - e^{-x}) / x
+                return np.where(x == 0, 1.0, -np.expm1(-x) / np.where(x == 0, 1.0, x))
+
+            def big_c(n: np.ndarray) -> np.ndarray:  # c(n) / d**2
+                x = n * d
+                g = np.where(
+                    x < 1e-8, 0.5 - x / 3.0 + x * x / 8.0, special.gammainc(2.0, x) / np.where(x == 0, 1.0, x * x)
+                )
+                return n * n * g + np.exp(-x) * n * h
+
+            num = a * (big_c(n2) - big_c(n1))
+            den = kd * kd + a * kd * (n1 * k_of(n1 * d) + n2 * k_of(n2 * d))
+        else:
+            e1 = -math.expm1(-d)
+            log_phi = math.log(d - 1.0 + math.exp(-d))
+
+            def small_c(n: np.ndarray) -> np.ndarray:
+                x = n * d
+                return special.gammainc(2.0, x) + np.exp(-x + np.log(n) + log_phi)
+
+            num = a * (small_c(n2) - small_c(n1))
+            den = e1 * e1 + a * e1 * (-np.expm1(-n1 * d) - np.expm1(-n2 * d))
+        return L + j + num / den
 
 
 @register
@@ -195,13 +285,45 @@ class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
     Outputs the posterior mean ``E(M | m)`` of the true count under a uniform prior on
     ``L..U`` given the geometric-mechanism output ``m`` (:func:`btgm_posterior_mean`). It is a
     strictly increasing function of the TGM output, so its law is TGM's law carried over, and it
-    is ``epsilon``-DP by post-processing. Outputs need not be integers. Eq. (22) evaluated with
-    ``expm1`` agrees with the brute-force posterior mean to about 1e-12 relative even at
-    ``epsilon = 1e-3`` and ``U - L = 5000`` (tested).
+    is ``epsilon``-DP by post-processing. Outputs need not be integers. Eq. (22) is evaluated in
+    a form without cancellation (:func:`_btgm_mean`); it agrees with an mpmath brute-force
+    posterior mean to a few units of ``1e-16 * (U - L)`` for every ``epsilon`` (tested from
+    ``1e-9`` to ``700``).
+
+    Raises
+    ------
+    ValueError
+        As :class:`TruncatedGeometricMechanism`; also if ``U - L > 2**24`` (the outputs are
+        tabulated) or if consecutive outputs are not finite and more than ``1e-12`` (relative)
+        apart -- at tiny ``epsilon`` all posterior means collapse onto ``(L + U) / 2`` and a
+        release would no longer determine the TGM output its likelihood needs.
     """
 
     family: ClassVar[str] = "btgm"
     output_kind: ClassVar[str] = "integer"  # inputs are integers; outputs are reals
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        name = type(self).__name__
+        width = self.upper - self.lower
+        if width > BTGM_MAX_WIDTH:
+            raise NoiseawareValueError(
+                f"{name}: upper - lower must be <= {BTGM_MAX_WIDTH} (2**24; the W + 1 outputs are tabulated "
+                f"in memory); got upper - lower={width}. Use TGM or RGM for wider ranges."
+            )
+        tab = self.table
+        gaps = np.diff(tab)
+        if not (np.all(np.isfinite(tab)) and np.all(gaps > BTGM_MIN_GAP * np.maximum(1.0, np.abs(tab[1:])))):
+            v.fail(
+                name,
+                "scale",
+                "must be small enough (epsilon = sensitivity / scale large enough) that the W + 1 posterior "
+                f"means, the outputs, are finite and increase by more than {BTGM_MIN_GAP:g} (relative) from one "
+                "to the next, so that a release determines the TGM output even where another machine's "
+                "math library rounds the last bits differently",
+                self.scale,
+                f"It gives epsilon={self.epsilon!r}.",
+            )
 
     def _support(self) -> np.ndarray:
         return self.table
@@ -210,11 +332,12 @@ class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
     def table(self) -> np.ndarray:
         """BTGM output for each TGM output ``L..U``."""
         s = np.arange(self.lower, self.upper + 1, dtype=np.float64)
-        return self.posterior_mean(s)
+        step = 2**20
+        return np.concatenate([self.posterior_mean(s[i : i + step]) for i in range(0, s.size, step)])
 
     def posterior_mean(self, m: Any) -> np.ndarray:
-        """``E(M | m)`` by eq. (22)."""
-        return btgm_posterior_mean(m, self.alpha, self.lower, self.upper)
+        """``E(M | m)`` by eq. (22) (:func:`btgm_posterior_mean`, with ``log alpha = -1/scale`` exact)."""
+        return _btgm_mean(m, -1.0 / self.scale, self.lower, self.upper)
 
     def log_prob(self, output: Any, value: Any) -> np.ndarray:
         """``log P(output | value)``: find the TGM output mapping to ``output``, else ``-inf``."""
@@ -225,7 +348,7 @@ class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
         # nearest of idx-1, idx
         idx0 = np.clip(idx - 1, 0, tab.size - 1)
         pick = np.where(np.abs(tab[idx0] - y) < np.abs(tab[idx] - y), idx0, idx)
-        match = np.abs(tab[pick] - y) <= 1e-9 * np.maximum(1.0, np.abs(y))
+        match = np.abs(tab[pick] - y) <= _BTGM_MATCH_RTOL * np.maximum(1.0, np.abs(y))
         s = self.lower + pick.astype(np.float64)
         return np.where(match, self._tgm_log_prob(s, m), -np.inf)
 
@@ -238,17 +361,33 @@ class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
         return self.table[(s - self.lower).astype(np.int64)]
 
 
+#: Smallest accepted probability that RGM's exact rejection sampler accepts a proposal.
+RGM_MIN_ACCEPTANCE = 1e-4
+
+
 def _rgm_g(eps_p: float, sensitivity: int, width: int) -> float:
-    """Log g(eps') of seed 000 eq. (S.2), W = U - L = width."""
+    """Log g(eps') of seed 000 eq. (S.2), W = U - L = width.
+
+    ``g = (1 + a - a^{d+1} - a^{W+1-d}) / (1 - a^{W+1}) = 1 + (1 - a^d) a (1 - a^{W-d}) / (1 - a^{W+1})``
+    with ``a = exp(-eps'/sensitivity)``, ``d = min(sensitivity, ceil(W/2))``; the second form is
+    evaluated with ``expm1``/``log1p``, so ``log g`` keeps its relative accuracy as ``eps' -> 0``
+    (where ``log g ~ eps' d (W-d) / (sensitivity (W+1))``).
+    """
     d = min(sensitivity, math.ceil(width / 2))
     la = -eps_p / sensitivity
-    num = 1.0 + math.exp(la) - math.exp((d + 1) * la) - math.exp((width + 1 - d) * la)
-    den = -math.expm1((width + 1) * la)
-    return math.log(num) - math.log(den)
+    den = math.expm1((width + 1) * la)
+    if den == 0.0:
+        return 0.0
+    ratio = math.expm1((width - d) * la) / den
+    return math.log1p(-math.expm1(d * la) * math.exp(la) * ratio)
 
 
 def rgm_epsilon_prime(epsilon: float, sensitivity: int, lower: int, upper: int) -> float:
-    """Solve ``eps' + log g(eps') = epsilon`` (seed 000 eqs. S.1-S.2) by Brent's method."""
+    """Solve ``eps' + log g(eps') = epsilon`` (seed 000 eqs. S.1-S.2) by Brent's method.
+
+    ``0 <= log g(x) <= x`` (``g - 1 <= 1 - a^d <= d x / sensitivity``), so the root lies in
+    ``[epsilon / 4, epsilon]`` and is found to relative precision.
+    """
     eps = v.positive("rgm_epsilon_prime", "epsilon", epsilon)
     width = int(upper) - int(lower)
     if width <= 0:
@@ -259,8 +398,8 @@ def rgm_epsilon_prime(epsilon: float, sensitivity: int, lower: int, upper: int) 
 
     if f(eps) <= 0.0:  # g(eps) = 1, e.g. a range of two values
         return eps
-    lo = eps * 1e-12
-    return float(optimize.brentq(f, lo, eps, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500))
+    xtol = max(eps * 2.0**-60, 5e-324)
+    return float(optimize.brentq(f, eps / 4.0, eps, xtol=xtol, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
 @register
@@ -274,7 +413,8 @@ class RenormalizedGeometricMechanism(_Bounded):
     disagrees with the solution is rejected. Secure release draws OpenDP's exact discrete
     Laplace noise with scale ``sensitivity / eps'`` and rejects draws outside ``[L, U]``,
     which samples the renormalized law exactly (the number of rejections depends on the true
-    value; it is not exposed, but a timing observer could see it).
+    value; it is not exposed, but a timing observer could see it). With ``L == U`` the law is a
+    point mass and nothing is drawn.
 
     Parameters
     ----------
@@ -286,6 +426,15 @@ class RenormalizedGeometricMechanism(_Bounded):
         L1 sensitivity (>= 1).
     epsilon_prime : float, optional
         The solution of eq. (S.1); computed when omitted.
+
+    Raises
+    ------
+    ValueError
+        If ``sensitivity / epsilon_prime`` breaks the geometric mechanism's rule (at most about
+        ``1.02e17``; a normal float64), or, for ``U > L``, if the rejection sampler would accept
+        a proposal with probability below :data:`RGM_MIN_ACCEPTANCE` (``1e-4``) for some true
+        value: ``(1 - a'**(W+1)) / (1 + a') < 1e-4``, ``W = U - L`` (e.g. ``epsilon = 1e-8``
+        with ``W = 10``, where a release would take ~3e7 OpenDP draws).
     """
 
     epsilon: float
@@ -298,9 +447,44 @@ class RenormalizedGeometricMechanism(_Bounded):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        object.__setattr__(self, "epsilon", v.epsilon(name, self.epsilon, warn=False))
+        eps = v.epsilon(name, self.epsilon, warn=False)
         self._init_bounds()
-        solved = rgm_epsilon_prime(self.epsilon, self.sensitivity, self.lower, self.upper)
+        sens = self.sensitivity
+        # eps' <= eps: the geometric scale sensitivity / eps' is at least sensitivity / eps
+        if not sens / eps <= v.MAX_GEOMETRIC_SCALE:
+            v.fail(
+                name,
+                "epsilon",
+                f"must be >= sensitivity / {v.MAX_GEOMETRIC_SCALE:.6g} = {sens / v.MAX_GEOMETRIC_SCALE:.6g} "
+                f"(the noise scale sensitivity / epsilon_prime must be <= {v.MAX_GEOMETRIC_SCALE:.6g} "
+                f"{v.INT_NOISE_RULE})",
+                self.epsilon,
+            )
+        object.__setattr__(self, "epsilon", eps)
+        solved = rgm_epsilon_prime(eps, sens, self.lower, self.upper)
+        _derived_scale(
+            name,
+            "epsilon",
+            self.epsilon,
+            "scale = sensitivity / epsilon_prime",
+            sens / solved,
+            v.MAX_GEOMETRIC_SCALE,
+            v.INT_NOISE_RULE,
+        )
+        width = self.upper - self.lower
+        if width >= 1:
+            la = -solved / sens
+            acceptance = -math.expm1((width + 1) * la) / (1.0 + math.exp(la))
+            if not acceptance >= RGM_MIN_ACCEPTANCE:
+                v.fail(
+                    name,
+                    "epsilon",
+                    f"must be large enough that the exact rejection sampler accepts a proposal with probability "
+                    f">= {RGM_MIN_ACCEPTANCE:g} for every true value, i.e. (1 - a'**(W+1)) / (1 + a') >= "
+                    f"{RGM_MIN_ACCEPTANCE:g} with a' = exp(-epsilon_prime / sensitivity) and W = upper - lower",
+                    self.epsilon,
+                    f"It gives {acceptance:.3g} (W={width}, epsilon_prime={solved!r}).",
+                )
         if self.epsilon_prime is not None:
             given = v.positive(name, "epsilon_prime", self.epsilon_prime)
             if not math.isclose(given, solved, rel_tol=1e-9):
@@ -329,8 +513,9 @@ class RenormalizedGeometricMechanism(_Bounded):
         W = U - L
         log1ma = math.log(-math.expm1(la))
         mm = np.clip(m, L, U)
+        # 1 + a - a^{j+1} - a^{W+1-j} = (1 - a^{j+1}) + a (1 - a^{W-j}): two terms >= 0, no cancellation
         with np.errstate(divide="ignore", invalid="ignore"):
-            inside = np.log(1.0 + math.exp(la) - np.exp((mm - L + 1) * la) - np.exp((U + 1 - mm) * la)) - log1ma
+            inside = np.log(-np.expm1((mm - L + 1) * la) - math.exp(la) * np.expm1((U - mm) * la)) - log1ma
         edge = math.log(-math.expm1((W + 1) * la)) - log1ma
         dist = np.where(m < L, L - m, np.where(m > U, m - U, 0.0))
         return np.where((m >= L) & (m <= U), inside, edge + dist * la)
@@ -348,6 +533,8 @@ class RenormalizedGeometricMechanism(_Bounded):
         return np.where(inside, out, -np.inf)
 
     def _reject(self, value: np.ndarray, draw: Any) -> np.ndarray:
+        if self.lower == self.upper:  # the law is a point mass: nothing to draw
+            return np.full(value.shape, self.lower, dtype=np.int64)
         out = np.empty(value.size, dtype=np.int64)
         todo = np.arange(value.size)
         flat = value.ravel()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,6 +17,17 @@ from . import _opendp
 from ._base import Guarantee, Mechanism, register
 
 __all__ = ["ExponentialMechanism", "RandomizedResponse"]
+
+
+#: Largest number of categories of :class:`RandomizedResponse` (OpenDP's sampler holds all k in memory).
+RR_MAX_CATEGORIES = 2**20
+
+
+def _check_k(owner: str, k: Any) -> int:
+    out = v.integer(owner, "k", k, minimum=2)
+    if out > RR_MAX_CATEGORIES:
+        v.fail(owner, "k", f"must be an integer <= {RR_MAX_CATEGORIES} (OpenDP's sampler lists all k categories)", k)
+    return out
 
 
 @register
@@ -50,7 +63,7 @@ class RandomizedResponse(Mechanism):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        k = v.integer(name, "k", self.k, minimum=2)
+        k = _check_k(name, self.k)
         p = v.real(name, "p", self.p)
         if not (1.0 / k <= p < 1.0):
             v.fail(name, "p", f"must be in [1/k, 1) = [{1.0 / k:.6g}, 1)", self.p)
@@ -59,15 +72,25 @@ class RandomizedResponse(Mechanism):
 
     @classmethod
     def from_epsilon(cls, epsilon: float, k: int) -> RandomizedResponse:
-        """``p = e^eps / (e^eps + k - 1)``."""
+        """``p = e^eps / (e^eps + k - 1)``; refused when ``p`` rounds to 1 in float64."""
         eps = v.epsilon(cls.__name__, epsilon)
-        k = v.integer(cls.__name__, "k", k, minimum=2)
-        return cls(k=k, p=1.0 / (1.0 + (k - 1) * math.exp(-eps)))
+        k = _check_k(cls.__name__, k)
+        p = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+        if not p < 1.0:
+            v.fail(
+                cls.__name__,
+                "epsilon",
+                f"must be small enough that p = e**epsilon / (e**epsilon + k - 1) < 1 in float64 (about "
+                f"epsilon <= log(k - 1) + 36.7 = {math.log(k - 1) + 53 * math.log(2.0):.4g} for k={k})",
+                epsilon,
+            )
+        return cls(k=k, p=p)
 
     @classmethod
     def from_coin_flips(cls, k: int = 2, keep: float = 0.5) -> RandomizedResponse:
         """Keep the true answer with probability ``keep``, else answer uniformly at random."""
         k = v.integer(cls.__name__, "k", k, minimum=2)
+        k = _check_k(cls.__name__, k)
         q = v.real(cls.__name__, "keep", keep)
         if not (0.0 <= q < 1.0):
             v.fail(cls.__name__, "keep", "must be in [0, 1)", keep)
@@ -75,12 +98,21 @@ class RandomizedResponse(Mechanism):
 
     @property
     def epsilon(self) -> float:
-        """``log(p (k-1) / (1-p))``."""
-        return math.log(self.p * (self.k - 1)) - math.log1p(-self.p)
+        """``log(p (k-1) / (1-p))``, from the exact rational value of the float ``p``.
+
+        The ratio is formed exactly (:class:`fractions.Fraction`), so ``p`` within a few ulps of
+        ``1/k`` does not lose the (tiny) privacy loss to cancellation.
+        """
+        p = Fraction(self.p)
+        return math.log1p(float(p * (self.k - 1) / (1 - p) - 1))
 
     def guarantee(self) -> Guarantee:
-        """Pure ``epsilon`` per randomized answer."""
-        return Guarantee(epsilon=max(0.0, self.epsilon))
+        """Pure ``|epsilon|`` per randomized answer.
+
+        The absolute value matters when ``p`` is the float64 just below ``1/k`` (as ``1/3`` is):
+        the largest likelihood ratio is then the inverse one, still ``> 1``.
+        """
+        return Guarantee(epsilon=abs(self.epsilon))
 
     def transition_matrix(self) -> np.ndarray:
         """``T[x, y] = P(y | x)``."""
@@ -147,8 +179,18 @@ class ExponentialMechanism(Mechanism):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        object.__setattr__(self, "epsilon", v.epsilon(name, self.epsilon, warn=False))
-        object.__setattr__(self, "sensitivity", v.positive(name, "sensitivity", self.sensitivity))
+        eps = v.epsilon(name, self.epsilon, warn=False)
+        sens = v.noise_scale(name, "sensitivity", self.sensitivity, math.inf, "")
+        v.implied_guarantee(name, {"epsilon": eps}, "rho", "epsilon**2 / 8", eps * eps / 8.0)
+        scale = 2.0 * sens / eps
+        if not (math.isfinite(scale) and scale >= v.TINY):
+            raise NoiseawareValueError(
+                f"{name}: epsilon and sensitivity must give a Gumbel scale 2 * sensitivity / epsilon in "
+                f"[{v.TINY!r}, {sys.float_info.max!r}] (a finite, normal float64); got epsilon={eps!r}, "
+                f"sensitivity={sens!r} (scale={scale!r})."
+            )
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "sensitivity", sens)
 
     @property
     def scale(self) -> float:
@@ -157,12 +199,14 @@ class ExponentialMechanism(Mechanism):
 
     def guarantee(self) -> Guarantee:
         """``epsilon``-DP and ``epsilon**2/8``-zCDP."""
-        return Guarantee(epsilon=self.epsilon, rho=self.epsilon**2 / 8.0)
+        return Guarantee(epsilon=self.epsilon, rho=self.epsilon * self.epsilon / 8.0)
 
     def log_prob(self, output: Any, value: Any) -> np.ndarray:
         """``log P(output = r | scores)`` with scores on the last axis of ``value``."""
         scores = np.asarray(value, dtype=np.float64)
-        logits = scores / self.scale
+        # shift by the maximum first: logits <= 0, so a tiny scale gives -inf, never inf - inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            logits = (scores - np.max(scores, axis=-1, keepdims=True)) / self.scale
         logp = logits - special.logsumexp(logits, axis=-1, keepdims=True)
         r = np.asarray(output)
         ok = (r >= 0) & (r < scores.shape[-1]) & (r == np.round(r))
