@@ -223,4 +223,7 @@ NO_CASE: dict[str, str] = {
     # continuous, multivariate, with a latent S_0 in its NUTS form: the discrete-pmf checks of this
     # registry do not apply; tests/test_dirichlet_stat.py checks it in both backends against Monte Carlo
     "LaplaceCensoredDirichletStat": "continuous multivariate; see tests/test_dirichlet_stat.py",
+    # a wrapper whose first argument is a host-PPL base distribution (no backend-neutral
+    # parameters for this registry); every base x noise x PPL is checked in test_noisy.py
+    "Noisy": "wraps a PyMC / NumPyro base distribution; see tests/distributions/test_noisy.py",
 }
