@@ -428,34 +428,88 @@ def _laplace_precondition(
     return z, V * (1.0 / np.sqrt(np.maximum(lam, 1.0)))
 
 
-def _pymc_fit(
-    release: Release, prior: LKJPrior, chains: int, draws: int, warmup: int, seed: int, progressbar: bool,
-    target_accept: float, cores: int | None = None,
-) -> Any:
+def _pymc_model(release: Release, prior: LKJPrior) -> Any:
+    """The Bayes-NA model of a release as a ``pm.Model``: ``R ~ LKJCorr``, the composite likelihood observed."""
     import pymc as pm
 
     from .. import pymc as nap
 
     p = int(release.metadata["p"])
     cols = _cols(release)
+    with pm.Model(coords={"row": cols, "col": cols}) as model:
+        corr = pm.LKJCorr("R_packed", n=p, eta=prior.eta, return_matrix=True)
+        R = pm.Deterministic("R", corr, dims=("row", "col"))
+        nap.CompositeCopulaLikelihood.from_release("pairs", release, R)
+    return model
+
+
+def _pymc_fit(
+    release: Release, prior: LKJPrior, chains: int, draws: int, warmup: int, seed: int, progressbar: bool,
+    target_accept: float, cores: int | None = None,
+) -> Any:
+    import pymc as pm
+
     if cores is None:
         # Forking a process in which JAX has started its threads can deadlock, and "spawn" re-runs an
         # unguarded __main__ script: run the chains one after another in-process in that case.
         cores = 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
-    with pm.Model(coords={"row": cols, "col": cols}):
-        corr = pm.LKJCorr("R_packed", n=p, eta=prior.eta, return_matrix=True)
-        R = pm.Deterministic("R", corr, dims=("row", "col"))
-        nap.CompositeCopulaLikelihood.from_release("pairs", release, R)
-        return pm.sample(
-            draws=draws,
-            tune=warmup,
-            chains=chains,
-            cores=cores,
-            random_seed=seed,
-            progressbar=progressbar,
-            target_accept=target_accept,
-            compute_convergence_checks=False,
-        )
+    guard = _InterruptGuard(chains, warmup + draws, sequential=cores == 1 or chains == 1)
+    with _pymc_model(release, prior):
+        try:
+            idata = pm.sample(
+                draws=draws,
+                tune=warmup,
+                chains=chains,
+                cores=cores,
+                random_seed=seed,
+                progressbar=progressbar,
+                target_accept=target_accept,
+                compute_convergence_checks=False,
+                callback=guard,
+            )
+        except ValueError as exc:
+            if "Not enough samples" in str(exc):  # PyMC's answer to an interrupt during warmup
+                guard.check(exc)
+            raise
+    guard.check()
+    return idata
+
+
+class _InterruptGuard:
+    """``pm.sample`` callback that turns an interrupt PyMC swallowed back into ``KeyboardInterrupt``.
+
+    PyMC catches ``KeyboardInterrupt`` inside its sampling loops (``pymc.sampling.mcmc._sample``
+    per chain and ``_mp_sample`` for worker processes) and returns the draws made so far, cut to a
+    common length, or raises ``ValueError("Not enough samples to build a trace.")`` when the
+    interrupt came during warmup. The guard counts the iterations each chain reports to the
+    callback; :meth:`check` raises ``KeyboardInterrupt`` if any chain stopped short. With chains
+    run one after another in-process, PyMC moves on to the next chain after an interrupt; the
+    guard then interrupts each later chain at its first iteration so that Ctrl-C stops the fit
+    at once.
+    """
+
+    def __init__(self, chains: int, iterations: int, *, sequential: bool) -> None:
+        self.iterations = iterations
+        self.counts = [0] * chains
+        self.sequential = sequential
+        self.interrupted = False
+
+    def __call__(self, *, trace: Any, draw: Any) -> None:
+        chain = int(draw.chain)
+        self.counts[chain] += 1
+        if self.sequential and any(c < self.iterations for c in self.counts[:chain]):
+            self.interrupted = True  # an earlier chain stopped short: PyMC swallowed an interrupt
+        if self.interrupted:
+            raise KeyboardInterrupt
+
+    def check(self, cause: BaseException | None = None) -> None:
+        """Raise ``KeyboardInterrupt`` if sampling stopped before every chain finished."""
+        if self.interrupted or any(c < self.iterations for c in self.counts):
+            done = ", ".join(str(c) for c in self.counts)
+            raise KeyboardInterrupt(
+                f"{_OWNER}: PyMC sampling was interrupted; the chains ran {done} of {self.iterations} "
+                "iterations (warmup + draws) each, so no result is returned."
+            ) from cause
 
 
 def _cols(release: Release) -> list[str]:
@@ -516,6 +570,10 @@ def fit(
         If the release is not a geometric ``"median_pairs"`` release.
     ValueError
         For bad sampler settings.
+    KeyboardInterrupt
+        When interrupted (Ctrl-C). PyMC catches the interrupt inside ``pm.sample`` and returns the
+        draws made so far; this function detects that (a chain with fewer than ``warmup + draws``
+        iterations) and re-raises, so an interrupted fit never passes for a finished one.
 
     Examples
     --------

@@ -1,0 +1,121 @@
+"""Ctrl-C during copula.fit (issue 11): an interrupted fit raises KeyboardInterrupt, never a partial result.
+
+No real signal is sent: a ``KeyboardInterrupt`` is raised from inside the sampling loop, where a
+Ctrl-C lands (PyMC: in the NUTS step; NumPyro: in its per-iteration progress loop).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import noiseaware as na
+from noiseaware.copula import _fit, fit
+from noiseaware.datasets import simulate_gaussian_copula
+
+pm = pytest.importorskip("pymc")
+
+
+@pytest.fixture(scope="module")
+def release_p2() -> na.Release:
+    rng = np.random.default_rng(3)
+    x = simulate_gaussian_copula(200, np.array([[1.0, 0.4], [0.4, 1.0]]), (stats.norm(), stats.norm()), rng)
+    return na.privatize(x, statistic="median_pairs", epsilon=1.0, rng=rng)
+
+
+def _interrupt_nuts_at(monkeypatch: pytest.MonkeyPatch, call: int) -> list[int]:
+    """Make PyMC's NUTS raise KeyboardInterrupt in its ``call``-th step (as a Ctrl-C there would)."""
+    calls = [0]
+    step = pm.NUTS.step
+
+    def interrupted_step(self, point):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] == call:
+            raise KeyboardInterrupt
+        return step(self, point)
+
+    monkeypatch.setattr(pm.NUTS, "step", interrupted_step)
+    return calls
+
+
+def test_injected_interrupt_reproduces_pymc_partial_trace(monkeypatch) -> None:
+    """The injection reproduces the bug: plain pm.sample swallows it and returns fewer draws, no error."""
+    _interrupt_nuts_at(monkeypatch, 30)
+    with pm.Model():
+        pm.Normal("x")
+        idata = pm.sample(draws=40, tune=10, chains=1, cores=1, progressbar=False, random_seed=0,
+                          compute_convergence_checks=False)
+    assert idata.posterior.sizes["draw"] == 19  # 29 iterations recorded, 10 of them warmup
+
+
+@pytest.mark.parametrize(
+    ("call", "chains"),
+    [
+        (35, 2),  # in chain 0's draws: PyMC would return 15 of 30 draws for one chain
+        (8, 1),  # in warmup: PyMC would raise ValueError("Not enough samples to build a trace.")
+        (65, 2),  # in chain 1: chain 0 complete, chain 1 cut short
+    ],
+    ids=["draws", "warmup", "second-chain"],
+)
+def test_pymc_fit_reraises_keyboard_interrupt(monkeypatch, release_p2, call, chains) -> None:
+    calls = _interrupt_nuts_at(monkeypatch, call)
+    with pytest.raises(KeyboardInterrupt, match="interrupted") as info:
+        fit(release_p2, backend="pymc", chains=chains, draws=30, warmup=20, seed=1, progressbar=False, cores=1)
+    assert "of 50 iterations" in str(info.value)
+    # Ctrl-C stops the fit: a later chain runs one step at most, not its full 50
+    assert calls[0] <= call + chains
+
+
+def test_guard_flags_any_short_chain() -> None:
+    """The check PyMC's multiprocess route relies on (its workers swallow the interrupt too)."""
+    guard = _fit._InterruptGuard(2, 5, sequential=False)
+
+    class Draw:
+        def __init__(self, chain: int) -> None:
+            self.chain = chain
+
+    for chain in (0, 1, 0, 1, 0, 1, 0, 1, 0):  # chain 1 stops at 4 of 5
+        guard(trace=None, draw=Draw(chain))
+    with pytest.raises(KeyboardInterrupt, match="5, 4 of 5"):
+        guard.check()
+    guard(trace=None, draw=Draw(1))
+    guard.check()  # complete: no error
+    # sequential chains: a chain that starts while an earlier one is short means PyMC moved on
+    seq = _fit._InterruptGuard(2, 5, sequential=True)
+    seq(trace=None, draw=Draw(0))
+    with pytest.raises(KeyboardInterrupt):
+        seq(trace=None, draw=Draw(1))
+
+
+def test_numpyro_fit_propagates_keyboard_interrupt(monkeypatch, release_p2) -> None:
+    """NumPyro does not swallow the interrupt (regression test for the audit's finding)."""
+    import numpyro.util
+
+    class Trange:
+        def __init__(self, n: int, **kwargs: object) -> None:
+            self.n = n
+
+        def __enter__(self) -> Trange:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            for i in range(self.n):
+                if i == 5:
+                    raise KeyboardInterrupt
+                yield i
+
+        def set_description(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        set_postfix_str = set_description
+
+    class FakeTqdm:
+        trange = Trange
+
+    monkeypatch.setattr(numpyro.util, "tqdm", FakeTqdm)
+    with pytest.raises(KeyboardInterrupt):
+        fit(release_p2, chains=1, draws=20, warmup=20, seed=1, progressbar=True)
