@@ -29,6 +29,7 @@ _LAZY_PYMC = (
     "NoisyTwoWayTable",
     "CompositeCopulaLikelihood",
     "LaplaceCensoredDirichletStat",
+    "Noisy",
 )
 
 __all__ = [

@@ -294,7 +294,7 @@ def noise_reach(mechanism: Any) -> float | None:
     """
     fam = mechanism.family
     if fam == "geometric":
-        return float(math.ceil(_IMPLAUSIBLE_LOG2 * math.log(2.0) / (-math.log(mechanism.alpha))))
+        return float(math.ceil(_IMPLAUSIBLE_LOG2 * math.log(2.0) / (-mechanism.log_alpha)))
     if fam == "discrete_gaussian":
         return float(math.ceil(mechanism.sigma * math.sqrt(2.0 * _IMPLAUSIBLE_LOG2 * math.log(2.0))) + 1)
     return None
@@ -365,6 +365,8 @@ def _check_kendall_pairs(release: Any) -> None:
 
 
 def _check_sensitivity_norm(release: Any) -> None:
+    if "sensitivity_norm" not in release.metadata:  # derivable from the family; checked when stated
+        return
     norm = _meta(release, "sensitivity_norm")
     want = "l1" if release.mechanism.family in ("geometric", "laplace") else "l2"
     if norm != want:
@@ -391,13 +393,15 @@ def _check_randomized_response(release: Any) -> None:
     n, q = vals.shape
     if release.n != n:
         _fail("n", f"must equal the number of rows of values ({n})", release.n)
-    if _int("metadata.answers_per_record", _meta(release, "answers_per_record")) != q:
+    meta = release.metadata
+    if "answers_per_record" in meta and _int("metadata.answers_per_record", meta["answers_per_record"]) != q:
         _fail("metadata.answers_per_record", f"must equal the number of columns of values ({q})",
-              _meta(release, "answers_per_record"))
-    _check_columns(release, q)
-    k = _int("metadata.categories", _meta(release, "categories"), minimum=2)
-    if k != int(release.mechanism.k):
-        _fail("metadata.categories", f"must equal the mechanism's k ({release.mechanism.k})", k)
+              meta["answers_per_record"])
+    if "columns" in meta:
+        _check_columns(release, q)
+    k = int(release.mechanism.k)
+    if "categories" in meta and _int("metadata.categories", meta["categories"], minimum=2) != k:
+        _fail("metadata.categories", f"must equal the mechanism's k ({k})", meta["categories"])
     if np.any(vals < 0) or np.any(vals >= k):
         _fail("values", f"must be category codes in 0..{k - 1}", vals.ravel()[:10].tolist())
 
@@ -543,7 +547,7 @@ SCHEMAS: dict[str, StatisticSchema] = {
             "counts",
             families=("geometric", "discrete_gaussian"),
             compositions=("joint",),
-            required={"sensitivity_norm": STR},
+            optional={"sensitivity_norm": STR},
             needs_n=False,
             check=_check_counts,
             sensitivity="stated by the curator (L1 for geometric, L2 for discrete Gaussian)",
@@ -552,7 +556,7 @@ SCHEMAS: dict[str, StatisticSchema] = {
             "vector",
             families=("laplace", "gaussian"),
             compositions=("joint",),
-            required={"sensitivity_norm": STR},
+            optional={"sensitivity_norm": STR},
             needs_n=False,
             check=_check_vector,
             sensitivity="stated by the curator (L1 for Laplace, L2 for Gaussian)",
@@ -561,7 +565,7 @@ SCHEMAS: dict[str, StatisticSchema] = {
             "randomized_response",
             families=("randomized_response",),
             compositions=("per_record",),
-            required={"columns": STR_LIST, "answers_per_record": INT, "categories": INT},
+            optional={"columns": STR_LIST, "answers_per_record": INT, "categories": INT},
             check=_check_randomized_response,
             sensitivity="record level: each answer is randomized on its own (local DP)",
         ),

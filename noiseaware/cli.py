@@ -419,7 +419,7 @@ def _one_line_warnings(show: Callable[..., None]) -> Callable[..., None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``noiseaware`` command; returns the exit code (0, or 2 on bad input)."""
+    """Entry point of the ``noiseaware`` command; returns the exit code (0, 2 on bad input, 130 on Ctrl-C)."""
     args = _parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("default", NoiseawareWarning)  # shown (once per place), never raised
@@ -429,6 +429,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except _USER_ERRORS as exc:
             print(f"noiseaware: error: {_error_message(exc)}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt as exc:
+            detail = printable(" ".join(str(exc).split()))
+            print(f"noiseaware: interrupted{': ' + detail if detail else ''}; no result was written.", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

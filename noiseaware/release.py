@@ -231,23 +231,22 @@ class Release:
         SCHEMAS[self.statistic].validate(self)
 
     def _check_secure_flag(self) -> None:
-        """``secure`` and ``metadata.simulation`` must agree, here and in every component."""
-        simulated = "simulation" in self.metadata
-        if self.secure and simulated:
+        """``secure`` must not contradict ``metadata.simulation``; components share the release's flag.
+
+        ``secure=False`` alone means only "not drawn by noiseaware's OpenDP samplers" (e.g. values
+        transcribed from a published release); ``metadata.simulation`` marks a replayable seeded
+        simulation, which can never be secure.
+        """
+        if self.secure and self.simulation:
             raise ReleaseFormatError(
                 "Release: field 'secure' is true but 'metadata.simulation' says the noise came from a seeded "
                 "numpy Generator; a release cannot be both. Refusing an inconsistent (possibly tampered) record."
             )
-        if not self.secure and not simulated:
-            raise ReleaseFormatError(
-                "Release: field 'secure' is false but 'metadata.simulation' is missing; a simulation release "
-                f"must say so (metadata.simulation = {SIMULATION_NOTE!r})."
-            )
         for i, c in enumerate(self.components):
-            if c.secure != self.secure:
+            if c.secure != self.secure or c.simulation != self.simulation:
                 raise ReleaseFormatError(
-                    f"Release: field 'components[{i}].secure' ({c.secure}) must equal the release's "
-                    f"'secure' ({self.secure}): all parts of one release are drawn the same way."
+                    f"Release: field 'components[{i}].secure' ({c.secure}) and its simulation note must match "
+                    f"the release's ('secure' {self.secure}): all parts of one release are drawn the same way."
                 )
 
     # ------------------------------------------------------------------ views
@@ -255,6 +254,11 @@ class Release:
     def shape(self) -> tuple[int, ...]:
         """Shape of :attr:`values`."""
         return tuple(self.values.shape)
+
+    @property
+    def simulation(self) -> bool:
+        """True for a seeded simulation release (``privatize(..., rng=...)``): never publish it."""
+        return "simulation" in self.metadata
 
     @property
     def epsilon(self) -> float | None:
@@ -324,11 +328,11 @@ class Release:
         Raises
         ------
         NoiseawareValueError
-            A simulation release without ``allow_simulation=True``.
+            A simulation release (``metadata.simulation`` set) without ``allow_simulation=True``.
         OutputExistsError
             ``path`` exists and ``overwrite`` is False.
         """
-        if not self.secure:
+        if self.simulation:
             if not allow_simulation:
                 raise NoiseawareValueError(
                     "Release.to_json: this is a SIMULATION release (secure=False, noise from a seeded numpy "
@@ -447,7 +451,7 @@ class Release:
         else:
             raise NoiseawareTypeError(f"Release.from_json: source must be a path or JSON text; got {source!r}.")
         rel = cls.from_dict(loads_limited(text, owner="Release.from_json"))
-        if not rel.secure:
+        if rel.simulation:
             warnings.warn(
                 "Release.from_json: this record is a SIMULATION release (secure=False): its noise came from a "
                 "seeded numpy Generator and protects nobody. Use it for simulation studies only.",
@@ -461,6 +465,7 @@ class Release:
         """A readable multi-line description of the release and its guarantee."""
         from ._io import printable
 
+        max_rows = v.integer("Release.summary", "max_rows", max_rows, minimum=0)
         m = self.mechanism.to_dict()
         params = ", ".join(f"{k}={val!r}" for k, val in m.items() if k != "family")
         lines = [
@@ -472,7 +477,7 @@ class Release:
         ]
         for c in self.components:
             lines.append(f"  component : {c.statistic!r}, {c.guarantee.describe()}")
-        if "simulation" in self.metadata:
+        if self.simulation:
             lines.append(f"  WARNING   : {SIMULATION_NOTE}")
         flat = self.values.ravel()
         lines.append(f"  values    : {flat.size}")

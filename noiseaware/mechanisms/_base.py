@@ -216,7 +216,7 @@ def mechanism_from_dict(d: Mapping[str, Any], where: str = "mechanism") -> Mecha
     if not isinstance(d, Mapping):
         raise ReleaseFormatError(f"Release: field '{where}' must be an object; got {d!r}.")
     family = d.get("family")
-    if family not in MECHANISMS:
+    if not isinstance(family, str) or family not in MECHANISMS:
         raise ReleaseFormatError(
             f"Release: field '{where}.family' must be one of {sorted(MECHANISMS)}; got {family!r}."
         )

@@ -297,3 +297,21 @@ def test_show_rows_zero_prints_no_values(capsys, tmp_path, release_text) -> None
     assert _run(["show", str(path), "--rows", "0"]) == 0
     out = capsys.readouterr().out
     assert "values    : 3" in out and "(3 more)" in out and " x " not in out
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path) -> None:
+    import noiseaware.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt("chains ran 47 of 200 iterations")
+
+    rel = tmp_path / "r.json"
+    na.privatize(np.random.default_rng(0).normal(size=(50, 3)), statistic="median_pairs", epsilon=1.0).to_json(rel)
+    parser = cli._parser()  # the `show` command raises KeyboardInterrupt as an interrupted fit would
+    monkeypatch.setattr(cli, "_parser", lambda: parser)
+    for action in parser._subparsers._group_actions[0].choices.values():
+        if action.get_default("func") is not None and action.prog.endswith("show"):
+            action.set_defaults(func=interrupted)
+    assert cli.main(["show", str(rel)]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("noiseaware: interrupted: chains ran 47")

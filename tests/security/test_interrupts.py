@@ -117,5 +117,8 @@ def test_numpyro_fit_propagates_keyboard_interrupt(monkeypatch, release_p2) -> N
         trange = Trange
 
     monkeypatch.setattr(numpyro.util, "tqdm", FakeTqdm)
+    # NumPyro turns its progress bar (the Python loop this test interrupts) off under CI and xdist
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     with pytest.raises(KeyboardInterrupt):
         fit(release_p2, chains=1, draws=20, warmup=20, seed=1, progressbar=True)
