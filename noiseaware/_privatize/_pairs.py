@@ -90,14 +90,20 @@ def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[
     eps_pair = eps / k
     h = math.ceil(n / 2)
     mech: Mechanism
-    if mech_name == "geometric":
-        mech = GeometricMechanism(scale=1.0 / eps_pair, sensitivity=1)
-    elif mech_name == "tgm":
-        mech = TGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
-    elif mech_name == "btgm":
-        mech = BTGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
-    else:
-        mech = RGM(epsilon=eps_pair, lower=0, upper=h, sensitivity=1)
+    try:
+        if mech_name == "geometric":
+            mech = GeometricMechanism(scale=1.0 / eps_pair, sensitivity=1)
+        elif mech_name == "tgm":
+            mech = TGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
+        elif mech_name == "btgm":
+            mech = BTGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
+        else:
+            mech = RGM(epsilon=eps_pair, lower=0, upper=h, sensitivity=1)
+    except NoiseawareValueError as exc:
+        raise NoiseawareValueError(
+            f"{owner}: epsilon={eps!r} split over {k} pair(s) gives epsilon_per_pair={eps_pair!r}, which the "
+            f"{mech_name} mechanism cannot use: {exc}"
+        ) from exc
     labels, meta = _pair_labels_and_meta(names)
     meta |= {
         "high_count": h,

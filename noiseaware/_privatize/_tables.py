@@ -48,7 +48,7 @@ def _additive_budget(owner: str, ctx: Context, options: dict[str, Any], mech_nam
             raise NoiseawareValueError(f"{owner}: give exactly one of epsilon=... or scale=... for {mech_name!r}.")
         if scale is not None:
             return cls(scale=v.positive(owner, "scale", scale), sensitivity=sens)
-        return cls(scale=sens / float(ctx.epsilon), sensitivity=sens)  # type: ignore[arg-type]
+        return cls.from_epsilon(float(ctx.epsilon), sensitivity=sens)  # type: ignore[arg-type]
     cls = DiscreteGaussianMechanism if mech_name == "discrete_gaussian" else GaussianMechanism
     if scale is not None or ctx.epsilon is not None:
         raise NoiseawareValueError(

@@ -101,3 +101,21 @@ def test_noise_that_swamps_every_count_warns() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         na.privatize(x[:, :5], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(
+    ("data", "kw"),
+    [
+        (np.array([1, 2]), {"statistic": "counts", "epsilon": 1e-300, "sensitivity": 1}),
+        (np.random.default_rng(0).normal(size=(30, 3)), {"statistic": "median_pairs", "epsilon": 1e-300}),
+        (
+            np.random.default_rng(0).normal(size=(30, 3)),
+            {"statistic": "median_pairs", "epsilon": 1e-300, "mechanism": "rgm"},
+        ),
+    ],
+)
+def test_unrepresentable_noise_is_refused_naming_the_callers_epsilon(data, kw) -> None:
+    budget = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(na.exceptions.NoiseawareValueError, match=r"epsilon=1e-300"):
+        na.privatize(data, budget=budget, **kw)
+    assert budget.spent == 0.0
