@@ -119,3 +119,10 @@ def test_unrepresentable_noise_is_refused_naming_the_callers_epsilon(data, kw) -
     with pytest.raises(na.exceptions.NoiseawareValueError, match=r"epsilon=1e-300"):
         na.privatize(data, budget=budget, **kw)
     assert budget.spent == 0.0
+
+
+@pytest.mark.parametrize("candidates", [["a"], [[0.1], [0.2, 0.3]], [0.1, float("nan")], [0.0, 0.5], [0.2, 0.2]])
+def test_bad_dirichlet_candidates_are_named(candidates) -> None:
+    x = np.random.default_rng(0).dirichlet([1, 2, 3], size=50)
+    with pytest.raises((na.exceptions.NoiseawareValueError, na.exceptions.NoiseawareTypeError), match="candidates"):
+        na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, candidates=candidates)
