@@ -49,8 +49,8 @@ NEIGHBOURS = "substitution (n public; neighbouring data sets differ in one recor
 #: Relative tolerance for floats that the loader recomputes from other fields.
 _RTOL = 1e-9
 
-#: Metadata keys any statistic may carry.
-_COMMON_OPTIONAL = ("simulation",)
+#: Metadata keys any statistic may carry (free text): the simulation note, and provenance.
+_COMMON_OPTIONAL = ("simulation", "source")
 
 #: The text put in ``metadata["simulation"]`` of a release drawn with a seeded numpy Generator.
 SIMULATION_NOTE = (
@@ -208,8 +208,9 @@ class StatisticSchema:
         for key, typ in self.optional.items():
             if key in meta:
                 typ(f"metadata.{key}", meta[key])
-        if "simulation" in meta:
-            _str("metadata.simulation", meta["simulation"])
+        for key in _COMMON_OPTIONAL:
+            if key in meta:
+                _str(f"metadata.{key}", meta[key])
         for i, c in enumerate(release.components):
             if c.statistic not in self.components:
                 _fail(
