@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
+from .._sampling import pymc_sample
 from ..exceptions import NoiseawareValueError, ReleaseFormatError
 from ..release import Release
 
@@ -743,69 +744,22 @@ def _pymc_fit(
     release: Release, prior: LKJPrior, chains: int, draws: int, warmup: int, seed: int, progressbar: bool,
     target_accept: float, cores: int | None = None,
 ) -> Any:
-    import pymc as pm
-
     if cores is None:
         # Forking a process in which JAX has started its threads can deadlock, and "spawn" re-runs an
         # unguarded __main__ script: run the chains one after another in-process in that case.
         cores = 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
-    guard = _InterruptGuard(chains, warmup + draws, sequential=cores == 1 or chains == 1)
     with _pymc_model(release, prior):
-        try:
-            idata = pm.sample(
-                draws=draws,
-                tune=warmup,
-                chains=chains,
-                cores=cores,
-                random_seed=seed,
-                progressbar=progressbar,
-                target_accept=target_accept,
-                compute_convergence_checks=False,
-                callback=guard,
-            )
-        except ValueError as exc:
-            if "Not enough samples" in str(exc):  # PyMC's answer to an interrupt during warmup
-                guard.check(exc)
-            raise
-    guard.check()
-    return idata
-
-
-class _InterruptGuard:
-    """``pm.sample`` callback that turns an interrupt PyMC swallowed back into ``KeyboardInterrupt``.
-
-    PyMC catches ``KeyboardInterrupt`` inside its sampling loops (``pymc.sampling.mcmc._sample``
-    per chain and ``_mp_sample`` for worker processes) and returns the draws made so far, cut to a
-    common length, or raises ``ValueError("Not enough samples to build a trace.")`` when the
-    interrupt came during warmup. The guard counts the iterations each chain reports to the
-    callback; :meth:`check` raises ``KeyboardInterrupt`` if any chain stopped short. With chains
-    run one after another in-process, PyMC moves on to the next chain after an interrupt; the
-    guard then interrupts each later chain at its first iteration so that Ctrl-C stops the fit
-    at once.
-    """
-
-    def __init__(self, chains: int, iterations: int, *, sequential: bool) -> None:
-        self.iterations = iterations
-        self.counts = [0] * chains
-        self.sequential = sequential
-        self.interrupted = False
-
-    def __call__(self, *, trace: Any, draw: Any) -> None:
-        chain = int(draw.chain)
-        self.counts[chain] += 1
-        if self.sequential and any(c < self.iterations for c in self.counts[:chain]):
-            self.interrupted = True  # an earlier chain stopped short: PyMC swallowed an interrupt
-        if self.interrupted:
-            raise KeyboardInterrupt
-
-    def check(self, cause: BaseException | None = None) -> None:
-        """Raise ``KeyboardInterrupt`` if sampling stopped before every chain finished."""
-        if self.interrupted or any(c < self.iterations for c in self.counts):
-            done = ", ".join(str(c) for c in self.counts)
-            raise KeyboardInterrupt(
-                f"{_OWNER}: PyMC sampling was interrupted; the chains ran {done} of {self.iterations} "
-                "iterations (warmup + draws) each, so no result is returned."
-            ) from cause
+        return pymc_sample(
+            _OWNER,
+            draws=draws,
+            tune=warmup,
+            chains=chains,
+            cores=cores,
+            random_seed=seed,
+            progressbar=progressbar,
+            target_accept=target_accept,
+            compute_convergence_checks=False,
+        )
 
 
 def _cols(release: Release) -> list[str]:

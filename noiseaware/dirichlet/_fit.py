@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
+from .._sampling import pymc_sample
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
 
@@ -432,7 +433,8 @@ def _fit_pymc(
                 moments=moments,
                 parameterization=_parameterization(p),
             )
-        return pm.sample(
+        return pymc_sample(
+            "dirichlet.fit",
             draws=draws,
             tune=warmup,
             chains=chains,

@@ -1,4 +1,4 @@
-"""Ctrl-C during copula.fit (issue 11): an interrupted fit raises KeyboardInterrupt, never a partial result.
+"""Ctrl-C during copula.fit and dirichlet.fit (issue 11): an interrupted fit raises, never returns a partial result.
 
 No real signal is sent: a ``KeyboardInterrupt`` is raised from inside the sampling loop, where a
 Ctrl-C lands (PyMC: in the NUTS step; NumPyro: in its per-iteration progress loop).
@@ -11,7 +11,8 @@ import pytest
 from scipy import stats
 
 import noiseaware as na
-from noiseaware.copula import _fit, fit
+from noiseaware._sampling import InterruptGuard
+from noiseaware.copula import fit
 from noiseaware.datasets import simulate_gaussian_copula
 
 pm = pytest.importorskip("pymc")
@@ -67,9 +68,20 @@ def test_pymc_fit_reraises_keyboard_interrupt(monkeypatch, release_p2, call, cha
     assert calls[0] <= call + chains
 
 
+def test_dirichlet_pymc_fit_reraises_keyboard_interrupt(monkeypatch) -> None:
+    from noiseaware import dirichlet
+
+    x = np.random.default_rng(4).dirichlet([2.0, 3.0, 4.0], size=300)
+    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, threshold=0.01)
+    _interrupt_nuts_at(monkeypatch, 35)
+    with pytest.raises(KeyboardInterrupt, match=r"dirichlet\.fit: PyMC sampling was interrupted"):
+        dirichlet.fit(rel, backend="pymc", moments="asymptotic", chains=1, draws=30, warmup=20, seed=1,
+                      progressbar=False, cores=1)
+
+
 def test_guard_flags_any_short_chain() -> None:
     """The check PyMC's multiprocess route relies on (its workers swallow the interrupt too)."""
-    guard = _fit._InterruptGuard(2, 5, sequential=False)
+    guard = InterruptGuard(2, 5, sequential=False)
 
     class Draw:
         def __init__(self, chain: int) -> None:
@@ -82,7 +94,7 @@ def test_guard_flags_any_short_chain() -> None:
     guard(trace=None, draw=Draw(1))
     guard.check()  # complete: no error
     # sequential chains: a chain that starts while an earlier one is short means PyMC moved on
-    seq = _fit._InterruptGuard(2, 5, sequential=True)
+    seq = InterruptGuard(2, 5, sequential=True)
     seq(trace=None, draw=Draw(0))
     with pytest.raises(KeyboardInterrupt):
         seq(trace=None, draw=Draw(1))
