@@ -87,6 +87,22 @@ def _geometric_uniform_transform(u1: np.ndarray, u2: np.ndarray, log_alpha: floa
     return (g1 - g2).astype(np.int64)
 
 
+def geometric_scale_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> tuple[float, int]:
+    """``(scale, sensitivity)`` with ``scale = sensitivity / epsilon``, checked against the geometric rule.
+
+    Shared by every mechanism built on two-sided geometric noise (geometric, TGM, BTGM): the scale
+    must be a normal float64 at most :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE`, and the
+    error names ``epsilon``, the argument the caller gave.
+    """
+    eps = v.epsilon(owner, epsilon)
+    sens = v.integer(owner, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
+    scale = sens / eps
+    _derived_scale(
+        owner, "epsilon", epsilon, "scale = sensitivity / epsilon", scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE
+    )
+    return scale, sens
+
+
 @register
 @dataclass(frozen=True)
 class GeometricMechanism(_Additive):
@@ -148,18 +164,7 @@ class GeometricMechanism(_Additive):
         :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE` (about ``1.02e17``, so that the int64
         output cannot saturate: ``P(|noise| >= 2**62) < 2**-64``) or is not a normal float64.
         """
-        eps = v.epsilon(cls.__name__, epsilon)
-        sens = v.integer(cls.__name__, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
-        scale = sens / eps
-        _derived_scale(
-            cls.__name__,
-            "epsilon",
-            epsilon,
-            "scale = sensitivity / epsilon",
-            scale,
-            v.MAX_GEOMETRIC_SCALE,
-            v.INT_NOISE_RULE,
-        )
+        scale, sens = geometric_scale_from_epsilon(cls.__name__, epsilon, sensitivity)
         return cls(scale=scale, sensitivity=sens)
 
     @classmethod

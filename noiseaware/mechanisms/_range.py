@@ -13,7 +13,7 @@ from scipy import optimize, special
 from .. import _validation as v
 from ..exceptions import NoiseawareValueError
 from . import _opendp
-from ._additive import GeometricMechanism, _derived_scale, _geometric_uniform_transform
+from ._additive import GeometricMechanism, _derived_scale, _geometric_uniform_transform, geometric_scale_from_epsilon
 from ._base import Guarantee, Mechanism, register
 
 __all__ = [
@@ -137,18 +137,7 @@ class TruncatedGeometricMechanism(_Bounded):
         ``scale = sensitivity / epsilon`` must satisfy the geometric mechanism's rule (at most
         :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE`, a normal float64).
         """
-        eps = v.epsilon(cls.__name__, epsilon)
-        sens = v.integer(cls.__name__, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
-        scale = sens / eps
-        _derived_scale(
-            cls.__name__,
-            "epsilon",
-            epsilon,
-            "scale = sensitivity / epsilon",
-            scale,
-            v.MAX_GEOMETRIC_SCALE,
-            v.INT_NOISE_RULE,
-        )
+        scale, sens = geometric_scale_from_epsilon(cls.__name__, epsilon, sensitivity)
         return cls(scale=scale, lower=lower, upper=upper, sensitivity=sens)
 
     @property
