@@ -20,6 +20,11 @@ OpenDP ``enable_features("contrib")``     on the first secure release (``noiseaw
                                           are in OpenDP's ``contrib`` set.
 ========================================  =========================================================
 
+**Float64 is required.** If something turns ``jax_enable_x64`` off after noiseaware turned it on,
+the JAX laws refuse to run (:class:`~noiseaware.exceptions.NoiseawareValueError` naming the
+setting) instead of answering in float32, where whole units are lost at counts near ``1e7``.
+PyTensor's ``floatX`` is not changed: the PyMC front end casts its own values to float64.
+
 **The compilation cache.** On by default, in ``$XDG_CACHE_HOME/noiseaware/jax`` (or
 ``~/.cache/noiseaware/jax``), created with mode ``0o700``. Switch it off with the environment
 variable ``NOISEAWARE_JAX_CACHE=0`` (also ``false``, ``off``, ``no``) before the JAX front end is

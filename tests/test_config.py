@@ -105,3 +105,26 @@ def test_a_directory_others_can_write_is_refused(tmp_path):
 def test_set_jax_cache_rejects_other_types():
     with pytest.raises(NoiseawareTypeError, match="enabled must be a bool or a directory path"):
         config.set_jax_cache(3)  # type: ignore[arg-type]
+
+
+def test_float32_jax_is_refused_with_a_clear_error():
+    """Turning JAX's float64 off after import is refused by the laws, not answered in float32."""
+    import subprocess
+    import sys
+
+    code = (
+        "import jax, numpy as np\n"
+        "import noiseaware.numpyro as nn\n"
+        "from noiseaware.exceptions import NoiseawareValueError\n"
+        "d = nn.TwoSidedGeometric(loc=3.0, alpha=0.5)\n"
+        "ok = float(d.log_prob(4.0))\n"
+        "jax.config.update('jax_enable_x64', False)\n"
+        "try:\n"
+        "    d.log_prob(4.0)\n"
+        "except NoiseawareValueError as e:\n"
+        "    assert 'jax_enable_x64' in str(e), e\n"
+        "    print('refused', ok)\n"
+    )
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("refused"), (out.stdout, out.stderr)

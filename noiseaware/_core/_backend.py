@@ -31,6 +31,9 @@ class Backend:
         The array module (``numpy``, ``jax.numpy``, ``pytensor.tensor``) for elementwise
         functions shared by all three (``abs, exp, log, log1p, expm1, floor, sqrt, arcsin,
         minimum, maximum, sum``).
+    ndtri, log_ndtr : callable
+        The standard normal quantile and log-CDF (SciPy / ``jax.scipy.special``; in PyTensor
+        through ``erfcinv`` and ``erfcx``, accurate in the left tail).
     """
 
     name: str
@@ -44,6 +47,8 @@ class Backend:
     stop_gradient: Any
     isfinite: Any
     eq: Any
+    ndtri: Any = None
+    log_ndtr: Any = None
 
     def log1mexp(self, x: Any) -> Any:
         """``log(1 - exp(x))`` for ``x < 0``, switching between ``log(-expm1 x)`` and ``log1p(-exp x)``."""
@@ -95,7 +100,24 @@ def _numpy() -> Backend:
         stop_gradient=lambda x: x,
         isfinite=np.isfinite,
         eq=np.equal,
+        ndtri=special.ndtri,
+        log_ndtr=special.log_ndtr,
     )
+
+
+def _require_x64() -> None:
+    """Raise if JAX runs in float32: the laws' exactness (1e-9 on log-probabilities) needs float64."""
+    import jax
+
+    if not jax.config.jax_enable_x64:
+        from ..exceptions import NoiseawareValueError
+
+        raise NoiseawareValueError(
+            "noiseaware: JAX float64 must be on (jax_enable_x64=True); got jax_enable_x64=False. The noise "
+            "laws and Fisher windows are exact only in float64 (float32 loses whole units at counts near 1e7). "
+            "noiseaware turns it on when noiseaware.numpyro or noiseaware.augment is imported; something turned "
+            "it off afterwards. Call noiseaware.config.configure_jax() or jax.config.update('jax_enable_x64', True)."
+        )
 
 
 @cache
@@ -103,6 +125,10 @@ def _jax() -> Backend:
     import jax
     import jax.numpy as jnp
     from jax.scipy import special as jsp
+
+    def as_float(x: Any) -> Any:
+        _require_x64()
+        return jnp.asarray(x, dtype=jnp.float64)
 
     return Backend(
         name="jax",
@@ -112,11 +138,26 @@ def _jax() -> Backend:
         gammaln=jsp.gammaln,
         asarray=jnp.asarray,
         as_int=lambda x: jnp.asarray(x).astype(jnp.int64),
-        as_float=lambda x: jnp.asarray(x, dtype=jnp.float64),
+        as_float=as_float,
         stop_gradient=jax.lax.stop_gradient,
         isfinite=jnp.isfinite,
         eq=jnp.equal,
+        ndtri=jsp.ndtri,
+        log_ndtr=jsp.log_ndtr,
     )
+
+
+def _pytensor_log_ndtr(x: Any) -> Any:
+    """``log Phi(x)`` without underflow in the left tail: ``log(erfcx(-x/sqrt2)/2) - x**2/2`` for ``x < 0``."""
+    import pytensor.tensor as pt
+
+    z = x / math.sqrt(2.0)
+    neg = x < 0
+    zn = pt.switch(neg, z, 0.0)
+    zp = pt.switch(neg, 0.0, z)
+    left = pt.log(pt.erfcx(-zn) / 2.0) - zn * zn
+    right = pt.log1p(-pt.erfc(zp) / 2.0)
+    return pt.switch(neg, left, right)
 
 
 @cache
@@ -136,6 +177,8 @@ def _pytensor() -> Backend:
         stop_gradient=disconnected_grad,
         isfinite=lambda x: pt.invert(pt.isinf(x)) & pt.invert(pt.isnan(x)),
         eq=pt.eq,
+        ndtri=lambda u: -math.sqrt(2.0) * pt.erfcinv(2.0 * u),
+        log_ndtr=_pytensor_log_ndtr,
     )
 
 

@@ -27,6 +27,15 @@ from ._backend import Backend
 
 __all__ = [
     "DG_REJECTION_TRIES",
+    "gaussian_from_uniforms",
+    "laplace_from_uniforms",
+    "randomized_response_from_uniforms",
+    "randomized_response_logpmf",
+    "rgm_log_normalizer",
+    "rgm_logpmf",
+    "tgm_from_uniforms",
+    "tgm_logcdf",
+    "tgm_logpmf",
     "NOISE_LAWS",
     "NoiseLaw",
     "gaussian_logpdf",
@@ -248,7 +257,7 @@ def discrete_gaussian_from_uniforms(bk: Backend, u: Any, sigma: Any) -> Any:
     ``sigma`` must broadcast against ``u[..., 0, 0]``.
     """
     xp = bk.xp
-    s = bk.expand(sigma)
+    s = bk.expand(bk.as_float(sigma) + 0.0 * u[..., 0, 0])  # a scalar sigma broadcast to the draws' shape
     t = xp.floor(s) + 1.0
     alpha = xp.exp(-1.0 / t)
     y = geometric_from_uniforms(bk, u[..., 0], u[..., 1], alpha)
@@ -273,23 +282,162 @@ def gaussian_logpdf(bk: Backend, x: Any, loc: Any, sigma: Any) -> Any:
     return -0.5 * z * z - bk.xp.log(sigma) - _LOG_SQRT_2PI
 
 
+def laplace_from_uniforms(bk: Backend, u: Any, scale: Any) -> Any:
+    r"""Laplace noise from one uniform on (0, 1) by its inverse CDF: ``-b sign(u - 1/2) log(1 - 2|u - 1/2|)``."""
+    xp = bk.xp
+    c = u - 0.5
+    return -scale * xp.sign(c) * xp.log1p(-2.0 * xp.abs(c))
+
+
+def gaussian_from_uniforms(bk: Backend, u: Any, sigma: Any) -> Any:
+    r"""Gaussian noise from one uniform on (0, 1) by its inverse CDF ``sigma * Phi^{-1}(u)``."""
+    return sigma * bk.ndtri(u)
+
+
+def randomized_response_logpmf(bk: Backend, output: Any, value: Any, k: Any, p: Any) -> Any:
+    r"""k-ary randomized response: ``log P(Y = y | X = x)`` (Warner 1965; seed 001 Example 1).
+
+    .. math:: P(y\mid x) = p\,[y = x] + \frac{1-p}{k-1}\,[y \ne x],\qquad y, x \in \{0,\dots,k-1\};
+
+    ``-inf`` for an output outside ``0..k-1``. Parameters: ``k >= 2`` categories, ``p`` in
+    ``[1/k, 1)``; the guarantee is ``epsilon = log(p (k-1) / (1-p))``.
+    """
+    xp = bk.xp
+    y = bk.as_float(output)
+    x = bk.as_float(value)
+    k = bk.as_float(k)  # PyTensor would keep a bare Python float exact in float32 as float32
+    p = bk.as_float(p)
+    same = xp.log(p)
+    diff = xp.log1p(-p) - xp.log(k - 1.0)
+    ok = is_integral(bk, y) & (y >= 0) & (y < k)
+    return bk.where(ok, bk.where(bk.eq(y, x), same, diff), -np.inf)
+
+
+def randomized_response_from_uniforms(bk: Backend, u: Any, value: Any, k: Any, p: Any) -> Any:
+    """Randomized-response outputs from uniforms ``u`` of shape ``(2, *shape)``.
+
+    Keep ``value`` when ``u[0] < p``; otherwise report ``(value + 1 + floor(u[1] (k-1))) mod k``,
+    uniform over the ``k - 1`` other categories.
+    """
+    xp = bk.xp
+    x = bk.as_float(value)
+    k = bk.as_float(k)
+    shift = 1.0 + xp.floor(u[1] * (k - 1.0))
+    return bk.where(u[0] < p, x, xp.mod(x + shift, k))
+
+
+def tgm_logpmf(bk: Backend, output: Any, value: Any, log_alpha: Any, lower: float, upper: float) -> Any:
+    r"""Truncated geometric mechanism (TGM; seed 000 §4, S.1): ``S = min(U, max(L, M + K))``.
+
+    For ``L < s < U``, ``P(s | M) = (1-a)/(1+a) a^{|s-M|}``; the end points collect the tails,
+    ``P(L | M) = P(K <= L - M)`` and ``P(U | M) = P(K >= U - M) = P(K <= M - U)``, each in closed
+    form in log space (:func:`two_sided_geometric_logcdf_la`), so deep tails stay finite. With
+    ``L == U`` the law is a point mass. ``lower``/``upper`` are static numbers.
+    """
+    s = bk.as_float(output)
+    m = bk.as_float(value)
+    if lower == upper:
+        out = 0.0 * (s - m)
+    else:
+        interior = two_sided_geometric_logpmf_la(bk, s, m, log_alpha)
+        at_lower = two_sided_geometric_logcdf_la(bk, lower - m, 0.0, log_alpha)
+        at_upper = two_sided_geometric_logcdf_la(bk, m - upper, 0.0, log_alpha)
+        out = bk.where(bk.eq(s, lower), at_lower, bk.where(bk.eq(s, upper), at_upper, interior))
+    inside = (s >= lower) & (s <= upper) & is_integral(bk, s)
+    return bk.where(inside, out, -np.inf)
+
+
+def tgm_logcdf(bk: Backend, output: Any, value: Any, log_alpha: Any, lower: float, upper: float) -> Any:
+    """``log P(S <= s | M)`` of the TGM: ``-inf`` below ``L``, the geometric CDF on ``[L, U)``, 0 from ``U`` on."""
+    s = bk.as_float(output)
+    m = bk.as_float(value)
+    fs = bk.where(bk.isfinite(s), s, 0.0)
+    geo = two_sided_geometric_logcdf_la(bk, fs, m, log_alpha)
+    return bk.where(s < lower, -np.inf, bk.where(s >= upper, 0.0 * geo, geo))
+
+
+def tgm_from_uniforms(bk: Backend, u: Any, value: Any, log_alpha: Any, lower: float, upper: float) -> Any:
+    """TGM outputs from uniforms ``u`` of shape ``(2, *shape)``: ``clip(M + K, L, U)``."""
+    k = geometric_from_uniforms_la(bk, u[0], u[1], log_alpha)
+    return bk.xp.clip(bk.as_float(value) + k, lower, upper)
+
+
+def rgm_log_normalizer(bk: Backend, value: Any, log_alpha: Any, lower: float, upper: float) -> Any:
+    r"""``log sum_{l=L}^{U} a'^{|l - M|}`` of the renormalized geometric mechanism, any integer ``M``.
+
+    For ``L <= M <= U`` the sum is ``(1 + a - a^{j+1} - a^{W+1-j}) / (1 - a)`` with ``j = M - L``,
+    ``W = U - L``, evaluated as ``(1 - a^{j+1}) + a (1 - a^{W-j})`` (two terms >= 0, no
+    cancellation); outside, ``a^{dist} (1 - a^{W+1}) / (1 - a)``.
+    """
+    xp = bk.xp
+    m = bk.as_float(value)
+    la = bk.as_float(log_alpha)
+    L, U = float(lower), float(upper)
+    log1ma = bk.log1mexp(la)
+    mm = xp.clip(m, L, U)
+    inside = xp.log(-xp.expm1((mm - L + 1.0) * la) - xp.exp(la) * xp.expm1((U - mm) * la)) - log1ma
+    edge = bk.log1mexp((U - L + 1.0) * la) - log1ma
+    dist = bk.where(m < L, L - m, bk.where(m > U, m - U, 0.0))
+    return bk.where((m >= L) & (m <= U), inside, edge + dist * la)
+
+
+def rgm_logpmf(bk: Backend, output: Any, value: Any, log_alpha: Any, lower: float, upper: float) -> Any:
+    r"""Renormalized geometric mechanism (RGM; seed 000 Def. S.1): ``P(s | M) = a'^{|s-M|} / Z(M)`` on ``L..U``.
+
+    ``log_alpha = -epsilon'/sensitivity`` (eq. S.1's ``epsilon'``); :func:`rgm_log_normalizer`
+    gives ``log Z``. With ``L == U`` the law is a point mass.
+    """
+    s = bk.as_float(output)
+    m = bk.as_float(value)
+    if lower == upper:
+        out = 0.0 * (s - m)
+    else:
+        out = bk.xp.abs(s - m) * log_alpha - rgm_log_normalizer(bk, m, log_alpha, lower, upper)
+    inside = (s >= lower) & (s <= upper) & is_integral(bk, s)
+    return bk.where(inside, out, -np.inf)
+
+
 @dataclass(frozen=True)
 class NoiseLaw:
-    """One noise law of the registry :data:`NOISE_LAWS`: its math, written once.
+    r"""One noise law of the registry :data:`NOISE_LAWS`: its math, written once.
+
+    Every function takes a :class:`~noiseaware._core._backend.Backend` first and the law's
+    parameters last, in the order of :attr:`parameters`, so the same code runs in NumPy, JAX and
+    PyTensor. The mechanisms (release side), ``augment``, the workflows and the front ends read
+    their densities and draws from here; :meth:`params_of` reads the parameters off a mechanism.
 
     Attributes
     ----------
     family : str
         The mechanism family (``Mechanism.family``, ``release.mechanism.family``).
     parameter : str
-        The law's parameter as the functions take it: ``"log_alpha"`` (two-sided geometric,
+        The first (for additive laws, the only) parameter: ``"log_alpha"`` (two-sided geometric,
         ``-1/scale``), ``"sigma"`` (discrete Gaussian, Gaussian), ``"scale"`` (Laplace).
     integer : bool
         Integer support (pmf) or real line (pdf).
     logpdf : callable
-        ``(bk, x, loc, par) -> log density/pmf`` of ``loc + noise`` at ``x``.
+        ``(bk, output, value, *params) -> log P(output | value)``; for an additive law
+        ``output = value + noise``.
     logcdf : callable or None
-        ``(bk, x, loc, par) -> log P(loc + noise <= x)`` where it is cheap and exact.
+        ``(bk, output, value, *params) -> log P(output' <= output | value)`` where it is cheap and
+        exact in both tails; ``None`` otherwise (the reason is in :attr:`rule`).
+    parameters : tuple of str
+        All parameters, in call order, as attribute names of the mechanism (default
+        ``(parameter,)``).
+    additive : bool
+        ``output = value + noise`` with noise independent of ``value`` (the laws ``Noisy``,
+        ``augment``'s additive route and the workflows can use).
+    draw : callable or None
+        ``(bk, u, value, *params) -> output`` from uniforms on [0, 1) of shape
+        ``uniform_shape(shape)``; ``None`` where only the mechanism's own exact sampler draws.
+    uniform_shape : callable
+        ``shape -> shape of u`` for a draw of ``shape`` outputs.
+    rule : str
+        The parameter's rule and its guarantee, as a formula (``sensitivity`` is the
+        mechanism's).
+    guarantee : callable
+        ``(sensitivity, *params) -> {"epsilon": ...}`` or ``{"rho": ...}``: the guarantee the
+        parameters give (tested against each mechanism's own ``guarantee()``).
     """
 
     family: str
@@ -297,6 +445,20 @@ class NoiseLaw:
     integer: bool
     logpdf: Callable[..., Any]
     logcdf: Callable[..., Any] | None = None
+    parameters: tuple[str, ...] = ()
+    additive: bool = True
+    draw: Callable[..., Any] | None = None
+    uniform_shape: Callable[[tuple[int, ...]], tuple[int, ...]] = lambda shape: (2, *shape)
+    rule: str = ""
+    guarantee: Callable[..., dict[str, float]] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.parameters:
+            object.__setattr__(self, "parameters", (self.parameter,))
+
+    def params_of(self, mechanism: Any) -> tuple[Any, ...]:
+        """The law's parameters read off ``mechanism`` (floats; bounds and category counts as Python numbers)."""
+        return tuple(getattr(mechanism, name) for name in self.parameters)
 
 
 def _dg_logpdf(bk: Backend, x: Any, loc: Any, sigma: Any) -> Any:
@@ -310,11 +472,121 @@ def _laplace_logcdf(bk: Backend, x: Any, loc: Any, scale: Any) -> Any:
     return bk.where(neg, bk.where(neg, z, 0.0) - math.log(2.0), xp.log1p(-0.5 * xp.exp(-xp.abs(z))))
 
 
-#: The noise laws, one entry per additive mechanism family. Mechanisms (release side), both
-#: front ends, ``augment`` and the workflows read their densities from here.
+def _gaussian_logcdf(bk: Backend, x: Any, loc: Any, sigma: Any) -> Any:
+    return bk.log_ndtr((x - loc) / sigma)
+
+
+def _additive_draw(noise: Callable[..., Any]) -> Callable[..., Any]:
+    def draw(bk: Backend, u: Any, value: Any, par: Any) -> Any:
+        return value + noise(bk, u, par)
+
+    draw.__doc__ = f"``value + noise`` with the noise from :func:`{noise.__name__}`."
+    return draw
+
+
+def _geometric_noise(bk: Backend, u: Any, log_alpha: Any) -> Any:
+    return geometric_from_uniforms_la(bk, u[0], u[1], log_alpha)
+
+
+def _rr_epsilon(sensitivity: Any, k: Any, p: Any) -> dict[str, float]:
+    return {"epsilon": abs(math.log(p * (k - 1) / (1.0 - p)))}
+
+
+#: The noise laws, one entry per mechanism family whose output law is a closed form: the additive
+#: families (geometric, discrete Gaussian, Laplace, Gaussian), randomized response, and the
+#: range-preserving maps of seed 000 (TGM, BTGM, RGM). The exponential mechanism is a selection
+#: rule over scores, not a noise law, and stays in :mod:`noiseaware.mechanisms`.
 NOISE_LAWS: dict[str, NoiseLaw] = {
-    "geometric": NoiseLaw("geometric", "log_alpha", True, two_sided_geometric_logpmf_la, two_sided_geometric_logcdf_la),
-    "discrete_gaussian": NoiseLaw("discrete_gaussian", "sigma", True, _dg_logpdf),
-    "laplace": NoiseLaw("laplace", "scale", False, laplace_logpdf, _laplace_logcdf),
-    "gaussian": NoiseLaw("gaussian", "sigma", False, gaussian_logpdf),
+    "geometric": NoiseLaw(
+        "geometric",
+        "log_alpha",
+        True,
+        two_sided_geometric_logpmf_la,
+        two_sided_geometric_logcdf_la,
+        draw=_additive_draw(_geometric_noise),
+        rule="log_alpha = -1/scale < 0, scale <= 1.02e17; epsilon = sensitivity / scale",
+        guarantee=lambda sens, la: {"epsilon": -sens * la},
+    ),
+    "discrete_gaussian": NoiseLaw(
+        "discrete_gaussian",
+        "sigma",
+        True,
+        _dg_logpdf,
+        draw=_additive_draw(discrete_gaussian_from_uniforms),
+        uniform_shape=lambda shape: (*shape, DG_REJECTION_TRIES, 3),
+        rule="sigma > 0; rho = sensitivity**2 / (2 sigma**2) (no closed-form CDF: logcdf is None)",
+        guarantee=lambda sens, s: {"rho": sens * sens / (2.0 * s * s)},
+    ),
+    "laplace": NoiseLaw(
+        "laplace",
+        "scale",
+        False,
+        laplace_logpdf,
+        _laplace_logcdf,
+        draw=_additive_draw(laplace_from_uniforms),
+        uniform_shape=lambda shape: tuple(shape),
+        rule="scale > 0; epsilon = sensitivity / scale",
+        guarantee=lambda sens, b: {"epsilon": sens / b},
+    ),
+    "gaussian": NoiseLaw(
+        "gaussian",
+        "sigma",
+        False,
+        gaussian_logpdf,
+        _gaussian_logcdf,
+        draw=_additive_draw(gaussian_from_uniforms),
+        uniform_shape=lambda shape: tuple(shape),
+        rule="sigma > 0; rho = sensitivity**2 / (2 sigma**2)",
+        guarantee=lambda sens, s: {"rho": sens * sens / (2.0 * s * s)},
+    ),
+    "randomized_response": NoiseLaw(
+        "randomized_response",
+        "k",
+        True,
+        randomized_response_logpmf,
+        parameters=("k", "p"),
+        additive=False,
+        draw=randomized_response_from_uniforms,
+        rule="k >= 2 categories, p in [1/k, 1); epsilon = log(p (k-1) / (1-p)) (categories: no CDF)",
+        guarantee=_rr_epsilon,
+    ),
+    "tgm": NoiseLaw(
+        "tgm",
+        "log_alpha",
+        True,
+        tgm_logpmf,
+        tgm_logcdf,
+        parameters=("log_alpha", "lower", "upper"),
+        additive=False,
+        draw=tgm_from_uniforms,
+        rule="log_alpha = -1/scale, integers lower <= upper; epsilon = sensitivity / scale",
+        guarantee=lambda sens, la, lo, hi: {"epsilon": -sens * la},
+    ),
+    "btgm": NoiseLaw(
+        "btgm",
+        "log_alpha",
+        True,
+        tgm_logpmf,
+        tgm_logcdf,
+        parameters=("log_alpha", "lower", "upper"),
+        additive=False,
+        draw=tgm_from_uniforms,
+        rule=(
+            "the TGM law of the TGM output s = L..U; the released value is the posterior mean E(M | s) of "
+            "eq. (22), a one-to-one map the mechanism applies (BTGM.table); epsilon = sensitivity / scale"
+        ),
+        guarantee=lambda sens, la, lo, hi: {"epsilon": -sens * la},
+    ),
+    "rgm": NoiseLaw(
+        "rgm",
+        "log_alpha_prime",
+        True,
+        rgm_logpmf,
+        parameters=("log_alpha_prime", "lower", "upper"),
+        additive=False,
+        rule=(
+            "log_alpha_prime = -epsilon'/sensitivity with epsilon' solving eq. (S.1); epsilon is the target. "
+            "No logcdf and no draw from a fixed number of uniforms: the mechanism's exact rejection sampler draws"
+        ),
+    ),
 }

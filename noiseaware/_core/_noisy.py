@@ -369,16 +369,17 @@ def noise_logpmf(bk: Backend, family: str, par: Any, value: Any, loc: Any) -> An
 
 
 def noise_from_uniforms(bk: Backend, family: str, par: Any, u: Any) -> Any:
-    """Noise draws from uniforms: ``u`` of shape ``(2, *shape)`` (geometric) or ``(*shape, T, 3)``.
+    """Noise draws from uniforms ``u`` of the registry's shape (``NOISE_LAWS[family].uniform_shape``).
 
-    The registry's transforms (:func:`~noiseaware._core._noise.geometric_from_uniforms`,
-    :func:`~noiseaware._core._noise.discrete_gaussian_from_uniforms`).
+    ``par`` is the :class:`NoiseSpec` parameter (``alpha`` for the geometric law, ``sigma`` for the
+    discrete Gaussian); the draw is the registry's (:data:`~noiseaware._core._noise.NOISE_LAWS`).
     """
-    from ._noise import discrete_gaussian_from_uniforms, geometric_from_uniforms
+    from ._noise import NOISE_LAWS
 
-    if family == "geometric":
-        return geometric_from_uniforms(bk, u[0], u[1], par)
-    return discrete_gaussian_from_uniforms(bk, u, par)
+    law = NOISE_LAWS[family]
+    assert law.draw is not None  # both NoiseSpec families have a fixed-shape draw (not user input)
+    law_par = bk.xp.log(par) if family == "geometric" else par
+    return law.draw(bk, u, 0.0, law_par)
 
 
 def _safe_lse(bk: Backend, x: Any, axis: int) -> Any:

@@ -2,7 +2,6 @@ r"""The augmentation model: the four ingredients of seed 001 §4.1, and mechanis
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,7 @@ __all__ = ["AugmentationModel", "mechanism_log_density"]
 _BK = _core.get_backend("jax")
 _OWNER = "AugmentationModel"
 #: Mechanism families :func:`mechanism_log_density` knows.
-SUPPORTED_FAMILIES = ("geometric", "discrete_gaussian", "laplace", "gaussian", "randomized_response")
+SUPPORTED_FAMILIES = ("geometric", "discrete_gaussian", "laplace", "gaussian", "randomized_response", "tgm", "rgm")
 
 
 def mechanism_log_density(mechanism: Mechanism) -> Callable[[Any, Any], Any]:
@@ -36,11 +35,15 @@ def mechanism_log_density(mechanism: Mechanism) -> Callable[[Any, Any], Any]:
     .. math:: \log\eta(s_{dp}\mid s) = \sum_j \bigl[\,\mathbb 1\{s_{dp,j}=s_j\}\log p
               + \mathbb 1\{s_{dp,j}\ne s_j\}\log\tfrac{1-p}{k-1}\bigr].
 
+    The range-preserving TGM and RGM of seed 000 (§4, Def. S.1) are entrywise laws too
+    (``"tgm"``, ``"rgm"``). Every density is the noise-law registry's
+    (:data:`noiseaware._core._noise.NOISE_LAWS`), the one the mechanism itself uses.
+
     Parameters
     ----------
     mechanism : noiseaware.mechanisms.Mechanism
         One of the families ``"geometric"``, ``"discrete_gaussian"``, ``"laplace"``,
-        ``"gaussian"``, ``"randomized_response"``.
+        ``"gaussian"``, ``"randomized_response"``, ``"tgm"``, ``"rgm"``.
 
     Returns
     -------
@@ -53,7 +56,8 @@ def mechanism_log_density(mechanism: Mechanism) -> Callable[[Any, Any], Any]:
     TypeError
         If ``mechanism`` is not a :class:`~noiseaware.mechanisms.Mechanism`.
     ValueError
-        For another family (a range-preserving or selection mechanism has no such form here).
+        For another family (BTGM's outputs are a table of posterior means, and the exponential
+        mechanism a selection rule: neither has such a form here).
 
     Examples
     --------
@@ -67,23 +71,15 @@ def mechanism_log_density(mechanism: Mechanism) -> Callable[[Any, Any], Any]:
             f"mechanism_log_density: mechanism must be a noiseaware Mechanism; got {type(mechanism).__name__}."
         )
     family = mechanism.family
-    if family in _core.NOISE_LAWS:  # additive: the registry's law of each entry's noise
+    if family in SUPPORTED_FAMILIES:  # the registry's law of each entry's output
         law = _core.NOISE_LAWS[family]
-        par = float(getattr(mechanism, law.parameter))
+        params = law.params_of(mechanism)
 
-        def additive(s_dp: Any, s: Any) -> Any:
-            return jnp.sum(law.logpdf(_BK, jnp.asarray(s_dp, jnp.float64), s, par))
+        def log_density(s_dp: Any, s: Any) -> Any:
+            return jnp.sum(law.logpdf(_BK, jnp.asarray(s_dp, jnp.float64), s, *params))
 
-        additive.__name__ = family
-        return additive
-    if family == "randomized_response":
-        k, p = int(mechanism.k), float(mechanism.p)  # type: ignore[attr-defined]
-        log_same, log_diff = math.log(p), math.log1p(-p) - math.log(k - 1)
-
-        def randomized_response(s_dp: Any, s: Any) -> Any:
-            return jnp.sum(jnp.where(jnp.asarray(s_dp, jnp.float64) == s, log_same, log_diff))
-
-        return randomized_response
+        log_density.__name__ = family
+        return log_density
     raise NoiseawareValueError(
         f"mechanism_log_density: mechanism family must be one of {list(SUPPORTED_FAMILIES)}; got family={family!r}. "
         "Pass log_density= to AugmentationModel for other mechanisms."

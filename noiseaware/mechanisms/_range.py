@@ -11,10 +11,14 @@ import numpy as np
 from scipy import optimize, special
 
 from .. import _validation as v
+from .._core import _noise
+from .._core._backend import get_backend
 from ..exceptions import NoiseawareValueError
 from . import _opendp
-from ._additive import GeometricMechanism, _derived_scale, geometric_draw, geometric_scale_from_epsilon
+from ._additive import _derived_scale, geometric_draw, geometric_scale_from_epsilon
 from ._base import Guarantee, Mechanism, register
+
+_NB = get_backend("numpy")
 
 __all__ = [
     "BTGM",
@@ -70,10 +74,6 @@ class _Bounded(Mechanism):
                 f"[{self.lower}, {self.upper}]; got values in [{arr.min()}, {arr.max()}]."
             )
         return arr
-
-
-def _geometric_of(scale: float, sensitivity: int) -> GeometricMechanism:
-    return GeometricMechanism(scale=scale, sensitivity=sensitivity)
 
 
 @register
@@ -154,18 +154,16 @@ class TruncatedGeometricMechanism(_Bounded):
         """Pure ``epsilon`` (post-processing of the geometric mechanism)."""
         return Guarantee(epsilon=self.epsilon)
 
+    @property
+    def log_alpha(self) -> float:
+        """``-1/scale`` (the registry law's parameter; exact where ``alpha`` rounds to 1)."""
+        return -1.0 / self.scale
+
     def _tgm_log_prob(self, s: np.ndarray, m: np.ndarray) -> np.ndarray:
-        geo = _geometric_of(self.scale, self.sensitivity)
-        interior = geo.noise_logpmf(s - m)
-        # end points collect the tails, in closed form in log space (finite however deep the tail):
-        # P(L | M) = P(K <= L - M); P(U | M) = P(K >= U - M) = P(K <= M - U) by symmetry
-        at_lower = geo.noise_logcdf(self.lower - m)
-        at_upper = geo.noise_logcdf(m - self.upper)
-        out = np.where(s == self.lower, at_lower, np.where(s == self.upper, at_upper, interior))
-        if self.lower == self.upper:
-            out = np.zeros_like(out)
-        inside = (s >= self.lower) & (s <= self.upper) & np.isfinite(s) & (s == np.round(s))
-        return np.where(inside, out, -np.inf)
+        # the registry's law (NOISE_LAWS["tgm"]): end points collect the tails in closed form
+        law = _noise.NOISE_LAWS["tgm"]
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(law.logpdf(_NB, s, m, *law.params_of(self)))
 
     def log_prob(self, output: Any, value: Any) -> np.ndarray:
         """Exact ``log P(output | value)``."""
@@ -180,7 +178,11 @@ class TruncatedGeometricMechanism(_Bounded):
         return self._clamp(_opendp.discrete_laplace(value, self.scale))
 
     def _release_simulated(self, value: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return self._clamp(_geometric_of(self.scale, self.sensitivity)._release_simulated(value, rng))
+        law = _noise.NOISE_LAWS[self.family]
+        u = rng.random(law.uniform_shape(value.shape))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.asarray(law.draw(_NB, u, value.astype(np.float64), *law.params_of(self)))  # type: ignore[misc]
+        return out.astype(np.int64)
 
 
 #: Relative tolerance with which :meth:`BTGM.log_prob` matches an output to a table entry.
@@ -494,32 +496,22 @@ class RenormalizedGeometricMechanism(_Bounded):
         """Pure ``epsilon`` (Theorem S.2)."""
         return Guarantee(epsilon=self.epsilon)
 
+    @property
+    def log_alpha_prime(self) -> float:
+        """``-epsilon_prime / sensitivity`` (the registry law's parameter)."""
+        return -float(self.epsilon_prime) / self.sensitivity  # type: ignore[arg-type]
+
     def log_normalizer(self, value: Any) -> np.ndarray:
-        """``log sum_{l=L}^{U} a'^{|l - M|}`` for each true value ``M`` (any integer)."""
+        """``log sum_{l=L}^{U} a'^{|l - M|}`` for each true value ``M`` (any integer; the registry's law)."""
         m = np.asarray(value, dtype=np.float64)
-        la = -float(self.epsilon_prime) / self.sensitivity  # type: ignore[arg-type]
-        L, U = float(self.lower), float(self.upper)
-        W = U - L
-        log1ma = math.log(-math.expm1(la))
-        mm = np.clip(m, L, U)
-        # 1 + a - a^{j+1} - a^{W+1-j} = (1 - a^{j+1}) + a (1 - a^{W-j}): two terms >= 0, no cancellation
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inside = np.log(-np.expm1((mm - L + 1) * la) - math.exp(la) * np.expm1((U - mm) * la)) - log1ma
-        edge = math.log(-math.expm1((W + 1) * la)) - log1ma
-        dist = np.where(m < L, L - m, np.where(m > U, m - U, 0.0))
-        return np.where((m >= L) & (m <= U), inside, edge + dist * la)
+        return np.asarray(_noise.rgm_log_normalizer(_NB, m, self.log_alpha_prime, self.lower, self.upper))
 
     def log_prob(self, output: Any, value: Any) -> np.ndarray:
-        """Exact ``log P(output | value)``."""
+        """Exact ``log P(output | value)`` (the registry's law, ``NOISE_LAWS["rgm"]``)."""
         s = np.asarray(output, dtype=np.float64)
         m = np.asarray(value, dtype=np.float64)
-        la = -float(self.epsilon_prime) / self.sensitivity  # type: ignore[arg-type]
-        if self.lower == self.upper:
-            out = np.zeros(np.broadcast(s, m).shape)
-        else:
-            out = np.abs(s - m) * la - self.log_normalizer(m)
-        inside = (s >= self.lower) & (s <= self.upper) & (s == np.round(s))
-        return np.where(inside, out, -np.inf)
+        law = _noise.NOISE_LAWS["rgm"]
+        return np.asarray(law.logpdf(_NB, s, m, *law.params_of(self)))
 
     def _reject(self, value: np.ndarray, draw: Any) -> np.ndarray:
         if self.lower == self.upper:  # the law is a point mass: nothing to draw

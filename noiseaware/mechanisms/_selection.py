@@ -12,11 +12,15 @@ import numpy as np
 from scipy import special
 
 from .. import _validation as v
+from .._core import _noise
+from .._core._backend import get_backend
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _opendp
 from ._base import Guarantee, Mechanism, register
 
 __all__ = ["ExponentialMechanism", "RandomizedResponse"]
+
+_NB = get_backend("numpy")
 
 
 #: Largest number of categories of :class:`RandomizedResponse` (OpenDP's sampler holds all k in memory).
@@ -120,14 +124,11 @@ class RandomizedResponse(Mechanism):
         return np.full((self.k, self.k), off) + np.eye(self.k) * (self.p - off)
 
     def log_prob(self, output: Any, value: Any) -> np.ndarray:
-        """``log P(output | value)``; ``-inf`` for outputs outside ``0..k-1``."""
+        """``log P(output | value)``; ``-inf`` for outputs outside ``0..k-1`` (the registry's law)."""
+        law = _noise.NOISE_LAWS["randomized_response"]
         y = np.asarray(output, dtype=np.float64)
         x = np.asarray(value, dtype=np.float64)
-        same = np.log(self.p)
-        diff = np.log1p(-self.p) - np.log(self.k - 1)
-        out = np.where(y == x, same, diff)
-        ok = (y >= 0) & (y < self.k) & (y == np.round(y))
-        return np.where(ok, out, -np.inf)
+        return np.asarray(law.logpdf(_NB, y, x, *law.params_of(self)))
 
     def _check_value(self, value: Any) -> np.ndarray:
         arr = super()._check_value(value)
@@ -142,11 +143,10 @@ class RandomizedResponse(Mechanism):
         return _opendp.randomized_response(value, self.k, self.p)
 
     def _release_simulated(self, value: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        u = rng.random((2, *value.shape))
-        keep = u[0] < self.p
-        # uniform over the k - 1 other categories
-        shift = 1 + np.floor(u[1] * (self.k - 1)).astype(np.int64)
-        return np.where(keep, value, (value + shift) % self.k)
+        law = _noise.NOISE_LAWS["randomized_response"]
+        u = rng.random(law.uniform_shape(value.shape))
+        out = law.draw(_NB, u, value, *law.params_of(self))  # type: ignore[misc]
+        return np.asarray(out).astype(np.int64)
 
 
 @register
