@@ -109,7 +109,7 @@ def _require_x64() -> None:
     """Raise if JAX runs in float32: the laws' exactness (1e-9 on log-probabilities) needs float64."""
     import jax
 
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         from ..exceptions import NoiseawareValueError
 
         raise NoiseawareValueError(
