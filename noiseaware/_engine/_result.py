@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -133,7 +134,10 @@ class FitResult:
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
 
-        axes = az.plot_trace(self.idata, var_names=var_names)
+        with warnings.catch_warnings():
+            # ArviZ 0.23's trace plot calls a matplotlib helper deprecated in matplotlib 3.11 (its issue, not ours)
+            warnings.filterwarnings("ignore", ".*alias_mapping to normalize_kwargs", DeprecationWarning)
+            axes = az.plot_trace(self.idata, var_names=var_names)
         fig = np.asarray(axes).ravel()[0].figure
         if path is not None:
             fig.savefig(path, dpi=100)
