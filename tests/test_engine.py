@@ -19,6 +19,7 @@ import typing
 import warnings
 
 import arviz as az
+import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -85,8 +86,15 @@ def test_every_fit_returns_a_fit_result(name, fn, owner, result) -> None:
 
 
 def test_defaults_are_the_documented_ones() -> None:
-    assert DEFAULTS == {"chains": 4, "draws": 1000, "warmup": 1000, "seed": None, "progressbar": False,
-                        "target_accept": None, "check_mixing": True}
+    assert DEFAULTS == {
+        "chains": 4,
+        "draws": 1000,
+        "warmup": 1000,
+        "seed": None,
+        "progressbar": False,
+        "target_accept": None,
+        "check_mixing": True,
+    }
     st = check_settings("f")
     assert (st.chains, st.draws, st.warmup, st.progressbar, st.check_mixing) == (4, 1000, 1000, False, True)
     assert st.target_accept == _engine.NUTS_TARGET_ACCEPT == 0.8
@@ -114,15 +122,30 @@ def valid_args() -> dict[str, tuple[tuple, dict]]:
     rng = np.random.default_rng(0)
     z = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], size=300)
     pairs = na.privatize(z, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1))
-    dpc = na.privatize(z, statistic="dpcopula", epsilon=2.0, correlation="median",
-                       domains=[{"lower": -4.0, "upper": 4.0, "bins": 10}] * 2, rng=np.random.default_rng(2))
-    logmean = na.privatize(rng.dirichlet([2.0, 3.0, 4.0], size=200), statistic="dirichlet_logmean", epsilon=1.0,
-                           threshold=1e-3, rng=np.random.default_rng(3))
-    cov = na.privatize(rng.uniform(-1, 1, size=(200, 2)), statistic="second_moment", rho=1.0, bound=1.0,
-                       rng=np.random.default_rng(4))
-    aug = AugmentationModel(statistic=lambda x, s: jnp.stack([x == 0, x == 1]).astype(jnp.float64),
-                            log_density=lambda s_dp, s: -jnp.sum(jnp.abs(s_dp - s)), model=_table_model,
-                            model_args=(10,))
+    dpc = na.privatize(
+        z,
+        statistic="dpcopula",
+        epsilon=2.0,
+        correlation="median",
+        domains=[{"lower": -4.0, "upper": 4.0, "bins": 10}] * 2,
+        rng=np.random.default_rng(2),
+    )
+    logmean = na.privatize(
+        rng.dirichlet([2.0, 3.0, 4.0], size=200),
+        statistic="dirichlet_logmean",
+        epsilon=1.0,
+        threshold=1e-3,
+        rng=np.random.default_rng(3),
+    )
+    cov = na.privatize(
+        rng.uniform(-1, 1, size=(200, 2)), statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(4)
+    )
+    aug = AugmentationModel(
+        statistic=lambda x, s: jnp.stack([x == 0, x == 1]).astype(jnp.float64),
+        log_density=lambda s_dp, s: -jnp.sum(jnp.abs(s_dp - s)),
+        model=_table_model,
+        model_args=(10,),
+    )
     return {
         "copula.fit": ((pairs,), {}),
         "copula.fit_dpcopula": ((dpc,), {}),
@@ -161,8 +184,10 @@ def test_bad_settings_one_error_shape(valid_args, name, fn, owner, result, setti
 def _idata(rng: np.random.Generator, chains: int = 3, draws: int = 400) -> az.InferenceData:
     return az.from_dict(
         posterior={"mu": rng.normal(1.0, 2.0, size=(chains, draws)), "v": rng.normal(size=(chains, draws, 2))},
-        sample_stats={"acceptance_rate": np.full((chains, draws), 0.75),
-                      "diverging": np.arange(chains * draws).reshape(chains, draws) % 100 == 0},
+        sample_stats={
+            "acceptance_rate": np.full((chains, draws), 0.75),
+            "diverging": np.arange(chains * draws).reshape(chains, draws) % 100 == 0,
+        },
     )
 
 
@@ -229,21 +254,84 @@ def test_one_mixing_check_everywhere() -> None:
 
 
 def test_a_deliberately_short_run_warns_and_records_its_settings() -> None:
-    """dpmcmc with 2 x 20 draws cannot reach a bulk ESS of 200 (at most ~N log10 N = 64): it must warn.
-
-    (n = 3 records, d = 2, two chains: the shape of tests/test_dirichlet_dpmcmc.py's small runs, so the
-    compiled program is shared through JAX's persistent cache.)
-    """
-    x = np.random.default_rng(5).dirichlet([2.0, 3.0], size=3)
-    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=4.0, threshold=0.05, rng=np.random.default_rng(6))
-    with pytest.warns(MixingWarning, match=r"^dpmcmc: poor mixing; need bulk ESS >= 100 per chain \(200 here\)"):
-        res = _dpmcmc.dpmcmc(rel, chains=2, draws=20, warmup=20)
-    assert isinstance(res, _dpmcmc.DPMCMCFit) and res.posterior["alpha"].shape == (2, 20, 2)
+    """augment.sample with 2 x 20 draws cannot reach a bulk ESS of 200 (at most ~N log10 N = 64): it must warn."""
+    aug = AugmentationModel(
+        statistic=lambda x, s_dp: jax.nn.one_hot(x, 2),
+        log_density=lambda s_dp, s: -jnp.sum(jnp.abs(s_dp - s)) / 2.0,
+        latent=lambda key, th: jax.random.categorical(key, jnp.log(th["pi"]), shape=(10,)),
+        posterior=lambda key, x, th: {"pi": jax.random.dirichlet(key, 1.0 + jnp.bincount(x, length=2))},
+    )
+    init = {"pi": np.array([0.5, 0.5])}
+    with pytest.warns(MixingWarning, match=r"^sample: poor mixing; need bulk ESS >= 100 per chain \(200 here\)"):
+        res = augment_sample.sample(aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5)
+    assert isinstance(res, augment_sample.AugmentationFit) and res.posterior["pi"].shape == (2, 20, 2)
     assert not res.settings.seed_given and res.attrs["noiseaware_seed"] == res.settings.seed
-    assert res.settings.target_accept == _engine.RWM_TARGET_ACCEPT
-    again = _dpmcmc.dpmcmc(rel, chains=2, draws=20, warmup=20, seed=res.settings.seed, check_mixing=False)
-    np.testing.assert_array_equal(again.alpha, res.alpha)  # the recorded seed repeats the run
-    assert math.isfinite(res.diagnostics["ess_bulk_min"]) and res.diagnostics["ess_bulk_min"] < 200
+    again = augment_sample.sample(
+        aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5, seed=res.settings.seed, check_mixing=False
+    )
+    np.testing.assert_array_equal(again.posterior["pi"].values, res.posterior["pi"].values)  # the seed repeats it
+    assert res.diagnostics["ess_bulk_min"] < 200 and res.diagnostics["accept_rate"] > 0
+
+
+def _short_runs() -> list[tuple[str, object]]:
+    """A tiny, deliberately short run of every fit (2 chains x 20 draws)."""
+    rng = np.random.default_rng(0)
+    z = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], size=300)
+    pairs = na.privatize(z, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1))
+    dpc = na.privatize(
+        z,
+        statistic="dpcopula",
+        epsilon=2.0,
+        correlation="median",
+        domains=[{"lower": -4.0, "upper": 4.0, "bins": 10}] * 2,
+        rng=np.random.default_rng(2),
+    )
+    logmean = na.privatize(
+        rng.dirichlet([2.0, 3.0], size=3),
+        statistic="dirichlet_logmean",
+        epsilon=4.0,
+        threshold=0.05,
+        rng=np.random.default_rng(3),
+    )
+    big = na.privatize(
+        rng.dirichlet([2.0, 3.0, 4.0], size=500),
+        statistic="dirichlet_logmean",
+        epsilon=1.0,
+        rng=np.random.default_rng(3),
+    )
+    cov = na.privatize(
+        rng.uniform(-1, 1, size=(200, 2)), statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(4)
+    )
+    aug = AugmentationModel(
+        statistic=lambda x, s: jax.nn.one_hot(x, 2),
+        model=_table_model,
+        model_args=(10,),
+        log_density=lambda s_dp, s: -jnp.sum(jnp.abs(s_dp - s)),
+    )
+    return [
+        ("copula.fit", lambda **kw: copula_fit.fit(pairs, **kw)),
+        ("copula.fit_dpcopula", lambda **kw: copula_synth.fit_dpcopula(dpc, **kw)),
+        ("dirichlet.fit", lambda **kw: dirichlet_fit.fit(big, moments="asymptotic", **kw)),
+        ("dirichlet.dpmcmc", lambda **kw: _dpmcmc.dpmcmc(logmean, **kw)),
+        ("dirichlet.dpmcmc_batch", lambda **kw: _dpmcmc.dpmcmc_batch([logmean], **kw)[0]),
+        ("augment.sample", lambda **kw: augment_sample.sample(aug, np.array([6.0, 4.0]), **kw)),
+        ("covariance.fit", lambda **kw: covariance_fit.fit(cov, **kw)),
+    ]
+
+
+@pytest.mark.slow  # compiles every fit (minutes on 2 cores)
+def test_every_fit_checks_mixing_and_returns_its_result_with_settings() -> None:
+    results = {name: result for name, _, _, result in FITS}
+    owners = {name: owner for name, _, owner, _ in FITS}
+    for name, run in _short_runs():
+        with pytest.warns(MixingWarning, match=rf"^{re.escape(owners[name])}: poor mixing; need bulk ESS >= 100"):
+            res = run(chains=2, draws=20, warmup=20, seed=1)
+        assert isinstance(res, results[name]), name
+        assert res.settings.seed == 1 and res.settings.chains == 2 and res.idata.attrs["noiseaware_seed"] == 1
+        assert "accept_rate" in res.idata["sample_stats"] and "acceptance_rate" not in res.idata["sample_stats"]
+        lo, hi = res.interval(0.9)
+        assert np.all(lo <= hi), name
+        assert len(res.summary()) > 0 and set(res.diagnostics) >= {"accept_rate", "ess_bulk_min"}, name
 
 
 # ----------------------------------------------------------------------------- dual averaging

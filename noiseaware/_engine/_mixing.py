@@ -112,7 +112,11 @@ def check_mixing(
             )
         warnings.warn(
             f"{owner}: poor mixing; need bulk ESS >= {ESS_PER_CHAIN} per chain ({ESS_PER_CHAIN * chains} here) and "
-            f"R-hat <= {RHAT_MAX}; got " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else "") + "." + acc
+            f"R-hat <= {RHAT_MAX}; got "
+            + "; ".join(problems[:5])
+            + (" ..." if len(problems) > 5 else "")
+            + "."
+            + acc
             + " Run more draws (and warmup), or treat the results as unreliable; data augmentation is sticky "
             "when the privacy noise dominates (seed 001 §6).",
             MixingWarning,

@@ -551,8 +551,14 @@ def fit_dpcopula(
         seed=seed,
         progressbar=st.progressbar,
         target_accept=st.target_accept,
-        check_mixing=st.check_mixing,
+        check_mixing=False,  # checked below, in this fit's name
     )
+    if st.check_mixing:
+        import arviz as az
+
+        from .._engine import check_mixing as _mixing
+
+        _mixing(az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf.idata["sample_stats"]), ["R"], owner=owner)
     R = cf.draws
     draws = R.shape[0]
     rng = np.random.default_rng(seed + 1)
