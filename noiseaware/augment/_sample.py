@@ -315,6 +315,15 @@ class AugmentationFit(FitResult):
     ``posterior`` holds the parameters (and the records with ``keep_records``); ``sample_stats``
     the record acceptance rate ``accept_rate`` and the NUTS / joint-move statistics. Attributes
     not defined here (``posterior``, ``sample_stats``, ``attrs``, ...) fall through to ``idata``.
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> res = AugmentationFit(az.from_dict(posterior={"pi": rng.dirichlet([2, 3], size=(2, 50))},
+    ...                                    sample_stats={"accept_rate": np.full((2, 50), 0.9)}))
+    >>> res.diagnostics["accept_rate"], res.posterior["pi"].shape
+    (0.9, (2, 50, 2))
     """
 
 

@@ -23,6 +23,13 @@ class CovarianceFit(FitResult):
     ``posterior["sigma"]`` holds the draws of the ``d x d`` covariance; :attr:`sigma` pools them
     over chains. Attributes not defined here (``posterior``, ``sample_stats``, ``attrs``, ...)
     fall through to ``idata``, as on the ``InferenceData`` :func:`fit` returned before.
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> s = np.broadcast_to(np.eye(2), (2, 50, 2, 2))
+    >>> CovarianceFit(az.from_dict(posterior={"sigma": s})).sigma.shape
+    (100, 2, 2)
     """
 
     default_var = "sigma"

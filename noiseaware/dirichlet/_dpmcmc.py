@@ -482,6 +482,14 @@ class DPMCMCFit(FitResult):
 
     Attributes not defined here (``posterior``, ``sample_stats``, ``attrs``, ...) fall through to
     ``idata``, as on the ``InferenceData`` that :func:`dpmcmc` returned before.
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> a = np.random.default_rng(0).gamma(4.0, size=(2, 50, 3))
+    >>> res = DPMCMCFit(az.from_dict(posterior={"alpha": a, "composition": a / a.sum(-1, keepdims=True)}))
+    >>> res.alpha.shape, res.interval(0.9)[0].shape, res.posterior["alpha"].shape
+    ((100, 3), (3,), (2, 50, 3))
     """
 
     default_var = "alpha"
