@@ -84,8 +84,12 @@ def check_mixing(
     chains = int(post.sizes["chain"])
     draws = int(post.sizes["draw"])
     sub = post[names]
-    ess = az.ess(sub, method="bulk")
-    rhat = az.rhat(sub) if chains > 1 else None
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        # a constant entry (fixed, or a correlation matrix's diagonal) has 0/0 ESS and R-hat: skipped below
+        warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
+        warnings.filterwarnings("ignore", "divide by zero", RuntimeWarning)
+        ess = az.ess(sub, method="bulk")
+        rhat = az.rhat(sub) if chains > 1 else None
     problems = []
     for name in names:
         e = np.atleast_1d(np.asarray(ess[name]))

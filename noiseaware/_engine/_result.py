@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,6 +35,15 @@ def standard_stats(idata: Any) -> Any:
                 idata.sample_stats = stats.rename({name: "accept_rate"})
                 break
     return idata
+
+
+@contextlib.contextmanager
+def _constant_entries_ok() -> Iterator[None]:
+    """ArviZ's ESS / R-hat of a constant entry (a correlation matrix's diagonal) divide 0 by 0: NaN, quietly."""
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
+        warnings.filterwarnings("ignore", "divide by zero", RuntimeWarning)
+        yield
 
 
 @dataclass
@@ -124,7 +135,8 @@ class FitResult:
         import arviz as az
 
         level = v.open_unit(f"{type(self).__name__}.summary", "level", level)
-        return az.summary(self.idata, var_names=var_names, hdi_prob=level)
+        with _constant_entries_ok():
+            return az.summary(self.idata, var_names=var_names, hdi_prob=level)
 
     def plot(self, path: str | None = None, *, var_names: Any = None) -> Any:
         """ArviZ trace plot of ``var_names`` (default: all); saves a PNG at ``path``. Needs matplotlib."""
@@ -163,12 +175,15 @@ class FitResult:
         post = self.idata["posterior"]
         names = [self.default_var] if self.default_var in post else list(post.data_vars)
         sub = post[names]
-        ess = np.concatenate([np.ravel(np.asarray(x)) for x in az.ess(sub, method="bulk").data_vars.values()])
+        with _constant_entries_ok():
+            ess_ds = az.ess(sub, method="bulk")
+            rhat_ds = az.rhat(sub) if int(post.sizes["chain"]) > 1 else None
+        ess = np.concatenate([np.ravel(np.asarray(x)) for x in ess_ds.data_vars.values()])
         ess = ess[np.isfinite(ess)]
         if ess.size:
             out["ess_bulk_min"] = float(ess.min())
-        if int(post.sizes["chain"]) > 1:
-            rhat = np.concatenate([np.ravel(np.asarray(x)) for x in az.rhat(sub).data_vars.values()])
+        if rhat_ds is not None:
+            rhat = np.concatenate([np.ravel(np.asarray(x)) for x in rhat_ds.data_vars.values()])
             rhat = rhat[np.isfinite(rhat)]
             if rhat.size:
                 out["r_hat_max"] = float(rhat.max())
