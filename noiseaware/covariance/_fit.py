@@ -177,7 +177,7 @@ def _fit_numpyro(
         chain_method="vectorized",
         progress_bar=progressbar,
     )
-    mcmc.run(jax.random.PRNGKey(seed))
+    mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "accept_prob", "num_steps"))  # accept_rate
     return az.from_numpyro(mcmc)
 
 
