@@ -79,7 +79,7 @@ def main() -> None:
             rel = na.privatize(df, statistic="dpcopula", epsilon=a.eps, correlation="median", domains=DOMAINS, rng=rng)
         one = copula.synthesize(rel, a.n, seed=rng)
         b1, se1 = slope(one["x1"].to_numpy(), one["x2"].to_numpy())
-        fit = copula.fit_dpcopula(rel, draws=100, chains=2, warmup=300, seed=int(rng.integers(2**31)))
+        fit = copula.fit_dpcopula(rel, chains=2, draws=50, warmup=300, seed=int(rng.integers(2**31)))  # 100 joint draws
         copies = copula.synthesize(fit, a.n, draws=a.M, seed=rng)
         est = [slope(c["x1"].to_numpy(), c["x2"].to_numpy()) for c in copies]
         comb = copula.combine_synthetic([e[0] for e in est], [e[1] ** 2 for e in est])

@@ -69,6 +69,21 @@ def _sampler_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _fit_noting_mixing(fit: Callable[..., Any], release: Any, args: argparse.Namespace) -> Any:
+    """Run a fit; print its MixingWarning (the fit's one mixing check) as a note on stderr, not a traceback."""
+    from .exceptions import MixingWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MixingWarning)
+        res = fit(release, **_sampler_kwargs(args))
+    for w in caught:
+        if issubclass(w.category, MixingWarning):
+            print(f"note: {printable(str(w.message))}", file=sys.stderr)
+        else:  # not ours to swallow: pass it on
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return res
+
+
 def _pct(level: float) -> str:
     return f"{100 * level:g}%"
 
@@ -174,7 +189,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         raise NoiseawareValueError(f"fit: unsupported mechanism {family!r} for a 'median_pairs' release.")
     plot_fmt = _plot_format(args.plot, "fit", force=args.force, protect=[args.release])  # before sampling
     t0 = time.perf_counter()
-    res_b = fit(release, **_sampler_kwargs(args))
+    res_b = _fit_noting_mixing(fit, release, args)
     secs = time.perf_counter() - t0
     summ = res_b.summary(args.level)
     pct = _pct(args.level)
@@ -231,7 +246,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         atomic_write_text(args.output, rel_geo.to_json() + "\n", overwrite=args.force, owner="demo")
         print(f"   wrote the geometric release to {printable(args.output)}\n")
     print(f"2. analyst: Bayes-NA (NUTS, {args.backend}) on the geometric release; MLE-NN on the BTGM release")
-    res_b = fit(rel_geo, **_sampler_kwargs(args))
+    res_b = _fit_noting_mixing(fit, rel_geo, args)
     res_m = mle_nn(rel_btgm)
     lo, hi = res_b.interval(args.level)
     mean = res_b.posterior_mean

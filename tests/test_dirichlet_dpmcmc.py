@@ -172,7 +172,7 @@ def test_bad_input() -> None:
 @pytest.mark.slow  # long; moved out of the fast suite to keep it under 10 minutes
 def test_batch_matches_each_brute_force_posterior_and_compiles_once() -> None:
     """dpmcmc_batch: each release's draws follow its own posterior; one compiled program serves both calls."""
-    from noiseaware.dirichlet._dpmcmc import _cached_program
+    from noiseaware.dirichlet._dpmcmc import _PROGRAMS
 
     rels = [tiny_release(3), tiny_release(8)]
     prior = dist.Gamma(jnp.full(2, SHAPE), RATE)
@@ -181,9 +181,9 @@ def test_batch_matches_each_brute_force_posterior_and_compiles_once() -> None:
     for rel, idata, ref in zip(rels, fits, refs, strict=True):
         assert idata.attrs["a"] == A and idata.posterior["alpha"].shape == (4, 4000, 2)
         assert max_z(ref, sampler_moments(idata)) < Z_MAX, (ref, sampler_moments(idata))
-    hits = _cached_program.cache_info().hits
+    hits = _PROGRAMS.info["hits"]
     again = dpmcmc_batch(rels[::-1], prior=prior, draws=200, warmup=100, chains=4, seed=6, check_mixing=False)
-    assert _cached_program.cache_info().hits == hits + 1  # same shape and prior: no new program
+    assert _PROGRAMS.info["hits"] == hits + 1  # same shape and prior: no new program
     # the data are inputs, not constants: the reversed order gives the reversed posteriors
     m = [float(f.posterior["composition"][..., 0].mean()) for f in fits]
     m2 = [float(f.posterior["composition"][..., 0].mean()) for f in again]

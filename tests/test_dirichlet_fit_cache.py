@@ -9,13 +9,14 @@ import noiseaware as na
 from noiseaware import dirichlet as nd
 from noiseaware._core import _dirichlet as core
 from noiseaware._core import get_backend
+from noiseaware._engine import ProgramCache
 from noiseaware.dirichlet import _fit
 
 pytest.importorskip("numpyro")
 
 # A configuration (d = 3, chains = 2, 150 + 150 iterations) that no other test uses, so the first
 # call of a test module run compiles it.
-CFG = {"prior": "p1", "moments": "asymptotic", "chains": 2, "draws": 150, "warmup": 150}
+CFG = {"prior": "p1", "moments": "asymptotic", "chains": 2, "draws": 150, "warmup": 150, "check_mixing": False}
 
 
 def _release(alpha, n, seed, threshold=None, epsilon=4.0):
@@ -63,13 +64,13 @@ def test_cached_program_uses_each_calls_data_and_keeps_no_state():
     assert fa.posterior_mean[0] < fa.posterior_mean[2] and fb.posterior_mean[0] > fb.posterior_mean[2]
     np.testing.assert_array_equal(fb.idata["observed_data"]["s0"].values, nd.parts(b)[0].s_l)
     # a freshly built program gives the same draws: nothing of `a` (data, warmup state) leaked into `b`
-    saved = dict(_fit._SAMPLERS)
-    _fit._SAMPLERS.clear()
+    saved = dict(_fit._PROGRAMS._programs)
+    _fit._PROGRAMS._programs.clear()
     try:
         fresh = nd.fit(b, seed=2, **CFG)
     finally:
-        _fit._SAMPLERS.clear()
-        _fit._SAMPLERS.update(saved)
+        _fit._PROGRAMS._programs.clear()
+        _fit._PROGRAMS._programs.update(saved)
     np.testing.assert_allclose(fresh.alpha, fb.alpha, rtol=1e-9)
     # and a repeated call with the same seed repeats the run exactly (every call does its own warmup)
     again = nd.fit(b, seed=2, **CFG)
@@ -87,7 +88,7 @@ def test_idata_groups_noncentered():
     idata = res.idata
     assert set(idata["posterior"].data_vars) == {"alpha", "mean", "s0_s0", "s0_s0_z"}
     assert dict(idata["posterior"]["alpha"].sizes) == {"chain": 2, "draw": 150, "part": 3}
-    assert set(idata["sample_stats"].data_vars) >= {"diverging", "acceptance_rate", "n_steps", "step_size"}
+    assert set(idata["sample_stats"].data_vars) >= {"diverging", "accept_rate", "n_steps", "step_size"}
     assert idata["sample_stats"]["diverging"].dtype == bool
     # the log-likelihood group is the Laplace density of s_L at each draw's S_0
     s0 = idata["posterior"]["s0_s0"].values
@@ -110,8 +111,7 @@ def test_cache_is_bounded_and_keyed_by_the_static_structure(monkeypatch):
         return object()
 
     monkeypatch.setattr(_fit, "_build_sampler", fake_build)
-    monkeypatch.setattr(_fit, "_SAMPLERS", type(_fit._SAMPLERS)())
-    monkeypatch.setattr(_fit, "_MAX_SAMPLERS", 2)
+    monkeypatch.setattr(_fit, "_PROGRAMS", ProgramCache(maxsize=2))
 
     def key(draws):
         return _fit._Static(3, ("noncentered",), "asymptotic", False, 2, draws, 10, 0.9, False)
@@ -121,13 +121,14 @@ def test_cache_is_bounded_and_keyed_by_the_static_structure(monkeypatch):
     _fit._sampler(key(2), {}, ())
     _fit._sampler(key(1), {}, ())  # key(1) is now the most recently used
     _fit._sampler(key(3), {}, ())  # evicts key(2)
-    assert list(_fit._SAMPLERS) == [key(1), key(3)] and len(built) == 3
+    assert list(_fit._PROGRAMS._programs) == [key(1), key(3)] and len(built) == 3
     _fit._sampler(key(2), {}, ())
-    assert len(built) == 4 and len(_fit._SAMPLERS) == 2
+    assert len(built) == 4 and len(_fit._PROGRAMS) == 2
 
 
 def test_progressbar(capsys):
     rel = _release([2.0, 5.0], n=2000, seed=30)
-    res = nd.fit(rel, prior="p1", moments="asymptotic", chains=1, draws=30, warmup=30, seed=4, progressbar=True)
+    res = nd.fit(rel, prior="p1", moments="asymptotic", chains=1, draws=30, warmup=30, seed=4, progressbar=True,
+                 check_mixing=False)
     assert res.alpha.shape == (30, 2)
     assert "NUTS" in capsys.readouterr().err

@@ -169,7 +169,7 @@ def test_dpabc_p4_recovers_alpha_and_p1_the_mean_composition():
 @pytest.mark.slow  # long; moved out of the fast suite to keep it under 10 minutes
 def test_fit_numpyro_p1_censored_recovers_alpha():
     rel = _release(threshold=0.05, epsilon=1.0)  # a large fixed threshold: the censored moments matter
-    res = nd.fit(rel, prior="p1", moments="censored", chains=1, draws=250, warmup=250, seed=1)
+    res = nd.fit(rel, prior="p1", moments="censored", chains=1, draws=250, warmup=250, seed=1, check_mixing=False)
     post = res.alpha
     assert post.shape == (250, 3)
     z = (post.mean(0) - ALPHA3) / post.std(0)
@@ -184,7 +184,10 @@ def test_fit_numpyro_p1_censored_recovers_alpha():
 @pytest.mark.slow
 def test_fit_p3_uses_d2_with_an_elicited_prior():
     rel = _release(split=0.25, seed=4)
-    res = nd.fit(rel, prior="p3", moments="asymptotic", chains=1, draws=200, warmup=200, seed=2, prior_draws=300)
+    res = nd.fit(
+        rel, prior="p3", moments="asymptotic", chains=1, draws=200, warmup=200, seed=2, prior_draws=300,
+        check_mixing=False,
+    )
     assert res.prior.corr is None and len(res.parts) == 1 and res.parts[0].n == rel.metadata["n_parts"][1]
     assert np.all(np.abs(res.posterior_mean / ALPHA3 - 1) < 0.15)
 

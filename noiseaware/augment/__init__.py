@@ -33,10 +33,12 @@ API
       (leading axis ``n``, unobserved);
     * ``latent(key, theta) -> records`` -- optional, default: run ``model`` given ``theta``;
     * ``posterior(key, records, theta) -> dict`` -- optional, default: NUTS on ``model``.
-``sample(model, sdp, init=None, draws=1000, warmup=1000, chains=4, seed=0, progressbar=False, *,``
-``keep_records=False, check_mixing=True, nuts_kwargs=None)``
-    -> ``arviz.InferenceData`` with the parameters in ``posterior`` and the per-iteration record
-    acceptance rate ``accept_rate`` in ``sample_stats``; warns
+``sample(model, sdp, init=None, *, chains=4, draws=1000, warmup=1000, seed=None, progressbar=False,``
+``target_accept=None, check_mixing=True, keep_records=False, nuts_kwargs=None, ...)`` (the package's
+one sampling convention, ``docs/architecture.md``)
+    -> :class:`AugmentationFit` (a ``FitResult`` over ``arviz.InferenceData``; ``posterior``,
+    ``sample_stats`` etc. fall through to it) with the parameters in ``posterior`` and the
+    per-iteration record acceptance rate ``accept_rate`` in ``sample_stats``; warns
     :class:`~noiseaware.exceptions.MixingWarning` on poor mixing (:func:`check_mixing`).
 
 Records may be discrete (cells of a contingency table) or continuous (regression rows,
@@ -71,12 +73,13 @@ from ..config import configure_jax
 configure_jax()  # float64 and the persistent compilation cache (noiseaware.config)
 
 from ._model import AugmentationModel, mechanism_log_density  # noqa: E402
-from ._sample import ACCEPT_SITE, ESS_PER_CHAIN, RHAT_MAX, check_mixing, sample  # noqa: E402
+from ._sample import ACCEPT_SITE, ESS_PER_CHAIN, RHAT_MAX, AugmentationFit, check_mixing, sample  # noqa: E402
 
 __all__ = [
     "ACCEPT_SITE",
     "ESS_PER_CHAIN",
     "RHAT_MAX",
+    "AugmentationFit",
     "AugmentationModel",
     "check_mixing",
     "mechanism_log_density",

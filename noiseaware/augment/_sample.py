@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -24,7 +25,17 @@ from numpyro.infer.initialization import init_to_sample
 from numpyro.infer.mcmc import MCMCKernel
 
 from .. import _validation as v
-from ..exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
+from .._engine import (
+    ESS_PER_CHAIN,
+    RHAT_MAX,
+    RWM_TARGET_ACCEPT,
+    FitResult,
+    SamplingSettings,
+    check_mixing,
+    check_settings,
+)
+from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._model import AugmentationModel, mechanism_log_density
 from ._sweep import noise_log_density, record_sweep
@@ -32,10 +43,12 @@ from ._sweep import noise_log_density, record_sweep
 __all__ = [
     "ACCEPT_SITE",
     "ESS_PER_CHAIN",
+    "AugmentationFit",
     "JOINT_TARGET_ACCEPT",
     "PER_UNIT_FAMILIES",
     "RHAT_MAX",
     "check_mixing",
+    "dual_averaging",
     "sample",
 ]
 
@@ -45,32 +58,9 @@ ACCEPT_SITE = "augment_accept_rate"
 #: Mechanism families that add independent noise to every entry: a release of one value per unit
 #: with one of these can be sampled with ``per_record=True`` (one record per unit), exactly.
 PER_UNIT_FAMILIES = ("geometric", "discrete_gaussian", "laplace", "gaussian")
-#: Minimum bulk effective sample size per chain before :class:`MixingWarning` (Vehtari et al. 2021).
-ESS_PER_CHAIN = 100
-#: Maximum rank-normalized split R-hat before :class:`MixingWarning` (Vehtari et al. 2021).
-RHAT_MAX = 1.01
 #: Default target acceptance probability of the joint move's step-size adaptation (a random-walk
 #: Metropolis move in a few dimensions: Roberts, Gelman & Gilks 1997 give 0.234 as d grows, 0.44 at d = 1).
-JOINT_TARGET_ACCEPT = 0.3
-#: Dual-averaging constants of Hoffman & Gelman (2014, §3.2), as in NumPyro's step-size adaptation.
-_DA_T0, _DA_KAPPA, _DA_GAMMA = 10.0, 0.75, 0.05
-
-
-def dual_averaging(i: Any, prob: Any, target: float, g_avg: Any, log_step_avg: Any) -> tuple[Any, Any, Any]:
-    r"""One dual-averaging update of a log step size (Hoffman & Gelman 2014, §3.2, eq. 6).
-
-    At iteration ``i`` (0-based) with acceptance probability ``prob``: returns the new iterate
-    :math:`x_t=-\sqrt t\,\bar g_t/\gamma` (prox centre :math:`\log 1`: the proposal carries its
-    own scale), the weighted average :math:`\bar x_t` (the step size to freeze after warmup), and
-    the running mean :math:`\bar g_t` of ``target - prob``; constants as in NumPyro.
-    """
-    t = (i + 1).astype(jnp.float64)
-    g_avg = (1.0 - 1.0 / (t + _DA_T0)) * g_avg + (target - prob) / (t + _DA_T0)
-    x_t = -jnp.sqrt(t) / _DA_GAMMA * g_avg
-    w_t = t ** (-_DA_KAPPA)
-    return x_t, (1.0 - w_t) * log_step_avg + w_t * x_t, g_avg
-
-
+JOINT_TARGET_ACCEPT = RWM_TARGET_ACCEPT
 class _State(NamedTuple):
     """State of the conjugate augmentation kernel: all values (``z``) and the key."""
 
@@ -117,9 +107,7 @@ class _JointState(NamedTuple):
     inner: Any
     step_size: Any
     joint_accept_prob: Any
-    log_step: Any  # dual averaging: current iterate x_t
-    log_step_avg: Any  # weighted average of the iterates (the step size after warmup)
-    g_avg: Any  # running mean of (target - acceptance probability)
+    adapt: StepAdaptation  # dual averaging of log(step_size) (noiseaware._engine._adapt)
     i: Any
     rng_key: Any
 
@@ -189,7 +177,7 @@ class _WithJointMove(MCMCKernel):
         inner = self._inner.init(k_inner, num_warmup, init_params, model_args, model_kwargs)
         self._num_warmup = num_warmup
         zero = jnp.zeros((), dtype=jnp.float64)
-        return _JointState(inner.z, inner, zero + 1.0, zero, zero, zero, zero, jnp.zeros((), jnp.int32), k_move)
+        return _JointState(inner.z, inner, zero + 1.0, zero, init_adaptation(), jnp.zeros((), jnp.int32), k_move)
 
     def _read(self, inner: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         z = inner.z
@@ -246,22 +234,9 @@ class _WithJointMove(MCMCKernel):
         inner = self._write(inner, theta_new, recs_new, model_args, model_kwargs)
         prob = jnp.asarray(prob, dtype=jnp.float64)
         prob = jnp.where(jnp.isnan(prob), 0.0, jnp.clip(prob, 0.0, 1.0))
-        # dual averaging of log(step_size) during warmup (Hoffman & Gelman 2014, eq. 6)
-        x_t, x_avg, g_avg = dual_averaging(state.i, prob, self._target, state.g_avg, state.log_step_avg)
-        warm = state.i < self._num_warmup
-        last = state.i + 1 >= self._num_warmup
-        step = jnp.where(warm, jnp.exp(jnp.where(last, x_avg, x_t)), state.step_size)
-        return _JointState(
-            inner.z,
-            inner,
-            step,
-            prob,
-            jnp.where(warm, x_t, state.log_step),
-            jnp.where(warm, x_avg, state.log_step_avg),
-            jnp.where(warm, g_avg, state.g_avg),
-            state.i + 1,
-            key,
-        )
+        # adapt log(step_size) during warmup, then freeze it (the engine's dual averaging)
+        adapt = adapt_step(state.adapt, state.i, prob, self._target, self._num_warmup)
+        return _JointState(inner.z, inner, jnp.exp(adapt.log_step), prob, adapt, state.i + 1, key)
 
 
 def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, Any], Any], bool, dict[str, Any]]:
@@ -330,120 +305,45 @@ def _stack(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {k: np.stack([np.asarray(d[k]) for d in dicts]) for k in dicts[0]}
 
 
-def check_mixing(idata: az.InferenceData, var_names: Sequence[str] | None = None, *, warn: bool = True) -> list[str]:
-    r"""Flag parameters whose draws are too few or too autocorrelated to trust.
+_mixing = check_mixing  # `sample` has a parameter of the same name
 
-    A scalar parameter fails when its bulk effective sample size is below ``ESS_PER_CHAIN = 100``
-    per chain or (with two or more chains) its rank-normalized split R-hat exceeds
-    ``RHAT_MAX = 1.01``. Both thresholds are those recommended by Vehtari, Gelman, Simpson,
-    Carpenter & Bürkner (2021, "Rank-normalization, folding, and localization: an improved R-hat
-    for assessing convergence of MCMC", Bayesian Analysis 16(2), §4-5): R-hat below 1.01, and a
-    bulk ESS of at least 100 per chain so that R-hat itself and the Monte Carlo errors of means and
-    quantiles are estimated reliably (ESS 400 for four chains).
 
-    Why these, and not the acceptance rate: data augmentation mixes slowly when the privacy noise
-    is large compared with the confidential-data posterior. In seed 001 §6 (Liu & Wu 1999) the
-    convergence rate is the fraction of missing information
-    :math:`\gamma = 1 - E[\mathrm{Var}(\theta\mid x)]/\mathrm{Var}(\theta\mid s_{dp})`, which
-    tends to 1 as epsilon tends to 0: the chain becomes sticky. The record acceptance rate does
-    not show it -- it is *high* for small epsilon (at least ``exp(-epsilon)`` for a record-level
-    epsilon-DP mechanism, Ju et al. 2022) -- but the autocorrelation of theta does, and that is
-    what ESS and R-hat measure. The warning reports the acceptance rates (mean and range over
-    chains, from ``sample_stats.accept_rate``) beside them, for context.
+@dataclass
+class AugmentationFit(FitResult):
+    """Result of :func:`sample`: a :class:`~noiseaware._engine.FitResult` over the run's ``InferenceData``.
 
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        With a ``posterior`` group (and ``sample_stats.accept_rate`` when from :func:`sample`).
-    var_names : sequence of str, optional
-        Variables to check (default: all of ``posterior``).
-    warn : bool
-        Issue a :class:`~noiseaware.exceptions.MixingWarning` listing the failures.
-
-    Returns
-    -------
-    list of str
-        One line per failing scalar parameter (empty when mixing looks adequate).
-
-    Warns
-    -----
-    MixingWarning
-        When ``warn`` and some parameter fails; the message lists the failures, with ESS, R-hat,
-        lag-1 autocorrelation and the record acceptance rates.
+    ``posterior`` holds the parameters (and the records with ``keep_records``); ``sample_stats``
+    the record acceptance rate ``accept_rate`` and the NUTS / joint-move statistics. Attributes
+    not defined here (``posterior``, ``sample_stats``, ``attrs``, ...) fall through to ``idata``.
 
     Examples
     --------
-    Independent draws pass; a random walk (a stuck chain) does not:
-
     >>> import arviz as az, numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> check_mixing(az.from_dict(posterior={"theta": rng.normal(size=(4, 500))}))
-    []
-    >>> walk = np.cumsum(rng.normal(size=(4, 500)), axis=1)
-    >>> check_mixing(az.from_dict(posterior={"theta": walk}), warn=False)[0].startswith("theta: bulk ESS")
-    True
+    >>> res = AugmentationFit(az.from_dict(posterior={"pi": rng.dirichlet([2, 3], size=(2, 50))},
+    ...                                    sample_stats={"accept_rate": np.full((2, 50), 0.9)}))
+    >>> res.diagnostics["accept_rate"], res.posterior["pi"].shape
+    (0.9, (2, 50, 2))
     """
-    post = idata["posterior"]
-    names = list(var_names) if var_names is not None else list(post.data_vars)
-    chains = int(post.sizes["chain"])
-    draws = int(post.sizes["draw"])
-    sub = post[names]
-    ess = az.ess(sub, method="bulk")
-    rhat = az.rhat(sub) if chains > 1 else None
-    problems = []
-    for name in names:
-        e = np.atleast_1d(np.asarray(ess[name]))
-        r = np.atleast_1d(np.asarray(rhat[name])) if rhat is not None else np.full(e.shape, np.nan)
-        x = np.asarray(sub[name]).reshape(chains, draws, -1)
-        for j, (ej, rj) in enumerate(zip(e.ravel(), r.ravel(), strict=True)):
-            if not np.isfinite(ej) and np.ptp(x[..., j]) == 0.0:
-                continue  # a constant (e.g. fixed) component
-            bad_ess = not (ej >= ESS_PER_CHAIN * chains)
-            bad_rhat = bool(np.isfinite(rj) and rj > RHAT_MAX)
-            if bad_ess or bad_rhat:
-                xc = x[..., j] - x[..., j].mean(axis=1, keepdims=True)
-                den = float((xc * xc).sum())
-                lag1 = float((xc[:, 1:] * xc[:, :-1]).sum()) / den if den > 0 else float("nan")
-                label = name if e.size == 1 else f"{name}[{j}]"
-                problems.append(f"{label}: bulk ESS {ej:.0f}, R-hat {rj:.3f}, lag-1 autocorrelation {lag1:.3f}")
-    if problems and warn:
-        acc = ""
-        if "sample_stats" in idata.groups() and "accept_rate" in idata["sample_stats"]:
-            rates = np.asarray(idata["sample_stats"]["accept_rate"]).reshape(chains, -1).mean(axis=1)
-            acc = (
-                f" Mean record acceptance rate {rates.mean():.3f} (chains {rates.min():.3f}-{rates.max():.3f};"
-                " a high rate does not mean good mixing here)."
-            )
-        warnings.warn(
-            f"{_OWNER}: poor mixing; need bulk ESS >= {ESS_PER_CHAIN} per chain ({ESS_PER_CHAIN * chains} here) and "
-            f"R-hat <= {RHAT_MAX}; got " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else "") + "." + acc
-            + " Data augmentation is sticky when the privacy noise dominates (seed 001 §6): run more draws, "
-            "or treat the results as unreliable.",
-            MixingWarning,
-            stacklevel=3,
-        )
-    return problems
-
-
-_mixing = check_mixing  # `sample` has a parameter of the same name
 
 
 def sample(
     model: AugmentationModel,
     sdp: Any,
     init: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+    *,
+    chains: int = 4,
     draws: int = 1000,
     warmup: int = 1000,
-    chains: int = 4,
-    seed: int = 0,
+    seed: int | None = None,
     progressbar: bool = False,
-    *,
-    keep_records: bool = False,
+    target_accept: float | None = None,
     check_mixing: bool = True,
+    keep_records: bool = False,
     nuts_kwargs: Mapping[str, Any] | None = None,
     joint_target_accept: float = JOINT_TARGET_ACCEPT,
     joint_repeats: int = 1,
-) -> az.InferenceData:
+) -> AugmentationFit:
     r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (seed 001 §3; Ju et al. 2022).
 
     Each iteration updates every record once by Metropolis-within-Gibbs (proposal
@@ -472,22 +372,28 @@ def sample(
         Initial parameter values (constrained; dapper's ``init_par``), one dict for all chains or
         one per chain; record sites may be included too. Default: a prior draw per chain from
         ``model.model``. Records not given start as a draw from :math:`f(\cdot\mid\theta_0)`.
-    draws, warmup : int
-        Kept iterations per chain and discarded ones before them (NUTS adapts during warmup).
     chains : int
         Number of chains, run vectorized.
-    seed : int
-        Seed of the JAX random key.
+    draws, warmup : int
+        Kept iterations per chain and discarded ones before them (NUTS adapts during warmup).
+    seed : int, optional
+        Seed of the JAX random key; drawn from the OS when omitted (recorded in
+        ``result.settings.seed`` and ``attrs["noiseaware_seed"]``).
     progressbar : bool
         Show NumPyro's progress bar. This is for watching long runs, and it is slower: the chains
         then run one after another with one host round trip per iteration, where without it all
         chains and iterations are a single compiled, vectorized program.
-    keep_records : bool
-        Also store the records of every draw (memory ``chains * draws * n``).
+    target_accept : float, optional
+        NUTS's target acceptance probability (default 0.8, the engine's
+        ``NUTS_TARGET_ACCEPT``). Only with NUTS: with ``posterior=`` there is no NUTS step and a
+        value raises. The joint move has its own target, ``joint_target_accept``.
     check_mixing : bool
         Run :func:`check_mixing` on the parameters and warn (:class:`MixingWarning`).
+    keep_records : bool
+        Also store the records of every draw (memory ``chains * draws * n``).
     nuts_kwargs : mapping, optional
-        Passed to :class:`numpyro.infer.NUTS` (e.g. ``target_accept_prob``).
+        Passed to :class:`numpyro.infer.NUTS` (e.g. ``max_tree_depth``; the target is
+        ``target_accept``).
     joint_target_accept : float
         Target acceptance probability in (0, 1) of the model's ``joint_move`` during warmup
         (default ``JOINT_TARGET_ACCEPT = 0.3``).
@@ -497,9 +403,10 @@ def sample(
 
     Returns
     -------
-    arviz.InferenceData
-        ``posterior``: the parameters (and records when ``keep_records``), dims
-        ``(chain, draw, ...)``. ``sample_stats``: ``accept_rate``, the fraction of the ``n``
+    AugmentationFit
+        A :class:`~noiseaware._engine.FitResult` (``posterior``, ``sample_stats``, ``attrs``
+        fall through to its ``idata``). ``posterior``: the parameters (and records when
+        ``keep_records``), dims ``(chain, draw, ...)``. ``sample_stats``: ``accept_rate``, the fraction of the ``n``
         record proposals accepted in each iteration; with NUTS also ``diverging`` and
         ``n_steps``; with a ``joint_move`` also ``joint_accept_prob`` (its acceptance probability)
         and ``joint_step_size``. ``attrs``: sampler, ``n_records``, ``per_record``, mechanism.
@@ -520,13 +427,13 @@ def sample(
     """
     if not isinstance(model, AugmentationModel):
         raise NoiseawareTypeError(v.message(_OWNER, "model", "must be an AugmentationModel", type(model).__name__))
-    draws = v.integer(_OWNER, "draws", draws, minimum=1)
-    warmup = v.integer(_OWNER, "warmup", warmup, minimum=0)
-    chains = v.integer(_OWNER, "chains", chains, minimum=1)
-    seed = v.integer(_OWNER, "seed", seed)
-    for name, flag in (("progressbar", progressbar), ("keep_records", keep_records), ("check_mixing", check_mixing)):
-        if not isinstance(flag, bool):
-            raise NoiseawareTypeError(v.message(_OWNER, name, "must be True or False", flag))
+    settings = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
+    chains, draws, warmup, seed = settings.chains, settings.draws, settings.warmup, settings.seed
+    if not isinstance(keep_records, bool):
+        raise NoiseawareTypeError(v.message(_OWNER, "keep_records", "must be True or False", keep_records))
     target = v.real(_OWNER, "joint_target_accept", joint_target_accept)
     if not 0.0 < target < 1.0:
         v.fail(_OWNER, "joint_target_accept", "must be in (0, 1)", target)
@@ -570,8 +477,17 @@ def sample(
         nuts_model = model.model
         if nuts_model is None:  # pragma: no cover - AugmentationModel requires model= or posterior=
             raise NoiseawareValueError(f"{_OWNER}: NUTS for theta needs model=; got model=None.")
+        nuts_opts = dict(nuts_kwargs or {})
+        if "target_accept_prob" in nuts_opts:
+            if target_accept is not None:
+                raise NoiseawareValueError(
+                    f"{_OWNER}: give the NUTS target once, as target_accept; got target_accept={target_accept!r} "
+                    f"and nuts_kwargs['target_accept_prob']={nuts_opts['target_accept_prob']!r}."
+                )
+            settings = _with_target(settings, v.open_unit(_OWNER, "nuts_kwargs['target_accept_prob']",
+                                                          nuts_opts.pop("target_accept_prob")))
         kernel: MCMCKernel = HMCGibbs(
-            NUTS(_with_accept_site(nuts_model), **dict(nuts_kwargs or {})),
+            NUTS(_with_accept_site(nuts_model), target_accept_prob=settings.target_accept, **nuts_opts),
             gibbs_fn=_gibbs_fn(sweep, names, params),
             gibbs_sites=[*names, ACCEPT_SITE],
         )
@@ -581,6 +497,11 @@ def sample(
         if nuts_kwargs:
             raise NoiseawareValueError(
                 f"{_OWNER}: nuts_kwargs applies only without posterior=; got nuts_kwargs={dict(nuts_kwargs)}."
+            )
+        if target_accept is not None:
+            raise NoiseawareValueError(
+                f"{_OWNER}: target_accept is NUTS's target, and with posterior= there is no NUTS step; got "
+                f"target_accept={target_accept!r}. The joint move's target is joint_target_accept."
             )
         kernel = _ConjugateAugmentation(sweep, posterior, names)
         sampler = "data augmentation (seed 001 §3): record sweep, then theta ~ posterior(records)"
@@ -619,10 +540,17 @@ def sample(
         stats["joint_accept_prob"] = np.asarray(fields["joint_accept_prob"])
         stats["joint_step_size"] = np.asarray(fields["step_size"])
     attrs |= {"sampler": sampler, "n_records": n, "per_record": int(per_record), "warmup": warmup}
+    attrs |= settings.as_attrs()
     idata = az.from_dict(posterior=samples, sample_stats=stats, attrs=attrs)
     if check_mixing:
-        _mixing(idata, [k for k in samples if k not in names])
-    return idata
+        _mixing(idata, [k for k in samples if k not in names], owner=_OWNER)
+    return AugmentationFit(idata, settings=settings)
+
+
+def _with_target(settings: SamplingSettings, target: float) -> SamplingSettings:
+    from dataclasses import replace
+
+    return replace(settings, target_accept=float(target))
 
 
 def _param_transforms(aug: AugmentationModel, params: tuple[str, ...]) -> dict[str, Any]:

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
-from .._sampling import pymc_sample
+from .._engine import FitResult, check_settings, pymc_sample, standard_stats
+from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..exceptions import NoiseawareValueError, ReleaseFormatError
 from ..release import Release
 
 if TYPE_CHECKING:  # pragma: no cover
-    import arviz
     import pandas
 
 __all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope"]
@@ -123,8 +123,12 @@ def partial_slope(R: Any, outcome: int, predictor: int, controls: Sequence[int] 
 
 
 @dataclass
-class CopulaFit:
-    """Posterior of a Bayes-NA fit (returned by :func:`fit`).
+class CopulaFit(FitResult):
+    """Posterior of a Bayes-NA fit (returned by :func:`fit`; a :class:`~noiseaware._engine.FitResult`).
+
+    :meth:`summary`, :meth:`interval` and :meth:`plot` are specialised to the correlation matrix
+    (one row per pair, element-wise intervals, a Figure-3-style plot); ``diagnostics``,
+    ``settings`` and the fall-through to ``idata`` are the engine's.
 
     Attributes
     ----------
@@ -137,13 +141,16 @@ class CopulaFit:
         ``"numpyro"`` or ``"pymc"``.
     release : Release
         The release that was fitted.
+    settings : SamplingSettings
+        The resolved sampler settings (the seed used, ...).
     """
 
-    idata: arviz.InferenceData
     columns: tuple[str, ...]
     backend: str
     release: Release
     _draws: np.ndarray = field(init=False, repr=False)
+
+    default_var = "R"
 
     def __post_init__(self) -> None:
         R = np.asarray(self.idata["posterior"]["R"].values, dtype=np.float64)
@@ -164,11 +171,13 @@ class CopulaFit:
         """Posterior mean of ``R`` (the Bayes-NA point estimate), shape ``(p, p)``."""
         return self._draws.mean(axis=0)
 
-    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Element-wise equal-tailed credible interval at ``level``: ``(lower, upper)``, each ``(p, p)``."""
-        level = v.open_unit("CopulaFit.interval", "level", level)
-        q = np.quantile(self._draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return q[0], q[1]
+    def interval(self, level: float = 0.95, var: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Element-wise equal-tailed credible interval at ``level``: ``(lower, upper)``, each ``(p, p)`` for ``R``."""
+        if var is None or var == "R":
+            level = v.open_unit("CopulaFit.interval", "level", level)
+            q = np.quantile(self._draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+            return q[0], q[1]
+        return super().interval(level, var)
 
     def functional(self, fn: Callable[[np.ndarray], Any]) -> np.ndarray:
         """Posterior draws of ``fn(R)`` for any user function of one ``(p, p)`` matrix."""
@@ -196,10 +205,17 @@ class CopulaFit:
         labels = [f"{self.columns[j]} x {self.columns[k]}" for j, k in zip(iu, ju, strict=True)]
         return xr.Dataset({"R": da.drop_vars(list(post.dims[2:]), errors="ignore").assign_coords(pair=labels)})
 
-    def summary(self, level: float = 0.95) -> pandas.DataFrame:
-        """One row per pair: posterior mean, sd, interval, R-hat and bulk ESS (ArviZ)."""
+    def summary(self, level: float = 0.95, var_names: Any = None) -> pandas.DataFrame:
+        """One row per pair: posterior mean, sd, interval, R-hat and bulk ESS (ArviZ).
+
+        With ``var_names``, ArviZ's own summary of those variables (the engine's
+        :meth:`~noiseaware._engine.FitResult.summary`).
+        """
         import arviz as az
         import pandas as pd
+
+        if var_names is not None:
+            return super().summary(level, var_names)
 
         lo, hi = self.interval(level)
         mean, sd = self.posterior_mean, self._draws.std(axis=0, ddof=1)
@@ -230,13 +246,17 @@ class CopulaFit:
         truth: np.ndarray | None = None,
         others: dict[str, np.ndarray] | None = None,
         title: str | None = None,
+        var_names: Any = None,
     ) -> Any:
         """Figure-3-style plot: per pair, posterior mean (dot) and ``level`` interval (bar).
 
         ``truth`` (a ``(p, p)`` matrix) and ``others`` (name -> ``(p, p)`` point estimates, e.g.
         MLE-NN) are drawn beside. Saves a PNG when ``path`` is given; returns the figure.
+        With ``var_names``, the engine's ArviZ trace plot of those variables instead.
         Needs matplotlib.
         """
+        if var_names is not None:
+            return super().plot(path, var_names=var_names)
         import matplotlib
 
         matplotlib.use("Agg", force=False)
@@ -525,7 +545,7 @@ def _numpyro_fit(
             "lp": -extra["potential_energy"],
             "n_steps": extra["num_steps"],
             "tree_depth": np.log2(np.maximum(extra["num_steps"], 1)).astype(int) + 1,
-            "acceptance_rate": extra["accept_prob"],
+            "accept_rate": extra["accept_prob"],
             "diverging": extra["diverging"],
         },
         observed_data={"pairs": np.asarray(obs)},
@@ -769,14 +789,15 @@ def _cols(release: Release) -> list[str]:
 def fit(
     release: Release,
     *,
-    backend: str = "numpyro",
-    prior: Any = None,
     chains: int = 4,
     draws: int = 1000,
     warmup: int = 1000,
     seed: int | None = None,
-    progressbar: bool = True,
-    target_accept: float = 0.8,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
+    backend: str = "numpyro",
+    prior: Any = None,
     cores: int | None = None,
     preconditioner: str = "auto",
 ) -> CopulaFit:
@@ -791,19 +812,24 @@ def fit(
     release : Release
         A ``"median_pairs"`` release made with the geometric mechanism (the Bayes-NA input; use
         :func:`mle_nn` for TGM / BTGM / RGM releases).
+    chains, draws, warmup : int
+        Number of chains, kept draws per chain, and warmup (tuning) iterations per chain.
+    seed : int, optional
+        Random seed; drawn from the OS when omitted (recorded in ``result.settings.seed`` and
+        ``idata.attrs["noiseaware_seed"]``).
+    progressbar : bool
+        Show the sampler's progress bar (default False, the package's one convention; the CLI
+        shows it).
+    target_accept : float, optional
+        NUTS target acceptance probability; default (None) 0.8.
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a free entry of ``R`` has bulk
+        ESS below 100 per chain or R-hat above 1.01.
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized in one compiled program) or PyMC NUTS.
     prior : "lkj", float or LKJPrior, optional
         LKJ concentration; default ``LKJ(1)`` as in the paper. For other priors write the model
         with ``CompositeCopulaLikelihood.from_release`` directly.
-    chains, draws, warmup : int
-        Number of chains, kept draws per chain, and warmup (tuning) iterations per chain.
-    seed : int, optional
-        Random seed; drawn from the OS when omitted (and then recorded in ``idata.attrs``).
-    progressbar : bool
-        Show the sampler's progress bar.
-    target_accept : float
-        NUTS target acceptance probability.
     cores : int, optional
         PyMC only: worker processes for the chains. Default: one per chain up to the CPU count,
         or 1 (chains in sequence, in-process) when JAX is already loaded, since forking a process
@@ -851,22 +877,18 @@ def fit(
     >>> from noiseaware.datasets import demo_copula_data
     >>> x, R, cols = demo_copula_data(seed=1, n=500)
     >>> rel = na.privatize(x[:, :2], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
-    >>> res = fit(rel, chains=1, draws=200, warmup=200, seed=0, progressbar=False)
+    >>> res = fit(rel, chains=1, draws=200, warmup=200, seed=0, check_mixing=False)
     >>> res.posterior_mean.shape
     (2, 2)
     """
     release = _check_release(release)
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
     pr = _as_prior(prior)
-    chains = v.integer(_OWNER, "chains", chains, minimum=1)
-    draws = v.integer(_OWNER, "draws", draws, minimum=1)
-    warmup = v.integer(_OWNER, "warmup", warmup, minimum=0)
-    target_accept = v.open_unit(_OWNER, "target_accept", target_accept)
-    if seed is None:
-        import secrets
-
-        seed = secrets.randbits(31)
-    seed = v.integer(_OWNER, "seed", seed, minimum=0)
+    st = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
+    chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))
     p = int(release.metadata["p"])
     if backend == "numpyro":
@@ -882,8 +904,15 @@ def fit(
             cores = v.integer(_OWNER, "cores", cores, minimum=1)
         _plan_memory(backend, p, int(release.n or 0), chains, draws, warmup)  # n: a checked release has it
         idata = _pymc_fit(release, pr, chains, draws, warmup, seed, progressbar, target_accept, cores)
-    idata.attrs.update({"noiseaware_seed": int(seed), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
+    standard_stats(idata)
+    idata.attrs.update({**st.as_attrs(), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
     cols = tuple(_cols(release))
     if math.comb(len(cols), 2) != release.values.size:
         raise ReleaseFormatError(f"{_OWNER}: release has {release.values.size} values for {len(cols)} columns.")
-    return CopulaFit(idata=idata, columns=cols, backend=backend, release=release)
+    res = CopulaFit(idata, columns=cols, backend=backend, release=release, settings=st)
+    if st.check_mixing:
+        import arviz as az
+
+        # the free entries only (the diagonal is constant, the upper triangle repeats the lower)
+        _mixing(az.InferenceData(posterior=res.pair_draws(), sample_stats=idata["sample_stats"]), ["R"], owner=_OWNER)
+    return res

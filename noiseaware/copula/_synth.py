@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
+from .._engine import FitResult, check_settings
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 
@@ -418,9 +419,12 @@ def margin_posterior(
 
 
 # ----------------------------------------------------------------------------- the fit
-@dataclass(frozen=True)
-class DPCopulaFit:
+@dataclass
+class DPCopulaFit(FitResult):
     """Joint posterior draws of a ``dpcopula`` release's copula (returned by :func:`fit_dpcopula`).
+
+    A :class:`~noiseaware._engine.FitResult` whose ``idata`` is the Bayes-NA fit's (``R``), so
+    ``summary()``, ``interval()``, ``plot()`` and ``diagnostics`` describe the NUTS run.
 
     Attributes
     ----------
@@ -434,8 +438,13 @@ class DPCopulaFit:
     release : Release
     copula_fit : CopulaFit
         The Bayes-NA fit, with its diagnostics (``copula_fit.summary()``).
+    idata : arviz.InferenceData or None
+        The Bayes-NA fit's ``InferenceData`` (None only for a fit assembled by hand).
+    settings : SamplingSettings or None
+        The resolved sampler settings.
     """
 
+    idata: Any = field(default=None, kw_only=True)
     correlation: np.ndarray
     margins: tuple[np.ndarray, ...]
     columns: tuple[str, ...]
@@ -444,16 +453,20 @@ class DPCopulaFit:
     release: Release
     copula_fit: Any
 
+    default_var = "R"
+
 
 def fit_dpcopula(
     release: Release,
     *,
-    draws: int = 100,
-    chains: int = 2,
-    warmup: int = 500,
-    margin_prior: float = 0.5,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
     seed: int | None = None,
     progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
+    margin_prior: float = 0.5,
 ) -> DPCopulaFit:
     r"""Noise-aware posterior of a ``dpcopula`` release made with ``correlation="median"``.
 
@@ -467,10 +480,19 @@ def fit_dpcopula(
     ----------
     release : Release
         A ``dpcopula`` release with ``metadata.correlation == "median"``.
-    draws : int
-        Number of joint posterior draws kept (``ceil(draws / chains)`` per NUTS chain).
-    chains, warmup : int
-        NUTS chains and warmup iterations of the Bayes-NA fit.
+    chains, draws, warmup : int
+        NUTS chains, kept draws per chain and warmup iterations per chain of the Bayes-NA fit
+        (the package's one sampling convention); ``S = chains * draws`` joint draws are kept,
+        and each margin's posterior gets as many.
+    seed : int, optional
+        Seed of the NUTS fit (the margins' chains use ``seed + 1``); drawn from the OS when
+        omitted and recorded in ``settings.seed``.
+    progressbar : bool
+        Show NUTS progress.
+    target_accept : float, optional
+        NUTS target acceptance probability of the Bayes-NA fit (default 0.8).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) on poor mixing of the Bayes-NA fit.
     margin_prior : float
         Dirichlet concentration ``a0`` per cell (default 0.5, Jeffreys). On wide domains whose tails
         are empty the tails' posterior mass is set largely by this prior (the noise cannot tell 0
@@ -478,10 +500,6 @@ def fit_dpcopula(
         alpha = 0.8) the posterior mean variance of the margin was 334, 285, 221 and 190 for
         ``a0`` = 1, 0.5, 0.2, 0.1 against 224 in the data (docs/dpcopula.md). Values well below 0.5
         also make the chain sticky (a cell at ``c = 0`` with a tiny ``lambda`` rarely leaves it).
-    seed : int, optional
-        Seed of the NUTS fit (the margins' chains use ``seed + 1``); drawn from the OS when omitted.
-    progressbar : bool
-        Show NUTS progress.
 
     Returns
     -------
@@ -502,7 +520,7 @@ def fit_dpcopula(
     >>> x = np.random.default_rng(0).multivariate_normal([0, 0], [[1, .5], [.5, 1]], size=500)
     >>> rel = na.privatize(x, statistic="dpcopula", epsilon=2.0, correlation="median",
     ...                    domains=[{"lower": -4.0, "upper": 4.0, "bins": 20}] * 2, rng=np.random.default_rng(1))
-    >>> fit = fit_dpcopula(rel, draws=40, chains=1, warmup=100, seed=0)  # doctest: +SKIP
+    >>> fit = fit_dpcopula(rel, chains=1, draws=40, warmup=100, seed=0, check_mixing=False)  # doctest: +SKIP
     >>> fit.correlation.shape, fit.margins[0].shape  # doctest: +SKIP
     ((40, 2, 2), (40, 20))
     >>> copies = synthesize(fit, 1000, draws=5, seed=2)  # doctest: +SKIP
@@ -517,26 +535,32 @@ def fit_dpcopula(
             f"correlation={rel.metadata['correlation']!r}. Release with privatize(..., correlation='median'), or "
             "use synthesize(release, n) for DPCopula's point estimate."
         )
-    draws = v.integer(owner, "draws", draws, minimum=1)
-    chains = v.integer(owner, "chains", chains, minimum=1)
-    warmup = v.integer(owner, "warmup", warmup, minimum=0)
+    st = check_settings(
+        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
+    seed = st.seed
     a0 = v.positive(owner, "margin_prior", margin_prior)
-    if seed is None:
-        import secrets
-
-        seed = secrets.randbits(31)
-    seed = v.integer(owner, "seed", seed, minimum=0)
     from ._fit import fit
 
     cf = fit(
         rel.components[0],
-        chains=chains,
-        draws=math.ceil(draws / chains),
-        warmup=warmup,
+        chains=st.chains,
+        draws=st.draws,
+        warmup=st.warmup,
         seed=seed,
-        progressbar=progressbar,
+        progressbar=st.progressbar,
+        target_accept=st.target_accept,
+        check_mixing=False,  # checked below, in this fit's name
     )
-    R = cf.draws[:draws]
+    if st.check_mixing:
+        import arviz as az
+
+        from .._engine import check_mixing as _mixing
+
+        _mixing(az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf.idata["sample_stats"]), ["R"], owner=owner)
+    R = cf.draws
+    draws = R.shape[0]
     rng = np.random.default_rng(seed + 1)
     alpha = float(rel.mechanism.alpha)  # type: ignore[attr-defined]
     margins = tuple(margin_posterior(h, alpha, n=rel.n, draws=draws, prior=a0, seed=rng) for h in _split(rel))
@@ -548,6 +572,8 @@ def fit_dpcopula(
         domains=tuple(_domains(rel)),
         release=rel,
         copula_fit=cf,
+        idata=cf.idata,
+        settings=st,
     )
 
 

@@ -28,9 +28,10 @@ from ._analysis import (
     ssp_estimate,
 )
 from ._baselines import adaptive_cov, coinpress, diagonal_only, gauss_cov, separate_cov
-from ._fit import fit
+from ._fit import CovarianceFit, fit
 
 __all__ = [
+    "CovarianceFit",
     "Measurements",
     "adaptive_cov",
     "coinpress",

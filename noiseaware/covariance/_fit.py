@@ -2,16 +2,42 @@ r"""Noise-aware posterior of the population covariance from a ``pace_ggm`` / ``s
 
 from __future__ import annotations
 
-import secrets
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
+from .._engine import FitResult, check_settings, standard_stats
+from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..release import Release
 from ._analysis import measurements
 
-__all__ = ["fit"]
+__all__ = ["CovarianceFit", "fit"]
+
+
+@dataclass
+class CovarianceFit(FitResult):
+    r"""Posterior of :math:`\Sigma` from :func:`fit` (a :class:`~noiseaware._engine.FitResult`).
+
+    ``posterior["sigma"]`` holds the draws of the ``d x d`` covariance; :attr:`sigma` pools them
+    over chains. Attributes not defined here (``posterior``, ``sample_stats``, ``attrs``, ...)
+    fall through to ``idata``, as on the ``InferenceData`` :func:`fit` returned before.
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> s = np.broadcast_to(np.eye(2), (2, 50, 2, 2))
+    >>> CovarianceFit(az.from_dict(posterior={"sigma": s})).sigma.shape
+    (100, 2, 2)
+    """
+
+    default_var = "sigma"
+
+    @property
+    def sigma(self) -> np.ndarray:
+        """Posterior draws of the covariance pooled over chains, shape ``(chains * draws, d, d)``."""
+        return self.draws_of("sigma")
 
 BACKENDS = ("numpyro", "pymc")
 
@@ -19,16 +45,17 @@ BACKENDS = ("numpyro", "pymc")
 def fit(
     release: Release,
     *,
-    backend: str = "numpyro",
     chains: int = 4,
     draws: int = 1000,
     warmup: int = 1000,
     seed: int | None = None,
-    progressbar: bool = True,
-    target_accept: float = 0.8,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
+    backend: str = "numpyro",
     eta: float = 1.0,
     cores: int | None = None,
-) -> Any:
+) -> CovarianceFit:
     r"""NUTS posterior of the population covariance :math:`\Sigma` given a covariance release.
 
     Model: :math:`\Sigma = \mathrm{diag}(s)\,R\,\mathrm{diag}(s)`, :math:`R \sim \mathrm{LKJ}(\eta)`,
@@ -56,16 +83,20 @@ def fit(
     ----------
     release : Release
         ``"pace_ggm"`` or ``"second_moment"``.
-    backend : {"numpyro", "pymc"}
-        NumPyro NUTS (chains vectorized) or PyMC NUTS.
     chains, draws, warmup : int
         Chains, kept draws per chain, warmup iterations per chain.
     seed : int, optional
-        Random seed; drawn from the OS when omitted and recorded in ``idata.attrs["seed"]``.
+        Random seed; drawn from the OS when omitted and recorded in ``result.settings.seed``,
+        ``idata.attrs["seed"]`` and ``idata.attrs["noiseaware_seed"]``.
     progressbar : bool
         Show the sampler's progress bar.
-    target_accept : float
-        NUTS target acceptance probability, in (0, 1).
+    target_accept : float, optional
+        NUTS target acceptance probability, in (0, 1); default (None) 0.8.
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when an entry of ``sigma`` has bulk
+        ESS below 100 per chain or R-hat above 1.01.
+    backend : {"numpyro", "pymc"}
+        NumPyro NUTS (chains vectorized) or PyMC NUTS.
     eta : float
         LKJ concentration (> 0).
     cores : int, optional
@@ -73,8 +104,8 @@ def fit(
 
     Returns
     -------
-    arviz.InferenceData
-        Posterior variable ``sigma`` (``d x d``), plus the sampler's own variables.
+    CovarianceFit
+        ``idata`` with posterior variable ``sigma`` (``d x d``), plus the sampler's own variables.
 
     Raises
     ------
@@ -87,31 +118,34 @@ def fit(
     >>> from noiseaware import covariance
     >>> x = np.random.default_rng(0).uniform(-1, 1, size=(500, 2))
     >>> rel = na.privatize(x, statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(1))
-    >>> idata = covariance.fit(rel, chains=1, draws=50, warmup=50, seed=1, progressbar=False)  # doctest: +SKIP
-    >>> idata.posterior["sigma"].shape  # doctest: +SKIP
+    >>> res = covariance.fit(rel, chains=1, draws=50, warmup=50, seed=1, check_mixing=False)  # doctest: +SKIP
+    >>> res.posterior["sigma"].shape  # doctest: +SKIP
     (1, 50, 2, 2)
 
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/covariance`` runs it.)
     """
     owner = "covariance.fit"
+    st = check_settings(
+        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
+    chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     v.choice(owner, "backend", backend, BACKENDS)
-    chains = v.integer(owner, "chains", chains, minimum=1)
-    draws = v.integer(owner, "draws", draws, minimum=1)
-    warmup = v.integer(owner, "warmup", warmup, minimum=0)
-    target_accept = v.open_unit(owner, "target_accept", target_accept)
     eta = v.positive(owner, "eta", eta)
-    if not isinstance(progressbar, bool):
-        v.fail(owner, "progressbar", "must be True or False", progressbar)
-    seed = secrets.randbits(31) if seed is None else v.integer(owner, "seed", seed, minimum=0)
     m = measurements(release)
     if backend == "numpyro":
         idata = _fit_numpyro(m, chains, draws, warmup, seed, progressbar, target_accept, eta)
     else:
         idata = _fit_pymc(m, chains, draws, warmup, seed, progressbar, target_accept, eta, cores)
+    standard_stats(idata)
+    idata.attrs.update(st.as_attrs())
     idata.attrs["seed"] = seed
     idata.attrs["noiseaware_statistic"] = release.statistic
     idata.attrs["noiseaware_selection"] = "not used (conditioned on the selected entries); see fit's docstring"
-    return idata
+    res = CovarianceFit(idata, settings=st)
+    if st.check_mixing:
+        _mixing(idata, ["sigma"], owner=owner)
+    return res
 
 
 def _fit_numpyro(
@@ -143,7 +177,7 @@ def _fit_numpyro(
         chain_method="vectorized",
         progress_bar=progressbar,
     )
-    mcmc.run(jax.random.PRNGKey(seed))
+    mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "accept_prob", "num_steps"))  # accept_rate
     return az.from_numpyro(mcmc)
 
 
@@ -160,7 +194,7 @@ def _fit_pymc(
 ) -> Any:
     import pymc as pm
 
-    from .._sampling import pymc_sample
+    from .._engine import pymc_sample
     from ..pymc import NoisyCovarianceEntries
 
     d, b = m.d, m.bound

@@ -29,13 +29,14 @@ from ._boots import (
     p1_prior,
     truncated_laplace_range,
 )
-from ._dpmcmc import dpmcmc, dpmcmc_batch
+from ._dpmcmc import DPMCMCFit, dpmcmc, dpmcmc_batch
 from ._fit import DirichletFit, fit
 from ._mle import DirichletMLE, dirichlet_loglik, dirichlet_mle, dirichlet_mle_from_stats, inverse_digamma
 
 __all__ = [
     "ABCResult",
     "DPBootsResult",
+    "DPMCMCFit",
     "DirichletFit",
     "DirichletMLE",
     "GammaCopulaPrior",

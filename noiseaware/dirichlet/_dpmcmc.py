@@ -30,9 +30,9 @@ Module private; the public name is exported by :mod:`noiseaware.dirichlet`.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import arviz as az
@@ -49,13 +49,14 @@ from .._core._backend import get_backend
 from .._core._dirichlet_release import LogMeanPart, select_part
 from .._core._gamma import log_dirichlet, loggamma
 from .._core._noise import NOISE_LAWS
-from ..augment import check_mixing as _check_mixing
-from ..augment._sample import JOINT_TARGET_ACCEPT, dual_averaging
+from .._engine import RWM_TARGET_ACCEPT, FitResult, ProgramCache, SamplingSettings, check_settings
+from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
+from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from ..augment._sweep import noise_log_density, record_sweep
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
 
-__all__ = ["P1_RATE", "P1_SHAPE", "dpmcmc", "dpmcmc_batch"]
+__all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit", "dpmcmc", "dpmcmc_batch"]
 
 _JB = get_backend("jax")
 _LAPLACE = NOISE_LAWS["laplace"].logpdf
@@ -292,9 +293,7 @@ class _Chain(NamedTuple):
 
     alpha: Any
     logx: Any
-    log_h: Any  # (2,) log step sizes: alpha | records, joint move
-    g_avg: Any  # (2,) dual averaging
-    x_avg: Any  # (2,)
+    adapt: StepAdaptation  # (2,) log step sizes (alpha | records, joint move) and their dual averaging
     i: Any
     key: Any
 
@@ -310,19 +309,16 @@ class _Static(NamedTuple):
     alpha_given_records: bool  # False only in tests of the joint move alone
 
 
+#: Compiled (init, advance) programs keyed by (:class:`_Static`, prior): the release's numbers are
+#: arguments, so another release of the same shape reuses its program (the engine's cache).
+_PROGRAMS = ProgramCache(maxsize=16)
+
+
 def _program(static: _Static, prior: Any, move_factory: Callable[..., Any] | None = None) -> tuple[Any, Any]:
     """(init, advance): compiled, vectorized over releases and chains; cached unless given a factory."""
     if move_factory is None:
-        try:
-            return _cached_program(static, prior)
-        except TypeError:  # an unhashable prior: compile for this call only
-            pass
-    return _make_program(static, prior, move_factory or _joint_move)
-
-
-@functools.lru_cache(maxsize=16)
-def _cached_program(static: _Static, prior: Any) -> tuple[Any, Any]:
-    return _make_program(static, prior, _joint_move)
+        return _PROGRAMS.get((static, prior), lambda: _make_program(static, prior, _joint_move))
+    return _make_program(static, prior, move_factory)
 
 
 def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any]) -> tuple[Any, Any]:
@@ -345,13 +341,13 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
 
     def init_chain(key: Any, alpha0: Any, data: _Data) -> _Chain:
         k_rec, k_run = random.split(key)
-        zero2 = jnp.zeros(2, jnp.float64)
-        return _Chain(alpha0, log_dirichlet(k_rec, alpha0, (b,)), zero2, zero2, zero2, jnp.zeros((), jnp.int32), k_run)
+        logx = log_dirichlet(k_rec, alpha0, (b,))
+        return _Chain(alpha0, logx, init_adaptation((2,)), jnp.zeros((), jnp.int32), k_run)
 
-    def iterate(state: _Chain, data: _Data, warmup: Any) -> tuple[_Chain, Any]:
+    def iterate(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
         statistic, laplace, latent = pieces(data)
         key, k_sweep, k_alpha, k_joint = random.split(state.key, 4)
-        h = jnp.exp(state.log_h)
+        h = jnp.exp(state.adapt.log_step)
         logx, accept = record_sweep(
             k_sweep, state.logx, state.alpha, data.s_dp,
             latent=latent, statistic=statistic, log_density=laplace, per_record=False,
@@ -365,22 +361,19 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
                 return noise_log_density(lx, data.s_dp, statistic=statistic, log_density=laplace, per_record=False)
 
             alpha, logx, p_joint = joint(k_joint, alpha, logx, log_noise, h[1], data.chol_joint)
-        probs = jnp.stack([p_alpha, p_joint])
-        probs = jnp.where(jnp.isnan(probs), 0.0, jnp.clip(probs, 0.0, 1.0))
-        x_t, x_avg, g_avg = dual_averaging(state.i, probs, JOINT_TARGET_ACCEPT, state.g_avg, state.x_avg)
-        warm = state.i < warmup
-        last = state.i + 1 >= warmup
-        log_h = jnp.where(warm, jnp.where(last, x_avg, x_t), state.log_h)
-        new = _Chain(alpha, logx, log_h, jnp.where(warm, g_avg, state.g_avg), jnp.where(warm, x_avg, state.x_avg),
-                     state.i + 1, key)
-        return new, (alpha, accept, p_alpha, p_joint, jnp.exp(log_h[1]))
+        # both step sizes adapt during warmup and then freeze (the engine's dual averaging)
+        adapt = adapt_step(state.adapt, state.i, jnp.stack([p_alpha, p_joint]), target, warmup)
+        new = _Chain(alpha, logx, adapt, state.i + 1, key)
+        return new, (alpha, accept, p_alpha, p_joint, jnp.exp(adapt.log_step[1]))
 
-    def advance_chain(state: _Chain, data: _Data, warmup: Any) -> tuple[_Chain, Any]:
-        return lax.scan(lambda s, _: iterate(s, data, warmup), state, None, length=CHUNK)
+    def advance_chain(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
+        return lax.scan(lambda s, _: iterate(s, data, warmup, target), state, None, length=CHUNK)
 
     over_chains = (0, 0, None)  # key/state per chain; the release's data shared by its chains
     init = jax.jit(jax.vmap(jax.vmap(init_chain, in_axes=over_chains)))
-    advance = jax.jit(jax.vmap(jax.vmap(advance_chain, in_axes=(0, None, None)), in_axes=(0, 0, None)))
+    advance = jax.jit(
+        jax.vmap(jax.vmap(advance_chain, in_axes=(0, None, None, None)), in_axes=(0, 0, None, None))
+    )
     return init, advance
 
 
@@ -441,19 +434,6 @@ def _prepare(
     return _Prepared(data, inits, p, b, w, use_joint)
 
 
-def _check_settings(
-    draws: Any, warmup: Any, chains: Any, seed: Any, progressbar: Any, check_mixing: Any
-) -> tuple[int, int, int, int]:
-    draws = v.integer(_OWNER, "draws", draws, minimum=1)
-    warmup = v.integer(_OWNER, "warmup", warmup, minimum=0)
-    chains = v.integer(_OWNER, "chains", chains, minimum=1)
-    seed = v.integer(_OWNER, "seed", seed, minimum=0)
-    for name, flag in (("progressbar", progressbar), ("check_mixing", check_mixing)):
-        if not isinstance(flag, bool):
-            raise NoiseawareTypeError(v.message(_OWNER, name, "must be True or False", flag))
-    return draws, warmup, chains, seed
-
-
 def _run(
     preps: list[_Prepared],
     prior: Any,
@@ -462,6 +442,7 @@ def _run(
     seed: int,
     progressbar: bool,
     *,
+    target_accept: float = RWM_TARGET_ACCEPT,
     alpha_given_records: bool = True,
     move_factory: Callable[..., Any] | None = None,
 ) -> dict[str, np.ndarray]:
@@ -483,8 +464,9 @@ def _run(
 
         bar = tqdm(total=n_chunks * CHUNK, desc=f"{_OWNER} ({len(preps)} x {chains} chains)")
     warm = jnp.asarray(warmup, dtype=jnp.int32)
+    target = jnp.asarray(target_accept, dtype=jnp.float64)  # an argument: any target, one program
     for _ in range(n_chunks):
-        state, res = advance(state, data, warm)
+        state, res = advance(state, data, warm, target)
         out.append(tuple(np.asarray(x) for x in res))
         if bar is not None:
             bar.update(CHUNK)
@@ -494,8 +476,37 @@ def _run(
     return {k: np.concatenate([o[j] for o in out], axis=2)[:, :, warmup:total] for j, k in enumerate(names)}
 
 
+@dataclass
+class DPMCMCFit(FitResult):
+    r"""Result of :func:`dpmcmc`: a :class:`~noiseaware._engine.FitResult` (posterior ``alpha``, ``composition``).
+
+    Attributes not defined here (``posterior``, ``sample_stats``, ``attrs``, ...) fall through to
+    ``idata``, as on the ``InferenceData`` that :func:`dpmcmc` returned before.
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> a = np.random.default_rng(0).gamma(4.0, size=(2, 50, 3))
+    >>> res = DPMCMCFit(az.from_dict(posterior={"alpha": a, "composition": a / a.sum(-1, keepdims=True)}))
+    >>> res.alpha.shape, res.interval(0.9)[0].shape, res.posterior["alpha"].shape
+    ((100, 3), (3,), (2, 50, 3))
+    """
+
+    default_var = "alpha"
+
+    @property
+    def alpha(self) -> np.ndarray:
+        """Posterior draws of alpha pooled over chains, shape ``(chains * draws, d)``."""
+        return self.draws_of("alpha")
+
+    @property
+    def composition(self) -> np.ndarray:
+        r"""Posterior draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape ``(chains * draws, d)``."""
+        return self.draws_of("composition")
+
+
 def _idata(
-    raw: Mapping[str, np.ndarray], k: int, prep: _Prepared, release: Any, prior: Any, warmup: int
+    raw: Mapping[str, np.ndarray], k: int, prep: _Prepared, release: Any, prior: Any, settings: SamplingSettings
 ) -> az.InferenceData:
     """The InferenceData of release ``k`` of a run."""
     p, b, w = prep.part, prep.b, prep.w
@@ -520,7 +531,8 @@ def _idata(
         "laplace_scale_logmean": p.scale,
         "epsilon_1": p.epsilon_1,
         "prior": prior_text,
-        "warmup": warmup,
+        "warmup": settings.warmup,
+        **settings.as_attrs(),
     }
     stats = {"accept_rate": raw["accept_rate"][k], "alpha_accept_prob": raw["alpha_accept_prob"][k]}
     if prep.joint:
@@ -538,18 +550,19 @@ def _idata(
 def dpmcmc(
     release: Any,
     prior: Any = None,
+    *,
+    chains: int = 4,
     draws: int = 1000,
     warmup: int = 1000,
-    chains: int = 4,
-    seed: int = 0,
+    seed: int | None = None,
     progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     replicates: int = 1,
-    *,
     part: int | None = None,
     init: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
-    check_mixing: bool = True,
     joint_move: bool | None = None,
-) -> az.InferenceData:
+) -> DPMCMCFit:
     r"""DPMCMC (seed 004 eq. 2) or DPreMCMC (eq. 5): Dirichlet posterior from a ``dirichlet_logmean`` release.
 
     The latent data are records :math:`x_i\sim\text{Dirichlet}(\alpha)` on the simplex, stored as
@@ -570,7 +583,8 @@ def dpmcmc(
 
     whose stationary law is the exact posterior :math:`\pi(\alpha\mid s_L)` of eq. (2)
     (seed 004 §4.2.2: DPMCMC\ :sub:`p1` with the default prior). Both step sizes are adapted
-    during warmup by dual averaging towards an acceptance probability of 0.3 and then frozen.
+    during warmup by dual averaging towards the acceptance probability ``target_accept``
+    (default 0.3, the engine's target for random-walk moves) and then frozen.
 
     **DPreMCMC** (``replicates=r > 1``; seed 004 eq. 5 and the sampler of §4.2.2). The ``n``
     records are replaced by :math:`b=\max(1,\operatorname{round}(n/r))` latent records, each
@@ -602,14 +616,23 @@ def dpmcmc(
         (summed), or a JAX function ``alpha -> log density``. Default: p1, independent
         :math:`\text{Gamma}(1, 0.1)` (shape, rate; seed 004 §4.2.1). A data-split prior (p3 or p4
         fitted on :math:`S_L(D_1,a)`) goes here with ``part=1``.
-    draws, warmup : int
-        Kept and discarded iterations per chain.
     chains : int
         Chains, run vectorized in one compiled program.
-    seed : int
-        Random seed (JAX key and the jitter of the starting values).
+    draws, warmup : int
+        Kept and discarded iterations per chain.
+    seed : int, optional
+        Random seed (JAX key and the jitter of the starting values); drawn from the OS when
+        omitted and recorded in ``result.settings.seed`` and ``attrs["noiseaware_seed"]``.
     progressbar : bool
         Show a progress bar (the run advances in compiled blocks of ``CHUNK = 100`` iterations).
+    target_accept : float, optional
+        Target acceptance probability of the two adapted random-walk moves (the draw of
+        :math:`\alpha` given the records and the joint move). Default (None): 0.3
+        (``RWM_TARGET_ACCEPT`` of the engine; a random walk in a few dimensions is most efficient
+        near 0.234-0.44, Roberts, Gelman & Gilks 1997); NUTS's 0.8 would make its steps small.
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
+        per chain or R-hat above 1.01 (the engine's check, :func:`noiseaware.augment.check_mixing`).
     replicates : int
         Copies per latent record (seed 004's ``n/b``); 1 (default) is DPMCMC, more is DPreMCMC.
     part : int, optional
@@ -619,9 +642,6 @@ def dpmcmc(
         ``{"alpha": array}`` for all chains or one per chain. Default: Minka's (2000) fixed point
         at the L1 projection of :math:`s_L` onto :math:`\mathrm{Range}(S_0)`
         (:func:`~noiseaware.dirichlet._boots.start_alpha`), jittered per chain.
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
-        per chain or R-hat above 1.01 (:func:`noiseaware.augment.check_mixing`).
     joint_move : bool, optional
         Add the joint move of :math:`\alpha` and all records (Notes) to every iteration. Default
         (None): on for DPMCMC, off for DPreMCMC (whose eq. 5 has no joint density to keep
@@ -629,8 +649,10 @@ def dpmcmc(
 
     Returns
     -------
-    arviz.InferenceData
-        ``posterior``: ``alpha`` and ``composition`` :math:`=E[x\mid\alpha]=\alpha/\sum_j\alpha_j`,
+    DPMCMCFit
+        A :class:`~noiseaware._engine.FitResult` (``alpha`` and ``composition`` as pooled draws;
+        ``posterior``, ``sample_stats``, ``attrs`` fall through to its ``idata``). ``posterior``:
+        ``alpha`` and ``composition`` :math:`=E[x\mid\alpha]=\alpha/\sum_j\alpha_j`,
         dims ``(chain, draw, component)`` with the release's column names. ``sample_stats``:
         ``accept_rate`` (fraction of record proposals accepted per sweep), ``alpha_accept_prob``
         and, with the joint move, ``joint_accept_prob`` and ``joint_step_size``. ``attrs``:
@@ -688,33 +710,43 @@ def dpmcmc(
     >>> x = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=200)
     >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, threshold=1e-3,
     ...                    rng=np.random.default_rng(1))
-    >>> idata = dpmcmc(rel, draws=300, warmup=300, chains=2, check_mixing=False)
-    >>> idata.posterior["composition"].shape
-    (2, 300, 3)
+    >>> res = dpmcmc(rel, draws=300, warmup=300, chains=2, seed=0, check_mixing=False)
+    >>> res.posterior["composition"].shape, res.alpha.shape
+    ((2, 300, 3), (600, 3))
     """
-    draws, warmup, chains, seed = _check_settings(draws, warmup, chains, seed, progressbar, check_mixing)
-    prep = _prepare(release, prior, chains, seed, replicates, part=part, init=init, joint_move=joint_move)
-    raw = _run([prep], prior, draws, warmup, seed, progressbar)
-    idata = _idata(raw, 0, prep, release, prior, warmup)
-    if check_mixing:
-        _check_mixing(idata, [_ALPHA])
-    return idata
+    st = _settings(draws, warmup, chains, seed, progressbar, target_accept, check_mixing)
+    prep = _prepare(release, prior, st.chains, st.seed, replicates, part=part, init=init, joint_move=joint_move)
+    raw = _run([prep], prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
+    res = DPMCMCFit(_idata(raw, 0, prep, release, prior, st), settings=st)
+    if st.check_mixing:
+        _mixing(res.idata, [_ALPHA], owner=_OWNER)
+    return res
+
+
+def _settings(
+    draws: Any, warmup: Any, chains: Any, seed: Any, progressbar: Any, target_accept: Any, check_mixing: Any
+) -> SamplingSettings:
+    return check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing, default_target=RWM_TARGET_ACCEPT,
+    )
 
 
 def dpmcmc_batch(
     releases: Sequence[Any],
     prior: Any = None,
+    *,
+    chains: int = 4,
     draws: int = 1000,
     warmup: int = 1000,
-    chains: int = 4,
-    seed: int = 0,
+    seed: int | None = None,
     progressbar: bool = False,
-    replicates: int = 1,
-    *,
-    part: int | None = None,
+    target_accept: float | None = None,
     check_mixing: bool = True,
+    replicates: int = 1,
+    part: int | None = None,
     joint_move: bool | None = None,
-) -> list[az.InferenceData]:
+) -> list[DPMCMCFit]:
     r""":func:`dpmcmc` on many releases of one shape at once (simulation studies).
 
     Runs the sampler of :func:`dpmcmc`, with the same settings, for every release in one compiled
@@ -729,12 +761,13 @@ def dpmcmc_batch(
         ``dirichlet_logmean`` releases with the same number of parts ``d`` and the same number of
         latent records ``b`` (the same ``n`` for DPMCMC); their thresholds, scales and values may
         differ.
-    prior, draws, warmup, chains, seed, progressbar, replicates, part, check_mixing, joint_move
-        As in :func:`dpmcmc` (the default starting values of each release are its own).
+    prior, chains, draws, warmup, seed, progressbar, target_accept, check_mixing, replicates, part, joint_move
+        As in :func:`dpmcmc` (the default starting values of each release are its own). Every
+        result records the same settings (release ``k`` ran with the seed stream of its index).
 
     Returns
     -------
-    list of arviz.InferenceData
+    list of DPMCMCFit
         One per release, as :func:`dpmcmc` returns.
 
     Raises
@@ -749,17 +782,17 @@ def dpmcmc_batch(
     >>> rels = [na.privatize(np.random.default_rng(k).dirichlet([2.0, 3.0, 4.0], size=200),
     ...                      statistic="dirichlet_logmean", epsilon=1.0, threshold=1e-3,
     ...                      rng=np.random.default_rng(10 + k)) for k in range(3)]
-    >>> fits = dpmcmc_batch(rels, draws=200, warmup=200, chains=2, check_mixing=False)
+    >>> fits = dpmcmc_batch(rels, draws=200, warmup=200, chains=2, seed=0, check_mixing=False)
     >>> [f.posterior["alpha"].shape for f in fits]
     [(2, 200, 3), (2, 200, 3), (2, 200, 3)]
     """
-    draws, warmup, chains, seed = _check_settings(draws, warmup, chains, seed, progressbar, check_mixing)
+    st = _settings(draws, warmup, chains, seed, progressbar, target_accept, check_mixing)
     if isinstance(releases, (str, bytes)) or not isinstance(releases, Sequence):
         raise NoiseawareTypeError(v.message(_OWNER, "releases", "must be a list of releases", type(releases).__name__))
     if len(releases) == 0:
         v.fail(_OWNER, "releases", "must hold at least one release", "[]")
     preps = [
-        _prepare(rel, prior, chains, seed + k, replicates, part=part, init=None, joint_move=joint_move)
+        _prepare(rel, prior, st.chains, st.seed + k, replicates, part=part, init=None, joint_move=joint_move)
         for k, rel in enumerate(releases)
     ]
     shapes = {(p.part.d, p.b) for p in preps}
@@ -768,11 +801,11 @@ def dpmcmc_batch(
             _OWNER, "releases", "must share d and the number of latent records b (n for DPMCMC)",
             sorted(f"d={d}, b={b}" for d, b in shapes), "Group the releases by n and d.",
         )
-    raw = _run(preps, prior, draws, warmup, seed, progressbar)
+    raw = _run(preps, prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
     out = []
     for k, (prep, rel) in enumerate(zip(preps, releases, strict=True)):
-        idata = _idata(raw, k, prep, rel, prior, warmup)
-        if check_mixing:
-            _check_mixing(idata, [_ALPHA])
-        out.append(idata)
+        res = DPMCMCFit(_idata(raw, k, prep, rel, prior, st), settings=st)
+        if st.check_mixing:
+            _mixing(res.idata, [_ALPHA], owner=_OWNER)
+        out.append(res)
     return out

@@ -19,22 +19,19 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .._core._dirichlet import check_censored_threshold
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
-from .._sampling import pymc_sample
+from .._engine import FitResult, ProgramCache, check_settings, pymc_sample, standard_stats
+from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
-
-if TYPE_CHECKING:  # pragma: no cover
-    import arviz
 
 __all__ = ["DirichletFit", "fit"]
 
@@ -43,8 +40,8 @@ _LOG_2PI = math.log(2 * math.pi)
 
 
 @dataclass
-class DirichletFit:
-    r"""Posterior of :math:`\alpha` from :func:`fit`.
+class DirichletFit(FitResult):
+    r"""Posterior of :math:`\alpha` from :func:`fit` (a :class:`~noiseaware._engine.FitResult`).
 
     Attributes
     ----------
@@ -55,13 +52,16 @@ class DirichletFit:
     parts : list of LogMeanPart
         The observed release parts.
     backend, moments : str
+    settings : SamplingSettings
+        The resolved sampler settings (the seed used, ...).
     """
 
-    idata: arviz.InferenceData
     prior: GammaCopulaPrior
     parts: list[LogMeanPart]
     backend: str
     moments: str
+
+    default_var = "alpha"
 
     def _pooled(self, name: str) -> np.ndarray:
         x = np.asarray(self.idata["posterior"][name].values, dtype=np.float64)
@@ -82,12 +82,18 @@ class DirichletFit:
         """Posterior mean of alpha, shape ``(d,)``."""
         return np.asarray(self.alpha.mean(axis=0))
 
-    def interval(self, level: float = 0.95, of: str = "alpha") -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed credible interval of ``alpha`` or ``mean`` at ``level``: ``(lower, upper)``."""
-        level = v.open_unit("DirichletFit.interval", "level", level)
-        of = v.choice("DirichletFit.interval", "of", of, ("alpha", "mean"))
-        q = np.quantile(self._pooled(of), [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return q[0], q[1]
+    def interval(
+        self, level: float = 0.95, var: str | None = None, *, of: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Equal-tailed credible interval of ``var`` (``"alpha"``, default, or ``"mean"``) at ``level``.
+
+        ``of`` is the former name of ``var``, still accepted.
+        """
+        if of is not None:
+            if var is not None:
+                v.fail("DirichletFit.interval", "of", "is the former name of var; give one of them", of)
+            var = v.choice("DirichletFit.interval", "of", of, ("alpha", "mean"))
+        return super().interval(level, var)
 
 
 def _prior_and_parts(
@@ -123,12 +129,11 @@ class _Static:
 
 
 #: Compiled NumPyro runs of :func:`fit` (``jit``-ed ``(keys, z0, args) -> ((samples, stats, loglik),
-#: start_ok)``, :func:`_build_sampler`), keyed by :class:`_Static`; least recently used first.
-_SAMPLERS: OrderedDict[_Static, Any] = OrderedDict()
-#: At most this many compiled samplers are kept (each holds one XLA executable).
-_MAX_SAMPLERS = 16
-#: Cache statistics, for tests: ``hits``, ``misses`` and ``traces`` (Python traces of the model).
-_CACHE_INFO = {"hits": 0, "misses": 0, "traces": 0}
+#: start_ok)``, :func:`_build_sampler`), keyed by :class:`_Static`: the engine's cache, 16 programs.
+_PROGRAMS = ProgramCache(maxsize=16)
+#: Cache statistics, for tests: ``hits``, ``misses`` (the cache's) and ``traces`` (Python traces of the model).
+_CACHE_INFO = _PROGRAMS.info
+_CACHE_INFO["traces"] = 0
 
 
 def _model_args(pr: GammaCopulaPrior, parts: list[LogMeanPart]) -> tuple[np.ndarray, ...]:
@@ -258,7 +263,7 @@ def _build_sampler(st: _Static, z_start: dict[str, np.ndarray], args: tuple[np.n
         }
         stats = {
             "diverging": div,
-            "acceptance_rate": acc,
+            "accept_rate": acc,
             "n_steps": nsteps,
             "energy": energy,
             "step_size": step_size,
@@ -304,18 +309,8 @@ def _z_start(st: _Static, parts: list[LogMeanPart], rng: np.random.Generator) ->
 
 
 def _sampler(st: _Static, z0: dict[str, np.ndarray], args: tuple[np.ndarray, ...]) -> Any:
-    """The compiled sampler for ``st``: from :data:`_SAMPLERS`, or built now and cached."""
-    sampler = _SAMPLERS.get(st)
-    if sampler is not None:
-        _CACHE_INFO["hits"] += 1
-        _SAMPLERS.move_to_end(st)
-        return sampler
-    _CACHE_INFO["misses"] += 1
-    sampler = _build_sampler(st, z0, args)
-    _SAMPLERS[st] = sampler
-    while len(_SAMPLERS) > _MAX_SAMPLERS:
-        _SAMPLERS.popitem(last=False)
-    return sampler
+    """The compiled sampler for ``st``: from :data:`_PROGRAMS`, or built now and cached."""
+    return _PROGRAMS.get(st, lambda: _build_sampler(st, z0, args))
 
 
 def _fit_numpyro(
@@ -453,16 +448,17 @@ def _fit_pymc(
 def fit(
     release: Any,
     *,
-    prior: str | GammaCopulaPrior = "p1",
-    moments: str = "censored",
-    backend: str = "numpyro",
     chains: int = 4,
     draws: int = 1000,
     warmup: int = 1000,
     seed: int | None = None,
-    prior_draws: int = 2000,
     progressbar: bool = False,
-    target_accept: float = 0.9,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
+    prior: str | GammaCopulaPrior = "p1",
+    moments: str = "censored",
+    backend: str = "numpyro",
+    prior_draws: int = 2000,
     cores: int | None = None,
 ) -> DirichletFit:
     r"""NUTS posterior of :math:`\alpha` and of :math:`E[x\mid\alpha]` from a ``dirichlet_logmean`` release.
@@ -476,6 +472,24 @@ def fit(
     release : Release
         A ``dirichlet_logmean`` release; ``n``, ``a``, the Laplace scale and :math:`s_L` are read
         from it.
+    chains : int
+        Number of chains.
+    draws : int
+        Kept draws per chain.
+    warmup : int
+        Warmup (tuning) iterations per chain.
+    seed : int, optional
+        Random seed (drawn from the OS when omitted; recorded in ``result.settings.seed`` and
+        ``idata.attrs["noiseaware_seed"]``).
+    progressbar : bool
+        Show the sampler's progress bar.
+    target_accept : float, optional
+        NUTS target acceptance probability; default (None) 0.8, the engine's
+        ``NUTS_TARGET_ACCEPT`` (before the one sampling convention this fit used 0.9; its tests
+        pass at 0.8).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below
+        100 per chain or R-hat above 1.01.
     prior : {"p1", "p3", "p4"} or GammaCopulaPrior
         ``p1``: independent Gamma(1, 0.1), every part of the release observed. ``p3`` / ``p4``:
         elicited from ``D1`` of a split release (:func:`elicit_prior`), ``D2`` observed. A
@@ -484,20 +498,8 @@ def fit(
         Censoring-aware moments (default) or the paper's eq. (6).
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized) or PyMC NUTS.
-    chains : int
-        Number of chains.
-    draws : int
-        Kept draws per chain.
-    warmup : int
-        Warmup (tuning) iterations per chain.
-    seed : int, optional
-        Random seed (drawn from the OS when omitted; recorded in ``idata.attrs``).
     prior_draws : int
         DPBoots replicates used to elicit p3 / p4.
-    progressbar : bool
-        Show the sampler's progress bar.
-    target_accept : float
-        NUTS target acceptance probability.
     cores : int, optional
         PyMC only: worker processes (default: 1 when JAX is loaded, else one per chain).
 
@@ -533,7 +535,7 @@ def fit(
     >>> import numpy as np, noiseaware as na
     >>> x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=2000)
     >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, rng=np.random.default_rng(1))
-    >>> res = fit(rel, chains=1, draws=100, warmup=100, seed=0, moments="asymptotic")
+    >>> res = fit(rel, chains=1, draws=100, warmup=100, seed=0, moments="asymptotic", check_mixing=False)
     >>> res.alpha.shape, res.mean_composition.shape
     ((100, 3), (100, 3))
     """
@@ -541,16 +543,12 @@ def fit(
     del parts
     moments = v.choice(_OWNER, "moments", moments, ("censored", "asymptotic"))
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
-    chains = v.integer(_OWNER, "chains", chains, minimum=1)
-    draws = v.integer(_OWNER, "draws", draws, minimum=1)
-    warmup = v.integer(_OWNER, "warmup", warmup, minimum=0)
+    st = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
+    chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     prior_draws = v.integer(_OWNER, "prior_draws", prior_draws, minimum=10)
-    target_accept = v.open_unit(_OWNER, "target_accept", target_accept)
-    if seed is None:
-        import secrets
-
-        seed = secrets.randbits(31)
-    seed = v.integer(_OWNER, "seed", seed, minimum=0)
     pr, obs = _prior_and_parts(release, prior, prior_draws, np.random.default_rng(seed))
     for p in obs:
         check_censored_threshold(_OWNER, p.a, moments)
@@ -564,5 +562,9 @@ def fit(
         if cores is not None:
             cores = v.integer(_OWNER, "cores", cores, minimum=1)
         idata = _fit_pymc(pr, obs, moments, chains, draws, warmup, seed, progressbar, target_accept, cores)
-    idata.attrs.update({"noiseaware_seed": int(seed), "noiseaware_moments": moments})
-    return DirichletFit(idata=idata, prior=pr, parts=obs, backend=backend, moments=moments)
+    standard_stats(idata)
+    idata.attrs.update({**st.as_attrs(), "noiseaware_moments": moments})
+    res = DirichletFit(idata, prior=pr, parts=obs, backend=backend, moments=moments, settings=st)
+    if st.check_mixing:
+        _mixing(idata, ["alpha"], owner=_OWNER)
+    return res

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import noiseaware as na
-from noiseaware._sampling import InterruptGuard
+from noiseaware._engine import InterruptGuard
 from noiseaware.copula import fit
 from noiseaware.datasets import simulate_gaussian_copula
 

@@ -1,4 +1,4 @@
-"""Shared sampling machinery of the workflows (``copula``, ``dirichlet``): PyMC runs that cannot end silently short.
+"""PyMC runs that cannot end silently short: ``pymc_sample`` and its interrupt guard (engine, private).
 
 PyMC catches ``KeyboardInterrupt`` inside its sampling loops (``pymc.sampling.mcmc._sample`` per
 chain and ``_mp_sample`` for worker processes) and returns the draws made so far, cut to a common

@@ -1,0 +1,52 @@
+r"""The sampling engine: one convention, one result type, shared machinery (private).
+
+Every fit of the package builds on these pieces, so that they behave alike:
+
+* :func:`check_settings` / :class:`SamplingSettings` -- the sampler arguments every fit takes,
+  keyword-only and with one set of defaults (``chains=4, draws=1000, warmup=1000, seed=None,
+  progressbar=False, target_accept=None, check_mixing=True``), validated with one message shape;
+* :class:`FitResult` -- the result type over ArviZ ``InferenceData`` (``summary()``,
+  ``interval()``, ``plot()``, ``diagnostics``, ``settings``; other attributes fall through to the
+  ``InferenceData``);
+* :func:`check_mixing` -- bulk ESS and R-hat (Vehtari et al. 2021), one
+  :class:`~noiseaware.exceptions.MixingWarning` text;
+* :mod:`._adapt` -- dual averaging and the warmup-then-freeze step-size adaptation of the package's
+  own Metropolis moves (the joint moves of ``augment`` and ``dirichlet.dpmcmc``); imported on
+  demand (it needs JAX);
+* :class:`ProgramCache` -- compile once, with the data as arguments;
+* :func:`pymc_sample` -- ``pm.sample`` that cannot end silently short on Ctrl-C.
+
+See ``docs/architecture.md`` ("Sampling convention").
+"""
+
+from __future__ import annotations
+
+from ._cache import ProgramCache
+from ._mixing import ESS_PER_CHAIN, RHAT_MAX, check_mixing
+from ._pymc import InterruptGuard, pymc_sample
+from ._result import FitResult, standard_stats
+from ._settings import (
+    DEFAULTS,
+    NUTS_TARGET_ACCEPT,
+    RWM_TARGET_ACCEPT,
+    SETTING_NAMES,
+    SamplingSettings,
+    check_settings,
+)
+
+__all__ = [
+    "DEFAULTS",
+    "ESS_PER_CHAIN",
+    "NUTS_TARGET_ACCEPT",
+    "RHAT_MAX",
+    "RWM_TARGET_ACCEPT",
+    "SETTING_NAMES",
+    "FitResult",
+    "InterruptGuard",
+    "ProgramCache",
+    "SamplingSettings",
+    "check_mixing",
+    "check_settings",
+    "pymc_sample",
+    "standard_stats",
+]

@@ -1,0 +1,399 @@
+"""The sampling engine (noiseaware._engine): one convention, one result type, shared machinery.
+
+* every fit takes the convention's arguments keyword-only, in one order, with one set of defaults
+  (read off ``inspect.signature``), and returns a ``FitResult`` subclass;
+* bad settings give the same error, from the one validator, for every fit (before any compile);
+* ``FitResult``'s interval, summary, diagnostics and fall-through against direct computations;
+* one ``check_mixing`` and one ``MixingWarning``; a deliberately short run warns;
+* dual averaging against an independent scalar transcription of Hoffman & Gelman (2014) eq. (6),
+  and the warmup-then-freeze adaptation reaching its target;
+* the program cache.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import typing
+import warnings
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+import noiseaware as na
+from noiseaware import _engine
+from noiseaware._engine import (
+    DEFAULTS,
+    SETTING_NAMES,
+    FitResult,
+    ProgramCache,
+    _adapt,
+    check_mixing,
+    check_settings,
+    standard_stats,
+)
+from noiseaware.augment import AugmentationModel
+from noiseaware.augment import _sample as augment_sample
+from noiseaware.copula import _fit as copula_fit
+from noiseaware.copula import _synth as copula_synth
+from noiseaware.covariance import _fit as covariance_fit
+from noiseaware.dirichlet import _dpmcmc
+from noiseaware.dirichlet import _fit as dirichlet_fit
+from noiseaware.exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
+
+# (public name, function, owner in messages, result class)
+FITS = [
+    ("copula.fit", copula_fit.fit, "copula.fit", copula_fit.CopulaFit),
+    ("copula.fit_dpcopula", copula_synth.fit_dpcopula, "fit_dpcopula", copula_synth.DPCopulaFit),
+    ("dirichlet.fit", dirichlet_fit.fit, "dirichlet.fit", dirichlet_fit.DirichletFit),
+    ("dirichlet.dpmcmc", _dpmcmc.dpmcmc, "dpmcmc", _dpmcmc.DPMCMCFit),
+    ("dirichlet.dpmcmc_batch", _dpmcmc.dpmcmc_batch, "dpmcmc", _dpmcmc.DPMCMCFit),
+    ("augment.sample", augment_sample.sample, "sample", augment_sample.AugmentationFit),
+    ("covariance.fit", covariance_fit.fit, "covariance.fit", covariance_fit.CovarianceFit),
+]
+IDS = [f[0] for f in FITS]
+
+
+def test_the_fits_are_the_public_ones() -> None:
+    assert na.copula.fit is copula_fit.fit and na.copula.fit_dpcopula is copula_synth.fit_dpcopula
+    assert na.dirichlet.fit is dirichlet_fit.fit and na.dirichlet.dpmcmc is _dpmcmc.dpmcmc
+    assert na.dirichlet.dpmcmc_batch is _dpmcmc.dpmcmc_batch
+    assert na.augment.sample is augment_sample.sample and na.covariance.fit is covariance_fit.fit
+
+
+# ----------------------------------------------------------------------------- the convention
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
+def test_same_names_defaults_and_keyword_only_position(name, fn, owner, result) -> None:
+    params = inspect.signature(fn).parameters
+    kw_only = [p for p in params.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    # the convention's arguments open the keyword-only block, in one order
+    assert tuple(p.name for p in kw_only[: len(SETTING_NAMES)]) == SETTING_NAMES, name
+    assert {p.name: p.default for p in kw_only[: len(SETTING_NAMES)]} == DEFAULTS, name
+    assert not any(p.name in SETTING_NAMES for p in params.values() if p.kind is not inspect.Parameter.KEYWORD_ONLY)
+
+
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
+def test_every_fit_returns_a_fit_result(name, fn, owner, result) -> None:
+    ret = typing.get_type_hints(fn)["return"]
+    cls = typing.get_args(ret)[0] if typing.get_origin(ret) is list else ret
+    assert cls is result and issubclass(cls, FitResult), (name, ret)
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    assert DEFAULTS == {
+        "chains": 4,
+        "draws": 1000,
+        "warmup": 1000,
+        "seed": None,
+        "progressbar": False,
+        "target_accept": None,
+        "check_mixing": True,
+    }
+    st = check_settings("f")
+    assert (st.chains, st.draws, st.warmup, st.progressbar, st.check_mixing) == (4, 1000, 1000, False, True)
+    assert st.target_accept == _engine.NUTS_TARGET_ACCEPT == 0.8
+    assert check_settings("f", default_target=_engine.RWM_TARGET_ACCEPT).target_accept == 0.3
+    assert check_settings("f", target_accept=0.95, default_target=0.3).target_accept == 0.95
+
+
+def test_seed_none_draws_a_recorded_seed() -> None:
+    a, b = check_settings("f"), check_settings("f")
+    assert not a.seed_given and 0 <= a.seed < 2**31 and a.seed != b.seed  # P(equal) = 2**-31
+    given = check_settings("f", seed=7)
+    assert given.seed_given and given.seed == 7 and given.as_attrs()["noiseaware_seed"] == 7
+
+
+# ----------------------------------------------------------------------------- bad settings, every fit
+def _table_model(n: int) -> None:
+    pi = numpyro.sample("pi", dist.Dirichlet(jnp.ones(2)))
+    with numpyro.plate("records", n):
+        numpyro.sample("x", dist.Categorical(pi))
+
+
+@pytest.fixture(scope="module")
+def valid_args() -> dict[str, tuple[tuple, dict]]:
+    """A valid first argument for every fit, so that only the bad setting can fail."""
+    rng = np.random.default_rng(0)
+    z = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], size=300)
+    pairs = na.privatize(z, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1))
+    dpc = na.privatize(
+        z,
+        statistic="dpcopula",
+        epsilon=2.0,
+        correlation="median",
+        domains=[{"lower": -4.0, "upper": 4.0, "bins": 10}] * 2,
+        rng=np.random.default_rng(2),
+    )
+    logmean = na.privatize(
+        rng.dirichlet([2.0, 3.0, 4.0], size=200),
+        statistic="dirichlet_logmean",
+        epsilon=1.0,
+        threshold=1e-3,
+        rng=np.random.default_rng(3),
+    )
+    cov = na.privatize(
+        rng.uniform(-1, 1, size=(200, 2)), statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(4)
+    )
+    aug = AugmentationModel(
+        statistic=lambda x, s: jnp.stack([x == 0, x == 1]).astype(jnp.float64),
+        log_density=lambda s_dp, s: -jnp.sum(jnp.abs(s_dp - s)),
+        model=_table_model,
+        model_args=(10,),
+    )
+    return {
+        "copula.fit": ((pairs,), {}),
+        "copula.fit_dpcopula": ((dpc,), {}),
+        "dirichlet.fit": ((logmean,), {}),
+        "dirichlet.dpmcmc": ((logmean,), {}),
+        "dirichlet.dpmcmc_batch": (([logmean],), {}),
+        "augment.sample": ((aug, np.array([6.0, 4.0])), {}),
+        "covariance.fit": ((cov,), {}),
+    }
+
+
+BAD = [
+    ("chains", 0, NoiseawareValueError, "must be an integer >= 1"),
+    ("draws", -1, NoiseawareValueError, "must be an integer >= 1"),
+    ("warmup", -5, NoiseawareValueError, "must be an integer >= 0"),
+    ("seed", "x", NoiseawareTypeError, "must be an integer"),
+    ("seed", -1, NoiseawareValueError, "must be an integer >= 0"),
+    ("target_accept", 1.5, NoiseawareValueError, "must be in (0, 1)"),
+    ("progressbar", "yes", NoiseawareTypeError, "must be True or False"),
+    ("check_mixing", 1, NoiseawareTypeError, "must be True or False"),
+]
+
+
+@pytest.mark.parametrize(("setting", "value", "error", "rule"), BAD, ids=[f"{b[0]}={b[1]!r}" for b in BAD])
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
+def test_bad_settings_one_error_shape(valid_args, name, fn, owner, result, setting, value, error, rule) -> None:
+    args, kwargs = valid_args[name]
+    expected = f"{owner}: {setting} {rule}; got {setting}={value!r}."
+    with pytest.raises(error) as info:
+        fn(*args, **kwargs, **{setting: value})
+    assert str(info.value) == expected
+    assert type(info.value) is error
+
+
+# ----------------------------------------------------------------------------- the result type
+def _idata(rng: np.random.Generator, chains: int = 3, draws: int = 400) -> az.InferenceData:
+    return az.from_dict(
+        posterior={"mu": rng.normal(1.0, 2.0, size=(chains, draws)), "v": rng.normal(size=(chains, draws, 2))},
+        sample_stats={
+            "acceptance_rate": np.full((chains, draws), 0.75),
+            "diverging": np.arange(chains * draws).reshape(chains, draws) % 100 == 0,
+        },
+    )
+
+
+def test_fit_result_interval_summary_diagnostics_and_fall_through(tmp_path) -> None:
+    rng = np.random.default_rng(1)
+    idata = standard_stats(_idata(rng))
+    assert "accept_rate" in idata.sample_stats and "acceptance_rate" not in idata.sample_stats
+    res = FitResult(idata)
+    v = idata.posterior["v"].values.reshape(-1, 2)
+    lo, hi = res.interval(0.8, var="v")
+    np.testing.assert_allclose(lo, np.quantile(v, 0.1, axis=0))
+    np.testing.assert_allclose(hi, np.quantile(v, 0.9, axis=0))
+    lo_mu, hi_mu = res.interval()  # default: the first variable, 95%
+    np.testing.assert_allclose([lo_mu, hi_mu], np.quantile(idata.posterior["mu"].values, [0.025, 0.975]))
+    table = res.summary(var_names=["mu"])
+    assert list(table.index) == ["mu"] and {"mean", "sd", "ess_bulk", "r_hat"} <= set(table.columns)
+    assert table.loc["mu", "mean"] == pytest.approx(float(idata.posterior["mu"].mean()), abs=1e-3)
+    d = res.diagnostics
+    assert d["divergences"] == 12 and d["accept_rate"] == pytest.approx(0.75)
+    ess = az.ess(idata, method="bulk")
+    assert d["ess_bulk_min"] == pytest.approx(min(float(ess["mu"]), float(ess["v"].min())))
+    assert d["r_hat_max"] == pytest.approx(max(float(az.rhat(idata)["mu"]), float(az.rhat(idata)["v"].max())))
+    # fall-through to the InferenceData, as the fits that used to return one
+    assert res.posterior is idata.posterior and res["sample_stats"] is idata["sample_stats"]
+    assert set(res.groups()) == set(idata.groups())
+    with pytest.raises(AttributeError, match="has no attribute 'nonsense'"):
+        _ = res.nonsense
+    with pytest.raises(NoiseawareValueError, match=r"FitResult.interval: var must name a posterior variable"):
+        res.interval(var="nope")
+    with pytest.raises(NoiseawareValueError, match=r"level must be in \(0, 1\); got level=1.0"):
+        res.interval(1.0)
+    axes = res.plot(tmp_path / "trace.png", var_names=["mu"])
+    assert np.asarray(axes).shape == (1, 2) and (tmp_path / "trace.png").stat().st_size > 0
+
+
+def test_subclasses_keep_their_extras() -> None:
+    rng = np.random.default_rng(2)
+    a = rng.gamma(5.0, size=(2, 300, 3))
+    idata = az.from_dict(posterior={"alpha": a, "composition": a / a.sum(-1, keepdims=True)})
+    res = _dpmcmc.DPMCMCFit(idata)
+    np.testing.assert_allclose(res.alpha, a.reshape(-1, 3))
+    np.testing.assert_allclose(res.interval(0.5)[0], np.quantile(a.reshape(-1, 3), 0.25, axis=0))
+    assert res.default_var == "alpha" and res.settings is None
+
+
+# ----------------------------------------------------------------------------- mixing
+def test_one_mixing_check_everywhere() -> None:
+    assert na.augment.check_mixing is check_mixing  # the public name is a re-export
+    for mod in (augment_sample, _dpmcmc, dirichlet_fit, copula_fit, covariance_fit):
+        src = inspect.getsource(mod)
+        assert "def check_mixing" not in src and "MixingWarning(" not in src, mod.__name__
+    rng = np.random.default_rng(3)
+    walk = az.from_dict(posterior={"theta": np.cumsum(rng.normal(size=(2, 300)), axis=1)})
+    texts = []
+    for owner in ("copula.fit", "dpmcmc"):
+        with pytest.warns(MixingWarning) as rec:
+            check_mixing(walk, owner=owner)
+        texts.append(str(rec[0].message))
+    assert texts[0].startswith("copula.fit: poor mixing; need bulk ESS >= 100 per chain (200 here)")
+    assert texts[0].removeprefix("copula.fit") == texts[1].removeprefix("dpmcmc")  # one text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_mixing(az.from_dict(posterior={"theta": rng.normal(size=(2, 300))})) == []
+
+
+def test_a_deliberately_short_run_warns_and_records_its_settings() -> None:
+    """augment.sample with 2 x 20 draws cannot reach a bulk ESS of 200 (at most ~N log10 N = 64): it must warn."""
+    aug = AugmentationModel(
+        statistic=lambda x, s_dp: jax.nn.one_hot(x, 2),
+        log_density=lambda s_dp, s: -jnp.sum(jnp.abs(s_dp - s)) / 2.0,
+        latent=lambda key, th: jax.random.categorical(key, jnp.log(th["pi"]), shape=(10,)),
+        posterior=lambda key, x, th: {"pi": jax.random.dirichlet(key, 1.0 + jnp.bincount(x, length=2))},
+    )
+    init = {"pi": np.array([0.5, 0.5])}
+    with pytest.warns(MixingWarning, match=r"^sample: poor mixing; need bulk ESS >= 100 per chain \(200 here\)"):
+        res = augment_sample.sample(aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5)
+    assert isinstance(res, augment_sample.AugmentationFit) and res.posterior["pi"].shape == (2, 20, 2)
+    assert not res.settings.seed_given and res.attrs["noiseaware_seed"] == res.settings.seed
+    again = augment_sample.sample(
+        aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5, seed=res.settings.seed, check_mixing=False
+    )
+    np.testing.assert_array_equal(again.posterior["pi"].values, res.posterior["pi"].values)  # the seed repeats it
+    assert res.diagnostics["ess_bulk_min"] < 200 and res.diagnostics["accept_rate"] > 0
+
+
+def _short_runs() -> list[tuple[str, object]]:
+    """A tiny, deliberately short run of every fit (2 chains x 20 draws)."""
+    rng = np.random.default_rng(0)
+    z = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], size=300)
+    pairs = na.privatize(z, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1))
+    dpc = na.privatize(
+        z,
+        statistic="dpcopula",
+        epsilon=2.0,
+        correlation="median",
+        domains=[{"lower": -4.0, "upper": 4.0, "bins": 10}] * 2,
+        rng=np.random.default_rng(2),
+    )
+    logmean = na.privatize(
+        rng.dirichlet([2.0, 3.0], size=3),
+        statistic="dirichlet_logmean",
+        epsilon=4.0,
+        threshold=0.05,
+        rng=np.random.default_rng(3),
+    )
+    big = na.privatize(
+        rng.dirichlet([2.0, 3.0, 4.0], size=500),
+        statistic="dirichlet_logmean",
+        epsilon=1.0,
+        rng=np.random.default_rng(3),
+    )
+    cov = na.privatize(
+        rng.uniform(-1, 1, size=(200, 2)), statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(4)
+    )
+    aug = AugmentationModel(
+        statistic=lambda x, s: jax.nn.one_hot(x, 2),
+        model=_table_model,
+        model_args=(10,),
+        log_density=lambda s_dp, s: -jnp.sum(jnp.abs(s_dp - s)),
+    )
+    return [
+        ("copula.fit", lambda **kw: copula_fit.fit(pairs, **kw)),
+        ("copula.fit_dpcopula", lambda **kw: copula_synth.fit_dpcopula(dpc, **kw)),
+        ("dirichlet.fit", lambda **kw: dirichlet_fit.fit(big, moments="asymptotic", **kw)),
+        ("dirichlet.dpmcmc", lambda **kw: _dpmcmc.dpmcmc(logmean, **kw)),
+        ("dirichlet.dpmcmc_batch", lambda **kw: _dpmcmc.dpmcmc_batch([logmean], **kw)[0]),
+        ("augment.sample", lambda **kw: augment_sample.sample(aug, np.array([6.0, 4.0]), **kw)),
+        ("covariance.fit", lambda **kw: covariance_fit.fit(cov, **kw)),
+    ]
+
+
+@pytest.mark.slow  # compiles every fit (minutes on 2 cores)
+def test_every_fit_checks_mixing_and_returns_its_result_with_settings() -> None:
+    results = {name: result for name, _, _, result in FITS}
+    owners = {name: owner for name, _, owner, _ in FITS}
+    for name, run in _short_runs():
+        with pytest.warns(MixingWarning, match=rf"^{re.escape(owners[name])}: poor mixing; need bulk ESS >= 100"):
+            res = run(chains=2, draws=20, warmup=20, seed=1)
+        assert isinstance(res, results[name]), name
+        assert res.settings.seed == 1 and res.settings.chains == 2 and res.idata.attrs["noiseaware_seed"] == 1
+        assert "accept_rate" in res.idata["sample_stats"] and "acceptance_rate" not in res.idata["sample_stats"]
+        lo, hi = res.interval(0.9)
+        assert np.all(lo <= hi), name
+        assert len(res.summary()) > 0 and set(res.diagnostics) >= {"accept_rate", "ess_bulk_min"}, name
+
+
+# ----------------------------------------------------------------------------- dual averaging
+def _reference_dual_averaging(probs: list[float], target: float) -> list[tuple[float, float]]:
+    """Hoffman & Gelman (2014) §3.2 eq. (6), one scalar at a time, mu = log 1 (t0=10, kappa=0.75, gamma=0.05)."""
+    t0, kappa, gamma, mu = 10.0, 0.75, 0.05, 0.0
+    h_bar, x_bar, out = 0.0, 0.0, []
+    for m, p in enumerate(probs, start=1):
+        h_bar = (1 - 1 / (m + t0)) * h_bar + (target - p) / (m + t0)
+        x = mu - math.sqrt(m) / gamma * h_bar
+        eta = m ** (-kappa)
+        x_bar = eta * x + (1 - eta) * x_bar
+        out.append((x, x_bar))
+    return out
+
+
+def test_dual_averaging_matches_the_paper() -> None:
+    probs = list(np.random.default_rng(7).uniform(size=50))
+    ref = _reference_dual_averaging(probs, 0.3)
+    g = xbar = jnp.zeros(())
+    for i, p in enumerate(probs):
+        x, xbar, g = _adapt.dual_averaging(jnp.asarray(i), p, 0.3, g, xbar)
+        assert float(x) == pytest.approx(ref[i][0], rel=1e-12) and float(xbar) == pytest.approx(ref[i][1], rel=1e-12)
+    # and the comparison has teeth: another target gives other iterates
+    assert _reference_dual_averaging(probs, 0.8)[-1][0] != pytest.approx(ref[-1][0], rel=1e-3)
+
+
+def test_adapt_step_reaches_its_target_then_freezes() -> None:
+    """A move whose acceptance is exp(-h) (h the step size): after warmup, exp(-h) ~ target, elementwise."""
+    targets = jnp.asarray([0.3, 0.8])
+    s = _adapt.init_adaptation((2,))
+    frozen = None
+    for i in range(400):
+        s = _adapt.adapt_step(s, jnp.asarray(i), jnp.exp(-jnp.exp(s.log_step)), targets, 300)
+        if i == 299:
+            frozen = s
+    np.testing.assert_allclose(np.exp(-np.exp(np.asarray(s.log_step))), targets, atol=0.03)
+    np.testing.assert_array_equal(np.asarray(s.log_step), np.asarray(frozen.log_step))  # unchanged after warmup
+    np.testing.assert_array_equal(np.asarray(frozen.log_step), np.asarray(frozen.x_avg))  # the averaged iterate
+
+
+def test_augment_and_dpmcmc_share_the_engine_adaptation() -> None:
+    assert augment_sample.adapt_step is _adapt.adapt_step and _dpmcmc.adapt_step is _adapt.adapt_step
+    assert augment_sample.dual_averaging is _adapt.dual_averaging
+    assert not re.search(r"def dual_averaging|_DA_T0", inspect.getsource(_dpmcmc) + inspect.getsource(augment_sample))
+
+
+# ----------------------------------------------------------------------------- cache
+def test_program_cache_lru_and_unhashable_keys() -> None:
+    cache, built = ProgramCache(maxsize=2), []
+
+    def build(k):
+        return lambda: built.append(k) or f"p{k}"
+
+    assert cache.get(1, build(1)) == "p1" and cache.get(1, build(1)) == "p1" and built == [1]
+    cache.get(2, build(2))
+    cache.get(1, build(1))  # 1 most recent
+    cache.get(3, build(3))  # evicts 2
+    assert 2 not in cache and 1 in cache and len(cache) == 2
+    cache.get(2, build(2))
+    assert built == [1, 2, 3, 2] and cache.info == {"hits": 2, "misses": 4}
+    assert cache.get([1], build(9)) == "p9" and [1] not in cache  # unhashable: built, not kept
+    cache.clear()
+    assert len(cache) == 0 and cache.info == {"hits": 0, "misses": 0}
+    assert dirichlet_fit._PROGRAMS.maxsize == 16 and isinstance(_dpmcmc._PROGRAMS, ProgramCache)
