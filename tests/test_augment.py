@@ -266,10 +266,10 @@ def test_mechanism_log_density_matches_the_mechanisms() -> None:
 
 
 def test_bad_input_is_named() -> None:
-    from noiseaware.mechanisms import TGM
+    from noiseaware.mechanisms import BTGM
 
     with pytest.raises(ValueError, match="mechanism family must be one of"):
-        mechanism_log_density(TGM(scale=1.0, lower=0, upper=5))
+        mechanism_log_density(BTGM(scale=1.0, lower=0, upper=5))  # a table of posterior means
     with pytest.raises(TypeError, match="statistic must be a callable"):
         AugmentationModel(statistic=None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="give model="):
