@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -488,6 +488,10 @@ def _geometric_noise(bk: Backend, u: Any, log_alpha: Any) -> Any:
     return geometric_from_uniforms_la(bk, u[0], u[1], log_alpha)
 
 
+def _zcdp(sensitivity: Any, sigma: Any) -> dict[str, float]:
+    return {"rho": sensitivity * sensitivity / (2.0 * sigma * sigma)}
+
+
 def _rr_epsilon(sensitivity: Any, k: Any, p: Any) -> dict[str, float]:
     return {"epsilon": abs(math.log(p * (k - 1) / (1.0 - p)))}
 
@@ -515,7 +519,7 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
         draw=_additive_draw(discrete_gaussian_from_uniforms),
         uniform_shape=lambda shape: (*shape, DG_REJECTION_TRIES, 3),
         rule="sigma > 0; rho = sensitivity**2 / (2 sigma**2) (no closed-form CDF: logcdf is None)",
-        guarantee=lambda sens, s: {"rho": sens * sens / (2.0 * s * s)},
+        guarantee=_zcdp,
     ),
     "laplace": NoiseLaw(
         "laplace",
@@ -537,7 +541,7 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
         draw=_additive_draw(gaussian_from_uniforms),
         uniform_shape=lambda shape: tuple(shape),
         rule="sigma > 0; rho = sensitivity**2 / (2 sigma**2)",
-        guarantee=lambda sens, s: {"rho": sens * sens / (2.0 * s * s)},
+        guarantee=_zcdp,
     ),
     "randomized_response": NoiseLaw(
         "randomized_response",
@@ -562,21 +566,6 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
         rule="log_alpha = -1/scale, integers lower <= upper; epsilon = sensitivity / scale",
         guarantee=lambda sens, la, lo, hi: {"epsilon": -sens * la},
     ),
-    "btgm": NoiseLaw(
-        "btgm",
-        "log_alpha",
-        True,
-        tgm_logpmf,
-        tgm_logcdf,
-        parameters=("log_alpha", "lower", "upper"),
-        additive=False,
-        draw=tgm_from_uniforms,
-        rule=(
-            "the TGM law of the TGM output s = L..U; the released value is the posterior mean E(M | s) of "
-            "eq. (22), a one-to-one map the mechanism applies (BTGM.table); epsilon = sensitivity / scale"
-        ),
-        guarantee=lambda sens, la, lo, hi: {"epsilon": -sens * la},
-    ),
     "rgm": NoiseLaw(
         "rgm",
         "log_alpha_prime",
@@ -590,3 +579,13 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
         ),
     ),
 }
+#: BTGM: the TGM law of the TGM output ``s``; the released value is the posterior mean ``E(M | s)``
+#: of eq. (22), a one-to-one map that the mechanism applies (``BTGM.table``).
+NOISE_LAWS["btgm"] = replace(
+    NOISE_LAWS["tgm"],
+    family="btgm",
+    rule=(
+        "the TGM law of the TGM output s = L..U; the released value is the posterior mean E(M | s) of "
+        "eq. (22), a one-to-one map the mechanism applies (BTGM.table); epsilon = sensitivity / scale"
+    ),
+)
