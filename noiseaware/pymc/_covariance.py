@@ -1,6 +1,6 @@
-r"""PyMC front end of :class:`NoisyCovarianceEntries` (math in :mod:`noiseaware._core._covariance`).
+r"""PyMC shell of :class:`NoisyCovarianceEntries`.
 
-Re-exported by :mod:`noiseaware.pymc` (imported after its import-time warning filters).
+Math in :mod:`noiseaware._core._covariance`, spec in :mod:`noiseaware._core._specs`.
 """
 
 from __future__ import annotations
@@ -9,23 +9,26 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+
+from ._common import PT  # isort: split
+
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
 
-from .._core import get_backend
+from .._core import _specs, get_backend
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
-from ._params import entry_params
+from ..covariance._params import entry_params
 
 __all__ = ["NoisyCovarianceEntries"]
 
-_PT = get_backend("pytensor")
 _NP = get_backend("numpy")
+_SPEC = _specs.SPECS["NoisyCovarianceEntries"]
 
 
 def _logp(value: Any, sigma: Any, precision: Any, *, n: int, rows: np.ndarray, cols: np.ndarray) -> Any:
-    lp = noisy_covariance_entries_logp(_PT, value, sigma, rows, cols, precision, float(n))
-    return check_parameters(lp, pt.allclose(sigma, sigma.T), msg="sigma must be symmetric")
+    lp = noisy_covariance_entries_logp(PT, value, sigma, rows, cols, precision, float(n))
+    return check_parameters(lp, pt.allclose(sigma, sigma.T), msg=_SPEC.rules["sigma"])
 
 
 def _random(
@@ -108,7 +111,6 @@ class NoisyCovarianceEntries:
     @classmethod
     def from_release(cls, name: str, release: Any, sigma: Any, **kwargs: Any) -> Any:
         """Observed entries, ``n``, pairs and precisions from a ``pace_ggm`` / ``second_moment`` release."""
-        from ._analysis import measurements
-
-        m = measurements(release)
-        return cls(name, sigma, m.n, m.pairs, m.precision, observed=m.y, **kwargs)
+        args, values = _SPEC.release_args(cls.__name__, release)
+        kwargs.setdefault("observed", values)
+        return cls(name, sigma, **args, **kwargs)
