@@ -138,6 +138,11 @@ class LaplaceCensoredDirichletStat(Distribution):
             )
         super().__init__(batch_shape=(), event_shape=(self.alpha.shape[0],), validate_args=validate_args)
 
+    @classmethod
+    def infer_shapes(cls, alpha: tuple[int, ...] = (), scale: tuple[int, ...] = (), **kwargs: Any) -> tuple[Any, Any]:
+        """``(batch_shape, event_shape) = ((), (d,))`` for ``alpha`` of shape ``(d,)`` (unbatched)."""
+        return (), (alpha[-1],)
+
     def _moments(self) -> tuple[Any, Any]:
         mean, cov = core.logmean_moments(BK, self.alpha, math.log(self.a), self.moments)
         return mean, cov / self.n

@@ -319,6 +319,13 @@ class CompositeCopulaLikelihood(Distribution):
         batch_shape = lax.broadcast_shapes(self.R.shape[:-2], jnp.shape(self.alpha)[:-1], np.shape(self.n))
         super().__init__(batch_shape=batch_shape, event_shape=(k,), validate_args=validate_args)
 
+    @classmethod
+    def infer_shapes(cls, R: tuple[int, ...] = (), alpha: tuple[int, ...] = (), **kwargs: Any) -> tuple[Any, Any]:
+        """``(batch_shape, event_shape)`` from the shapes of ``R`` (..., p, p) and ``alpha``, default pairs."""
+        p = R[-1]
+        batch = lax.broadcast_shapes(tuple(R[:-2]), tuple(alpha[:-1]))
+        return batch, (p * (p - 1) // 2,)
+
     def _pair_params(self) -> tuple[Any, Any]:
         r = self.R[..., self.iu, self.ju]
         return r, jnp.broadcast_to(self.alpha, self.batch_shape + self.event_shape)
