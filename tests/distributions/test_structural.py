@@ -196,3 +196,69 @@ def test_from_release_in_both_ppls(e):
     if spec.logp is not None and spec.prepare is not None:
         want, _ = _spec_logp(e, rel)
         assert abs(lp_np - want) < 1e-9
+
+
+# ------------------------------------------------ one protocol for LaplaceCensoredDirichletStat
+@pytest.mark.parametrize("parameterization", ["noncentered", "centered"])
+def test_dirichlet_stat_is_one_distribution_in_both_ppls(parameterization):
+    """``observed=`` / ``obs=`` like any other class; same latent sites; the same joint density."""
+    import numpyro
+    import pymc as pm
+    from numpyro.infer.util import log_density
+
+    import noiseaware.numpyro as nan
+    import noiseaware.pymc as nap
+
+    alpha, n, a, scale = st.LCDS_ALPHA, 500, 0.01, 0.05
+    y = np.array([-1.5, -1.2, -0.7])
+    latent = "s_s0_z" if parameterization == "noncentered" else "s_s0"
+    point = np.array([0.3, -1.1, 0.4]) if latent == "s_s0_z" else st.LCDS_S0
+
+    def model():
+        law = nan.LaplaceCensoredDirichletStat(alpha, n, a, scale).with_latent("s", parameterization=parameterization)
+        numpyro.sample("s", law, obs=y)
+
+    def old_model():
+        nan.LaplaceCensoredDirichletStat.observe("s", alpha, n, a, scale, y, parameterization=parameterization)
+
+    lp_np, tr = log_density(model, (), {}, {latent: point})
+    lp_old, _ = log_density(old_model, (), {}, {latent: point})
+    assert abs(float(lp_np) - float(lp_old)) < 1e-12  # the old helper: the same sites, the same density
+    with pm.Model() as m:
+        nap.LaplaceCensoredDirichletStat("s", alpha, n, a, scale, observed=y, parameterization=parameterization)
+    assert [v.name for v in m.observed_RVs] == ["s"]
+    lp_pm = float(m.compile_logp()({latent: point}))
+    assert abs(lp_pm - float(lp_np)) < 1e-9
+    # the joint density, independently: N(s0; mu, Sigma/n) (+ N(z; 0, I) Jacobian-free in z) + Laplace
+    s0 = np.asarray(tr["s_s0"]["value"])
+    d = nan.LaplaceCensoredDirichletStat(alpha, n, a, scale)
+    want = float(d.joint_log_prob(y, s0))
+    if latent == "s_s0_z":  # non-centred: the density of z replaces that of s0 (a linear change of variables)
+        want += float(np.sum(-0.5 * point**2) - 1.5 * math.log(2 * math.pi))
+        want -= float(np.asarray(d.latent.log_prob(s0)))
+    assert abs(float(lp_np) - want) < 1e-9
+
+
+def test_dirichlet_stat_predictive_in_both_ppls():
+    import jax
+    import numpyro
+    import pymc as pm
+    from numpyro.infer import Predictive
+
+    import noiseaware.numpyro as nan
+    import noiseaware.pymc as nap
+
+    alpha, n, a, scale = st.LCDS_ALPHA, 500, 0.01, 0.05
+
+    def model(obs=None):
+        numpyro.sample("s", nan.LaplaceCensoredDirichletStat(alpha, n, a, scale).with_latent("s"), obs=obs)
+
+    draws = Predictive(model, num_samples=5)(jax.random.PRNGKey(0))
+    assert draws["s"].shape == (5, 3) and draws["s_s0"].shape == (5, 3)
+    with pm.Model():
+        nap.LaplaceCensoredDirichletStat("s", alpha, n, a, scale, observed=np.array([-1.5, -1.2, -0.7]))
+        pp = pm.sample_prior_predictive(5, random_seed=1)
+    assert pp.prior_predictive["s"].shape == (1, 5, 3)
+    # without its latent the NumPyro law has no log-density (and says so)
+    with pytest.raises(ValueError, match="no closed form"):
+        nan.LaplaceCensoredDirichletStat(alpha, n, a, scale).log_prob(np.zeros(3))
