@@ -33,10 +33,10 @@ INT = jnp.int64
 
 # The windowed sums are a few hundred small operations; jit them once per table so that eager
 # calls do not dispatch (and compile) each operation separately. Inside an outer jit they inline.
-@partial(jax.jit, static_argnames=("table", "noise"))
-def noisy_logpmf(table: Any, value: Any, log_odds: Any, noise: str, par: Any) -> Any:
-    """Jitted :func:`noiseaware._core._specs.noisy_hypergeom_logp`, compiled once per table and family."""
-    return _specs.noisy_hypergeom_logp(BK, value, table=table, log_odds=log_odds, family=noise, par=par)
+@partial(jax.jit, static_argnames=("name", "table", "static"))
+def spec_logp(name: str, table: Any, static: tuple[tuple[str, Any], ...], value: Any, params: dict[str, Any]) -> Any:
+    """``SPECS[name].logp`` in JAX, compiled once per (class, table, static parameters such as the family)."""
+    return _specs.SPECS[name].logp(BK, value, table=table, **dict(static), **params)  # type: ignore[misc]
 
 
 @partial(jax.jit, static_argnames=("table",))

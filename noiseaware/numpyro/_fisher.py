@@ -17,8 +17,8 @@ from ._common import (
     fisher_draw,
     integer,
     noise_draw,
-    noisy_logpmf,
     observe,
+    spec_logp,
     uniform,
 )  # isort: split
 
@@ -125,7 +125,8 @@ class NoisyHypergeom(Distribution):
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Exact log-pmf (windowed sums); ``-inf`` for non-integers."""
-        return noisy_logpmf(self.table, value, self.log_odds, self.noise, self._par)
+        params = {"log_odds": self.log_odds, "par": self._par}
+        return spec_logp("NoisyHypergeom", self.table, (("family", self.noise),), value, params)
 
     @property
     def mean(self) -> Any:
@@ -343,8 +344,7 @@ class CompositeCopulaLikelihood(Distribution):
     def log_prob(self, value: Any) -> Any:
         """Sum over pairs of the exact pairwise log-pmfs."""
         r, alpha = self._pair_params()
-        lp = noisy_logpmf(self.table, value, _core.copula_log_odds(BK, r), "geometric", alpha)
-        return jnp.sum(lp, axis=-1)
+        return spec_logp("CompositeCopulaLikelihood", self.table, (), value, {"r": r, "alpha": alpha})
 
     @property
     def mean(self) -> Any:
