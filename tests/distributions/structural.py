@@ -163,6 +163,25 @@ ENTRIES: list[Entry] = [
 ]
 BY_NAME = {e.name: e for e in ENTRIES}
 
+#: (test, class) pairs in the slow suite: the same property is checked fast elsewhere
+#: (``test_moments_cdf.py`` checks these log-CDFs against brute force; ``test_dirichlet_pd.py`` the
+#: PyMC prior predictive), and each costs ~10 s of PyTensor compilation on a loaded 2-core machine.
+SLOW: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("logcdf", "NoisyHypergeom"),
+        ("logcdf", "NoisyTwoWayTable"),
+        ("protocol", "centered"),
+        ("protocol", "predictive"),
+    }
+)
+
+
+def params_for(test: str, items: list[Any], key: Callable[[Any], str]) -> list[Any]:
+    """``pytest.param`` per item with its id, marked slow where :data:`SLOW` says so."""
+    import pytest
+
+    return [pytest.param(x, id=key(x), marks=[pytest.mark.slow] if (test, key(x)) in SLOW else []) for x in items]
+
 
 def numpyro_dist(e: Entry, params: dict[str, Any] | None = None) -> Any:
     import noiseaware.numpyro as nan

@@ -133,19 +133,20 @@ def test_pymc_support_point_is_finite_and_in_support(e):
             assert np.all(np.isfinite(pm.logp(rv, sp).eval()))
 
 
-@pytest.mark.parametrize("e", [pytest.param(e, id=e.name) for e in st.ENTRIES if e.logcdf])
+@pytest.mark.parametrize("e", st.params_for("logcdf", [e for e in st.ENTRIES if e.logcdf], lambda e: e.name))
 def test_pymc_logcdf_self_consistency(e):
     """``exp(logcdf(k)) - exp(logcdf(k - 1)) == exp(logp(k))`` over the bulk of the law."""
     import pymc as pm
+    import pytensor
     import pytensor.tensor as pt
 
     rv = st.pymc_dist(e)
     draws = pm.draw(rv, draws=200, random_seed=3)
     k = np.arange(draws.min() - 3, draws.max() + 4)
     kt = pt.as_tensor_variable(k.astype(np.int64))
-    cdf = np.exp(pm.logcdf(rv, kt).eval())
-    cdf_prev = np.exp(pm.logcdf(rv, kt - 1).eval())
-    pmf = np.exp(pm.logp(rv, kt).eval())
+    # one compiled function for the three graphs (compiling is most of the cost)
+    f = pytensor.function([], [pm.logcdf(rv, kt), pm.logcdf(rv, kt - 1), pm.logp(rv, kt)])
+    cdf, cdf_prev, pmf = (np.exp(x) for x in f())
     np.testing.assert_allclose(cdf - cdf_prev, pmf, rtol=1e-8, atol=1e-14)
     assert np.all(np.diff(cdf) >= -1e-15)
 
@@ -199,7 +200,7 @@ def test_from_release_in_both_ppls(e):
 
 
 # ------------------------------------------------ one protocol for LaplaceCensoredDirichletStat
-@pytest.mark.parametrize("parameterization", ["noncentered", "centered"])
+@pytest.mark.parametrize("parameterization", st.params_for("protocol", ["noncentered", "centered"], str))
 def test_dirichlet_stat_is_one_distribution_in_both_ppls(parameterization):
     """``observed=`` / ``obs=`` like any other class; same latent sites; the same joint density."""
     import numpyro
@@ -239,6 +240,7 @@ def test_dirichlet_stat_is_one_distribution_in_both_ppls(parameterization):
     assert abs(float(lp_np) - want) < 1e-9
 
 
+@pytest.mark.slow  # ("protocol", "predictive") in structural.SLOW
 def test_dirichlet_stat_predictive_in_both_ppls():
     import jax
     import numpyro
