@@ -164,7 +164,7 @@ def _numpyro_model(st: _Static) -> Any:
     import numpyro
     import numpyro.distributions as dist
 
-    from .._numpyro_dirichlet import observe_latent
+    from ..numpyro._dirichlet import observe_latent
 
     def model(shape: Any, rate: Any, prec: Any, logdet: Any, n: Any, log_a: Any, scale: Any, s_l: Any) -> None:
         _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces

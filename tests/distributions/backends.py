@@ -6,94 +6,40 @@ Each adapter turns a case's keyword parameters into that backend's object and ex
 
 from __future__ import annotations
 
-import math
 from functools import cache
-from typing import Any
 
 import numpy as np
 
 from noiseaware import _core
+from noiseaware._core._specs import SPECS
 
 NB = _core.get_backend("numpy")
 
 
-def _alpha(p: dict[str, Any]) -> Any:
-    if "alpha" in p:
-        return p["alpha"]
-    eps = p["epsilon_per_pair"] if "epsilon_per_pair" in p else p["epsilon"]
-    return np.exp(-np.asarray(eps, dtype=float) / float(p.get("sensitivity", 1.0)))
-
-
-def _h(n: int) -> int:
-    return math.ceil(n / 2)
-
-
-def _core_logp(name: str, p: dict[str, Any], x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    if name == "TwoSidedGeometric":
-        return _core.two_sided_geometric_logpmf(NB, x, np.asarray(p["loc"], float), _alpha(p))
-    if name == "DiscreteGaussian":
-        return _core.discrete_gaussian_logpmf(NB, x, np.asarray(p["loc"], float), np.asarray(p["sigma"], float))
-    if name == "NoisyHypergeom":
-        tab = _core.fisher_table(p["N"], p["K"], p["m"])
-        kind, par = ("geometric", p["alpha"]) if "alpha" in p else ("discrete_gaussian", p["sigma"])
-        return _core.noisy_fisher_logpmf(NB, tab, x, p["log_odds"], kind, par)
-    if name == "NoisyTwoWayTable":
-        tab = _core.fisher_table(p["n"], _h(p["n"]), _h(p["n"]))
-        return _core.noisy_fisher_logpmf(
-            NB, tab, x, _core.copula_log_odds(NB, np.asarray(p["r"])), "geometric", _alpha(p)
-        )
-    if name == "CompositeCopulaLikelihood":
-        R = np.asarray(p["R"])
-        iu, ju = np.triu_indices(R.shape[-1], 1)
-        tab = _core.fisher_table(p["n"], _h(p["n"]), _h(p["n"]))
-        psi = _core.copula_log_odds(NB, R[..., iu, ju])
-        return np.sum(_core.noisy_fisher_logpmf(NB, tab, x, psi, "geometric", _alpha(p)), axis=-1)
-    raise KeyError(name)
-
-
 class NumpyCore:
+    """The specs of :mod:`noiseaware._core._specs` evaluated in NumPy: ``prepare`` then ``logp`` / ``draw``.
+
+    The same log-prob assembly and uniform transforms as the front ends, without any PPL.
+    """
+
     name = "numpy"
     #: whether non-integer values reach the log-pmf (PyMC casts values to the RV's int64 type)
     non_integer_values = True
 
     def logp(self, case, params, x):
-        return np.asarray(_core_logp(case.name, params, x))
+        spec = SPECS[case.name]
+        return np.asarray(spec.logp(NB, np.asarray(x, dtype=np.float64), **spec.prepare(**params)))
 
     def cdf(self, case, params, x):
-        return np.exp(_core.two_sided_geometric_logcdf(NB, np.asarray(x, float), params["loc"], _alpha(params)))
+        spec = SPECS[case.name]
+        return np.exp(spec.extra["logcdf"](NB, np.asarray(x, dtype=np.float64), **spec.prepare(**params)))
 
     def sample(self, case, params, n, seed):
-        """Draws through the core's uniform transforms (the same code the front ends use)."""
-        rng = np.random.default_rng(seed)
-        name, p = case.name, params
-        if name == "TwoSidedGeometric":
-            u = rng.random((2, n))
-            return p["loc"] + _core.geometric_from_uniforms(NB, u[0], u[1], _alpha(p))
-        if name == "DiscreteGaussian":
-            u = rng.random((n, _core.DG_REJECTION_TRIES, 3))
-            return p["loc"] + _core.discrete_gaussian_from_uniforms(NB, u, np.full(n, p["sigma"]))
-        if name == "NoisyHypergeom":
-            tab = _core.fisher_table(p["N"], p["K"], p["m"])
-            t = _core.fisher_sample_from_uniform(NB, tab, np.full(n, p["log_odds"]), rng.random(n))
-            if "alpha" in p:
-                u = rng.random((2, n))
-                return t + _core.geometric_from_uniforms(NB, u[0], u[1], p["alpha"])
-            u = rng.random((n, _core.DG_REJECTION_TRIES, 3))
-            return t + _core.discrete_gaussian_from_uniforms(NB, u, np.full(n, p["sigma"]))
-        if name in ("NoisyTwoWayTable", "CompositeCopulaLikelihood"):
-            if name == "NoisyTwoWayTable":
-                r = np.full((n, 1), p["r"])
-            else:
-                R = np.asarray(p["R"])
-                iu, ju = np.triu_indices(R.shape[-1], 1)
-                r = np.broadcast_to(R[iu, ju], (n, iu.size))
-            tab = _core.fisher_table(p["n"], _h(p["n"]), _h(p["n"]))
-            t = _core.fisher_sample_from_uniform(NB, tab, _core.copula_log_odds(NB, r), rng.random(r.shape))
-            u = rng.random((2, *r.shape))
-            out = t + _core.geometric_from_uniforms(NB, u[0], u[1], _alpha(p))
-            return out[:, 0] if name == "NoisyTwoWayTable" else out
-        raise KeyError(name)
+        """Draws through the spec's uniform transforms (the same code the front ends use)."""
+        spec = SPECS[case.name]
+        prepared = spec.prepare(**params)
+        event = tuple(np.shape(prepared.get("r", ())))[-case.event_dim :] if case.event_dim else ()
+        return spec.draw(NB, np.random.default_rng(seed).random, (n, *event), **prepared)
 
     grad = None
 

@@ -1,11 +1,13 @@
-r"""NumPyro front end of :class:`NoisyCovarianceEntries` (math in :mod:`noiseaware._core._covariance`).
+r"""NumPyro shell of :class:`NoisyCovarianceEntries`.
 
-Re-exported by :mod:`noiseaware.numpyro` (which enables float64 in JAX before importing this).
+Math in :mod:`noiseaware._core._covariance`, spec in :mod:`noiseaware._core._specs`.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from ._common import BK  # isort: split
 
 import jax.numpy as jnp
 import numpy as np
@@ -14,13 +16,13 @@ from jax import random
 from numpyro.distributions import constraints
 from numpyro.distributions.distribution import Distribution
 
-from .._core import get_backend
+from .._core import _specs
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
-from ._params import entry_params
+from ..covariance._params import entry_params
 
 __all__ = ["NoisyCovarianceEntries"]
 
-_JX = get_backend("jax")
+_SPEC = _specs.SPECS["NoisyCovarianceEntries"]
 
 
 class NoisyCovarianceEntries(Distribution):
@@ -80,13 +82,13 @@ class NoisyCovarianceEntries(Distribution):
         super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
 
     def _moments(self) -> tuple[Any, Any]:
-        mean, cov = entries_moments(_JX, self.sigma, self.rows, self.cols, self.n)
+        mean, cov = entries_moments(BK, self.sigma, self.rows, self.cols, self.n)
         return mean, cov + jnp.diag(1.0 / jnp.asarray(self.precision))
 
     def log_prob(self, value: Any) -> Any:
         """Multivariate normal log-density (module docstring of :mod:`noiseaware._core._covariance`)."""
         return noisy_covariance_entries_logp(
-            _JX, jnp.asarray(value), self.sigma, self.rows, self.cols, jnp.asarray(self.precision), self.n
+            BK, jnp.asarray(value), self.sigma, self.rows, self.cols, jnp.asarray(self.precision), self.n
         )
 
     def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
@@ -107,7 +109,5 @@ class NoisyCovarianceEntries(Distribution):
         ``n``, the measured entries, their combined measurements and precisions come from
         :func:`noiseaware.covariance.measurements` (``"pace_ggm"`` or ``"second_moment"``).
         """
-        from ._analysis import measurements
-
-        m = measurements(release)
-        return numpyro.sample(name, cls(sigma, m.n, m.pairs, m.precision, **kwargs), obs=jnp.asarray(m.y))
+        args, values = _SPEC.release_args(cls.__name__, release)
+        return numpyro.sample(name, cls(sigma, **args, **kwargs), obs=jnp.asarray(values))

@@ -1,6 +1,6 @@
-r"""PyMC front end of :class:`NoisyCovarianceEntries` (math in :mod:`noiseaware._core._covariance`).
+r"""PyMC shell of :class:`NoisyCovarianceEntries`.
 
-Re-exported by :mod:`noiseaware.pymc` (imported after its import-time warning filters).
+Math in :mod:`noiseaware._core._covariance`, spec in :mod:`noiseaware._core._specs`.
 """
 
 from __future__ import annotations
@@ -9,23 +9,27 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+
+from ._common import PT  # isort: split
+
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
+from pymc.distributions.shape_utils import rv_size_is_none
 
-from .._core import get_backend
+from .._core import _specs, get_backend
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
-from ._params import entry_params
+from ..covariance._params import entry_params
 
 __all__ = ["NoisyCovarianceEntries"]
 
-_PT = get_backend("pytensor")
 _NP = get_backend("numpy")
+_SPEC = _specs.SPECS["NoisyCovarianceEntries"]
 
 
 def _logp(value: Any, sigma: Any, precision: Any, *, n: int, rows: np.ndarray, cols: np.ndarray) -> Any:
-    lp = noisy_covariance_entries_logp(_PT, value, sigma, rows, cols, precision, float(n))
-    return check_parameters(lp, pt.allclose(sigma, sigma.T), msg="sigma must be symmetric")
+    lp = noisy_covariance_entries_logp(PT, value, sigma, rows, cols, precision, float(n))
+    return check_parameters(lp, pt.allclose(sigma, pt.swapaxes(sigma, -1, -2)), msg=_SPEC.rules["sigma"])
 
 
 def _random(
@@ -38,12 +42,27 @@ def _random(
     rng: np.random.Generator | None = None,
     size: Any = None,
 ) -> np.ndarray:
-    mean, cov = entries_moments(_NP, np.asarray(sigma, dtype=np.float64), rows, cols, float(n))
-    cov = cov + np.diag(1.0 / np.asarray(precision, dtype=np.float64))
+    sig = np.asarray(sigma, dtype=np.float64)
+    lam = np.asarray(precision, dtype=np.float64)
     gen = rng if rng is not None else np.random.default_rng()
-    shape = () if size is None else tuple(np.atleast_1d(size))
+    batch = np.broadcast_shapes(sig.shape[:-2], lam.shape[:-1])
+    shape = batch if size is None else tuple(np.atleast_1d(size))
+    sig = np.broadcast_to(sig, (*shape, *sig.shape[-2:]))
+    lam = np.broadcast_to(lam, (*shape, rows.size))
     z = gen.standard_normal((*shape, rows.size))
-    return mean + z @ np.linalg.cholesky(cov).T
+    out = np.empty((*shape, rows.size))
+    for i in np.ndindex(*shape):  # one Cholesky factor per batch element (the core is unbatched)
+        mean, cov = entries_moments(_NP, sig[i], rows, cols, float(n))
+        out[i] = mean + np.linalg.cholesky(cov + np.diag(1.0 / lam[i])) @ z[i]
+    return out
+
+
+def _support_point(rv: Any, size: Any, sigma: Any, precision: Any, *, rows: np.ndarray, cols: np.ndarray) -> Any:
+    """The mean, ``sigma`` at the measured entries."""
+    mean = sigma[..., rows, cols] + pt.zeros_like(precision)
+    if not rv_size_is_none(size):
+        mean = pt.full((*tuple(size), rows.size), mean)
+    return mean
 
 
 class NoisyCovarianceEntries:
@@ -95,6 +114,7 @@ class NoisyCovarianceEntries:
         return (sig, pt.constant(lam)), {
             "logp": partial(_logp, **kw),
             "random": partial(_random, **kw),
+            "support_point": partial(_support_point, rows=rows, cols=cols),
             "signature": "(d,d),(m)->(m)",
             "dtype": "float64",
         }
@@ -108,7 +128,6 @@ class NoisyCovarianceEntries:
     @classmethod
     def from_release(cls, name: str, release: Any, sigma: Any, **kwargs: Any) -> Any:
         """Observed entries, ``n``, pairs and precisions from a ``pace_ggm`` / ``second_moment`` release."""
-        from ._analysis import measurements
-
-        m = measurements(release)
-        return cls(name, sigma, m.n, m.pairs, m.precision, observed=m.y, **kwargs)
+        args, values = _SPEC.release_args(cls.__name__, release)
+        kwargs.setdefault("observed", values)
+        return cls(name, sigma, **args, **kwargs)

@@ -1,0 +1,620 @@
+r"""One spec per public distribution: parameters and rules, log-prob assembly, draws, support point, release.
+
+Both front ends (:mod:`noiseaware.pymc`, :mod:`noiseaware.numpyro`) are shells over this module:
+they convert parameters to their backend's tensors, attach their validation idiom (PyMC's
+``check_parameters`` with the rule text of :attr:`DistSpec.rules`; NumPyro's ``arg_constraints``)
+and plumb random variables. Everything they would otherwise compute twice lives here once:
+
+- parameter resolution (``alpha`` or ``epsilon``: :func:`resolve_alpha`; ``alpha`` or ``sigma``:
+  :func:`noise_choice`), the median-split sizes ``N = n, K = m = ceil(n / 2)``
+  (:func:`median_split_sizes`), pair validation (:func:`~noiseaware._core._release.pairs_index`);
+- log-prob assembly (:func:`noisy_hypergeom_logp`, :func:`two_way_logp`, :func:`composite_logp`);
+- draws as transforms of uniforms (:func:`noise_uniform_shape`, :func:`noise_draw`,
+  :func:`hypergeom_draw`), so one implementation serves NumPy, JAX and PyMC's ``rng_fn``;
+- support points and moments;
+- how each class reads a :class:`~noiseaware.Release` (:attr:`DistSpec.release`).
+
+:data:`SPECS` registers one :class:`DistSpec` per public distribution. Its ``prepare``/``logp``/
+``draw`` triple evaluates the law in any backend from concrete parameters (the NumPy backend of
+``tests/distributions`` uses it). All functions take a
+:class:`~noiseaware._core._backend.Backend` ``bk`` where they compute, in the ``xp`` style.
+
+Examples
+--------
+>>> import numpy as np
+>>> from noiseaware._core import get_backend
+>>> from noiseaware._core._specs import SPECS
+>>> spec = SPECS["NoisyTwoWayTable"]
+>>> prepared = spec.prepare(r=0.5, n=100, epsilon_per_pair=1.0)
+>>> round(float(spec.logp(get_backend("numpy"), np.array(33.0), **prepared)), 4)
+-1.9208
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import NoiseawareValueError
+from . import _release
+from ._backend import Backend
+from ._fisher import (
+    FisherTable,
+    concrete_sizes,
+    copula_log_odds,
+    fisher_mean_var,
+    fisher_sample_from_uniform,
+    fisher_table,
+    median_split_table,
+    noisy_fisher_logcdf,
+    noisy_fisher_logpmf,
+)
+from ._noise import (
+    DG_REJECTION_TRIES,
+    discrete_gaussian_from_uniforms,
+    discrete_gaussian_logpmf,
+    discrete_gaussian_variance,
+    geometric_from_uniforms,
+    two_sided_geometric_logcdf,
+    two_sided_geometric_logpmf,
+)
+
+__all__ = [
+    "NOISE_CODES",
+    "NOISE_FAMILIES",
+    "SPECS",
+    "DistSpec",
+    "composite_logp",
+    "composite_pairs",
+    "check_release_p",
+    "hypergeom_draw",
+    "hypergeom_moments",
+    "hypergeom_table",
+    "hypergeom_support_point",
+    "median_split_sizes",
+    "mode_support_point",
+    "noise_choice",
+    "noise_draw",
+    "noise_uniform_shape",
+    "noise_variance",
+    "noisy_hypergeom_logcdf",
+    "noisy_hypergeom_logp",
+    "resolve_alpha",
+    "two_way_logcdf",
+    "two_way_logp",
+    "two_way_support_point",
+]
+
+#: The integer noise families of the discrete likelihoods, each with its parameter name.
+NOISE_FAMILIES: dict[str, str] = {"geometric": "alpha", "discrete_gaussian": "sigma"}
+#: Integer codes of the noise families where a backend needs a constant input (PyMC random variables).
+NOISE_CODES: dict[str, int] = {"geometric": 0, "discrete_gaussian": 1}
+
+
+# --------------------------------------------------------------------------- parameter rules
+def resolve_alpha(
+    owner: str,
+    alpha: Any,
+    epsilon: Any,
+    sensitivity: Any = 1.0,
+    *,
+    name: str = "epsilon",
+    to_float: Callable[[Any], Any] = np.asarray,
+    exp: Callable[[Any], Any] = np.exp,
+) -> Any:
+    r"""The geometric noise parameter from exactly one of ``alpha`` or ``epsilon``.
+
+    .. math:: \alpha = e^{-\varepsilon/\Delta}
+
+    (seed ``000_3eff9b68025f505f.txt`` eq. 3). ``to_float`` converts to the front end's float64
+    type and ``exp`` is its exponential (so symbolic and traced inputs stay symbolic).
+
+    Raises
+    ------
+    NoiseawareValueError
+        Unless exactly one of ``alpha`` and ``epsilon`` (called ``name``) is given.
+
+    Examples
+    --------
+    >>> round(float(resolve_alpha("X", None, 1.0, 2.0)), 6)
+    0.606531
+    """
+    if (alpha is None) == (epsilon is None):
+        raise NoiseawareValueError(
+            f"{owner}: give exactly one of alpha or {name}; got alpha={alpha!r}, {name}={epsilon!r}."
+        )
+    if alpha is not None:
+        return to_float(alpha)
+    return exp(-to_float(epsilon) / to_float(sensitivity))
+
+
+def noise_choice(owner: str, alpha: Any, sigma: Any) -> tuple[str, Any]:
+    """``(family, parameter)`` from exactly one of ``alpha`` (geometric) or ``sigma`` (discrete Gaussian).
+
+    Raises
+    ------
+    NoiseawareValueError
+        Unless exactly one is given.
+
+    Examples
+    --------
+    >>> noise_choice("NoisyHypergeom", None, 2.0)
+    ('discrete_gaussian', 2.0)
+    """
+    if (alpha is None) == (sigma is None):
+        raise NoiseawareValueError(
+            f"{owner}: give exactly one of alpha (geometric noise) or sigma (discrete Gaussian noise); "
+            f"got alpha={alpha!r}, sigma={sigma!r}."
+        )
+    return ("geometric", alpha) if alpha is not None else ("discrete_gaussian", sigma)
+
+
+def median_split_sizes(n: Any) -> tuple[Any, Any, Any]:
+    r"""``(N, K, m) = (n, h, h)`` with ``h = ceil(n / 2)`` records above the median (seed 000 §3.1).
+
+    Works for integers, integer arrays and integer tensors (``(n + 1) // 2``).
+
+    Examples
+    --------
+    >>> median_split_sizes(51)
+    (51, 26, 26)
+    """
+    h = (n + 1) // 2
+    return n, h, h
+
+
+def composite_pairs(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Checked ``(i, j)`` indices of a composite likelihood's pairs (default ``triu_indices(p, 1)``).
+
+    The one pair rule of both front ends (:func:`~noiseaware._core._release.pairs_index`).
+
+    Examples
+    --------
+    >>> [a.tolist() for a in composite_pairs("C", 3, None)]
+    [[0, 0, 1], [1, 2, 2]]
+    """
+    return _release.pairs_index(owner, p, pairs)
+
+
+def check_release_p(owner: str, p: int, last_dim: Any) -> None:
+    """Refuse a correlation matrix whose static size is not the release's ``p``.
+
+    Raises
+    ------
+    NoiseawareValueError
+        If ``last_dim`` is known and differs from ``p``.
+    """
+    if last_dim is not None and int(last_dim) != p:
+        raise NoiseawareValueError(
+            f"{owner}.from_release: R must be {p} x {p} for this release; got R with last dimension {last_dim}."
+        )
+
+
+# --------------------------------------------------------------------------- noise draws and moments
+def noise_uniform_shape(family: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Shape of the uniforms that :func:`noise_draw` consumes for noise of ``shape``.
+
+    Examples
+    --------
+    >>> noise_uniform_shape("geometric", (4,)), noise_uniform_shape("discrete_gaussian", (4,))
+    ((2, 4), (4, 96, 3))
+    """
+    if family == "geometric":
+        return (2, *shape)
+    return (*shape, DG_REJECTION_TRIES, 3)
+
+
+def noise_draw(bk: Backend, family: str, par: Any, u: Any) -> Any:
+    """Integer noise from uniforms of shape :func:`noise_uniform_shape` (the registry's exact transforms).
+
+    Two-sided geometric: ``G1 - G2`` by inversion (seed 000 Def. 2.3); discrete Gaussian: CKS20
+    Algorithm 3 with a fixed number of proposals (:data:`~noiseaware._core._noise.DG_REJECTION_TRIES`).
+    """
+    if family == "geometric":
+        return geometric_from_uniforms(bk, u[0], u[1], par)
+    return discrete_gaussian_from_uniforms(bk, u, par)
+
+
+def noise_variance(bk: Backend, family: str, par: Any) -> Any:
+    r"""``Var D``: ``2 alpha / (1 - alpha)^2`` (geometric) or the discrete Gaussian's exact ``E[D^2]``."""
+    if family == "geometric":
+        return 2.0 * par / (1.0 - par) ** 2
+    return discrete_gaussian_variance(bk, par)
+
+
+# --------------------------------------------------------------------------- support points
+def mode_support_point(bk: Backend, loc: Any, par: Any) -> Any:
+    """``floor(loc)`` broadcast with the noise parameter: the mode of ``loc + D``."""
+    return bk.xp.floor(loc) + 0.0 * par
+
+
+def hypergeom_support_point(bk: Backend, N: Any, K: Any, m: Any, *params: Any) -> Any:
+    """``round(m K / N)``, the central (``log_odds = 0``) mean, broadcast with ``params``."""
+    out = bk.xp.round(m * K / N)
+    for p in params:
+        out = out + 0.0 * p
+    return out
+
+
+def two_way_support_point(bk: Backend, r: Any, n: Any, *params: Any) -> Any:
+    r"""``clip(round(n (1/4 + arcsin(r) / (2 pi))), 0, ceil(n/2))``: the approximate mean high-high count.
+
+    ``P(both above the median) = 1/4 + arcsin(r) / (2 pi)`` for a Gaussian copula (seed 000 eq. 7).
+    """
+    xp = bk.xp
+    _, h, _ = median_split_sizes(n)
+    out = xp.clip(xp.round(n * (0.25 + xp.arcsin(r) / (2 * math.pi))), 0, h)
+    for p in params:
+        out = out + 0.0 * p
+    return out
+
+
+# --------------------------------------------------------------------------- log-prob assembly
+def two_sided_geometric_logp(bk: Backend, value: Any, *, loc: Any, alpha: Any) -> Any:
+    """``log P(loc + D = value)``, ``D`` two-sided geometric (seed 000 eq. 3)."""
+    return two_sided_geometric_logpmf(bk, value, loc, alpha)
+
+
+def discrete_gaussian_logp(bk: Backend, value: Any, *, loc: Any, sigma: Any) -> Any:
+    """``log P(loc + D = value)``, ``D`` discrete Gaussian (CKS20)."""
+    return discrete_gaussian_logpmf(bk, value, loc, sigma)
+
+
+def noisy_hypergeom_logp(bk: Backend, value: Any, *, table: FisherTable, log_odds: Any, family: str, par: Any) -> Any:
+    """Exact log-pmf of ``T + D`` (seed 000 eq. 17), windowed sums of :mod:`noiseaware._core._fisher`."""
+    return noisy_fisher_logpmf(bk, table, value, log_odds, family, par)
+
+
+def noisy_hypergeom_logcdf(bk: Backend, value: Any, *, table: FisherTable, log_odds: Any, family: str, par: Any) -> Any:
+    """Exact log-CDF of ``T + D``; geometric noise only.
+
+    Raises
+    ------
+    NotImplementedError
+        For discrete Gaussian noise, whose CDF has no closed form.
+    """
+    if family != "geometric":
+        raise NotImplementedError(
+            "NoisyHypergeom: the CDF is available for two-sided geometric noise only; the discrete Gaussian CDF "
+            "has no closed form."
+        )
+    return noisy_fisher_logcdf(bk, table, value, log_odds, par)
+
+
+def two_way_logp(bk: Backend, value: Any, *, table: FisherTable, r: Any, alpha: Any) -> Any:
+    r"""Median-split table log-pmf: :func:`noisy_hypergeom_logp` at ``log_odds = psi(r)`` (seed 000 eqs. 7-10, 17)."""
+    return noisy_fisher_logpmf(bk, table, value, copula_log_odds(bk, r), "geometric", alpha)
+
+
+def two_way_logcdf(bk: Backend, value: Any, *, table: FisherTable, r: Any, alpha: Any) -> Any:
+    """Median-split table log-CDF (geometric noise)."""
+    return noisy_fisher_logcdf(bk, table, value, copula_log_odds(bk, r), alpha)
+
+
+def composite_logp(bk: Backend, value: Any, *, table: FisherTable, r: Any, alpha: Any) -> Any:
+    r"""Sum over pairs of :func:`two_way_logp` (seed 000 eq. 18); ``r`` holds the pairs on the last axis."""
+    return bk.xp.sum(two_way_logp(bk, value, table=table, r=r, alpha=alpha), axis=-1)
+
+
+# --------------------------------------------------------------------------- draws
+def hypergeom_draw(
+    bk: Backend, table: FisherTable, log_odds: Any, family: str, par: Any, u_t: Any, u_noise: Any
+) -> Any:
+    """``T + D``: ``T`` by inversion on its mode window from ``u_t``, ``D`` from ``u_noise``.
+
+    ``log_odds`` and ``par`` must already have the shape of ``u_t`` (the draw's shape).
+    """
+    t = fisher_sample_from_uniform(bk, table, log_odds, u_t)
+    return t + noise_draw(bk, family, par, u_noise)
+
+
+# --------------------------------------------------------------------------- the registry
+@dataclass(frozen=True)
+class DistSpec:
+    """What one public distribution is, independent of the PPL.
+
+    Attributes
+    ----------
+    name : str
+        The class name in both front ends.
+    params : tuple of str
+        Constructor parameters, the same names in both front ends.
+    rules : dict
+        Parameter -> rule text (PyMC's ``check_parameters`` message; NumPyro's constraint).
+    data : tuple of str
+        Parameters that are concrete data (they fix tables or windows; not traced).
+    event_dim : int
+    discrete : bool
+    release_args : callable
+        ``(owner, release, **given) -> (kwargs, values)``: the constructor arguments that
+        ``from_release`` reads from a release, and the values it observes.
+    prepare : callable or None
+        ``(**params) -> dict``: concrete parameters resolved to the keyword arguments of ``logp``.
+    logp : callable or None
+        ``(bk, value, **prepared) -> log density`` (``None``: no closed form).
+    draw : callable or None
+        ``(bk, uniform, shape, **prepared) -> draws`` with ``uniform(shape)`` giving U(0, 1) arrays.
+    seed : str
+        Where the law comes from.
+    """
+
+    name: str
+    params: tuple[str, ...]
+    rules: dict[str, str]
+    data: tuple[str, ...]
+    event_dim: int
+    discrete: bool
+    release_args: Callable[..., tuple[dict[str, Any], Any]]
+    prepare: Callable[..., dict[str, Any]] | None = None
+    logp: Callable[..., Any] | None = None
+    draw: Callable[..., Any] | None = None
+    seed: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _f(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+# TwoSidedGeometric ---------------------------------------------------------------
+def _tsg_prepare(loc: Any = 0, alpha: Any = None, *, epsilon: Any = None, sensitivity: Any = 1.0) -> dict[str, Any]:
+    return {"loc": _f(loc), "alpha": resolve_alpha("TwoSidedGeometric", alpha, epsilon, sensitivity, to_float=_f)}
+
+
+def _tsg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, alpha: Any) -> Any:
+    u = uniform(noise_uniform_shape("geometric", shape))
+    return loc + noise_draw(bk, "geometric", bk.xp.broadcast_to(alpha, shape), u)
+
+
+def _tsg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+    _, alpha, values = _release.noise_params(owner, release, ("geometric",))
+    return {"alpha": alpha}, values
+
+
+# DiscreteGaussian ----------------------------------------------------------------
+def _dg_prepare(loc: Any = 0, sigma: Any = 1.0) -> dict[str, Any]:
+    return {"loc": _f(loc), "sigma": _f(sigma)}
+
+
+def _dg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, sigma: Any) -> Any:
+    u = uniform(noise_uniform_shape("discrete_gaussian", shape))
+    return loc + noise_draw(bk, "discrete_gaussian", bk.xp.broadcast_to(sigma, shape), u)
+
+
+def _dg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+    _, sigma, values = _release.noise_params(owner, release, ("discrete_gaussian",))
+    return {"sigma": sigma}, values
+
+
+# NoisyHypergeom ------------------------------------------------------------------
+def hypergeom_table(owner: str, N: Any, K: Any, m: Any) -> FisherTable:
+    """The Fisher table of concrete sizes ``N, K, m`` (validated together)."""
+    sizes = [concrete_sizes(owner, k, x) for k, x in (("N", N), ("K", K), ("m", m))]
+    return fisher_table(*sizes, owner=owner)
+
+
+def _hyper_prepare(N: Any, K: Any, m: Any, log_odds: Any, alpha: Any = None, *, sigma: Any = None) -> dict[str, Any]:
+    family, par = noise_choice("NoisyHypergeom", alpha, sigma)
+    table = hypergeom_table("NoisyHypergeom", N, K, m)
+    return {"table": table, "log_odds": _f(log_odds), "family": family, "par": _f(par)}
+
+
+def _hyper_draw(
+    bk: Backend,
+    uniform: Callable[..., Any],
+    shape: tuple[int, ...],
+    *,
+    table: FisherTable,
+    log_odds: Any,
+    family: str,
+    par: Any,
+) -> Any:
+    xp = bk.xp
+    u_t = uniform(shape)
+    u_n = uniform(noise_uniform_shape(family, shape))
+    return hypergeom_draw(bk, table, xp.broadcast_to(log_odds, shape), family, xp.broadcast_to(par, shape), u_t, u_n)
+
+
+def _hyper_release(owner: str, release: Any, N: Any = None, K: Any = None, m: Any = None) -> tuple[dict[str, Any], Any]:
+    args = _release.hypergeom_params(owner, release, N, K, m)
+    values = args.pop("observed")
+    return args, values
+
+
+# NoisyTwoWayTable ----------------------------------------------------------------
+def _twoway_prepare(r: Any, n: Any, alpha: Any = None, *, epsilon_per_pair: Any = None) -> dict[str, Any]:
+    owner = "NoisyTwoWayTable"
+    nn = concrete_sizes(owner, "n", n, minimum=1)
+    a = resolve_alpha(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair", to_float=_f)
+    return {"table": median_split_table(nn, owner=owner), "r": _f(r), "alpha": a}
+
+
+def _twoway_draw(
+    bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, table: FisherTable, r: Any, alpha: Any
+) -> Any:
+    xp = bk.xp
+    u_t = uniform(shape)
+    u_n = uniform(noise_uniform_shape("geometric", shape))
+    psi = xp.broadcast_to(copula_log_odds(bk, r), shape)
+    return hypergeom_draw(bk, table, psi, "geometric", xp.broadcast_to(alpha, shape), u_t, u_n)
+
+
+def _twoway_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+    args = _release.two_way_params(owner, release)
+    values = args.pop("observed")
+    return args, values
+
+
+# CompositeCopulaLikelihood -------------------------------------------------------
+def _composite_prepare(
+    R: Any, n: Any, alpha: Any = None, *, pairs: Any = None, epsilon_per_pair: Any = None
+) -> dict[str, Any]:
+    owner = "CompositeCopulaLikelihood"
+    R = _f(R)
+    nn = concrete_sizes(owner, "n", n, minimum=1)
+    iu, ju = composite_pairs(owner, R.shape[-1], pairs)
+    a = resolve_alpha(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair", to_float=_f)
+    return {"table": median_split_table(nn, per_pair=True, owner=owner), "r": R[..., iu, ju], "alpha": a}
+
+
+def _composite_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+    args = _release.composite_params(owner, release)
+    values = args.pop("observed")
+    return args, values
+
+
+# Noisy ---------------------------------------------------------------------------
+def _noisy_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+    from ._noisy import release_noise
+
+    _, _, values = release_noise(f"{owner}.from_release", release)
+    return {"noise": release}, values
+
+
+# LaplaceCensoredDirichletStat ----------------------------------------------------
+def _lcds_release(owner: str, release: Any, part: int | None = None) -> tuple[dict[str, Any], Any]:
+    from ._dirichlet_release import select_part
+
+    p = select_part(f"{owner}.from_release", release, part)
+    return {"n": p.n, "a": p.a, "scale": p.scale}, p.s_l
+
+
+# NoisyCovarianceEntries ----------------------------------------------------------
+def _cov_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+    # the release's combined measurements (seed 002): read by the covariance workflow's reader
+    from ..covariance._analysis import measurements
+
+    m = measurements(release)
+    return {"n": m.n, "pairs": m.pairs, "precision": m.precision}, m.y
+
+
+def _cov_prepare(sigma: Any, n: Any, pairs: Any, precision: Any) -> dict[str, Any]:
+    from ..covariance._params import entry_params
+
+    sig = _f(sigma)
+    nn, rows, cols, lam = entry_params("NoisyCovarianceEntries", n, pairs, precision, int(sig.shape[-1]))
+    return {"sigma": sig, "n": nn, "rows": rows, "cols": cols, "precision": lam}
+
+
+def _cov_logp(bk: Backend, value: Any, *, sigma: Any, n: Any, rows: Any, cols: Any, precision: Any) -> Any:
+    from ._covariance import noisy_covariance_entries_logp
+
+    return noisy_covariance_entries_logp(bk, value, sigma, rows, cols, precision, float(n))
+
+
+_GEOM = "alpha must be in (0, 1)"
+
+#: One spec per public distribution, keyed by class name (both front ends export exactly these).
+SPECS: dict[str, DistSpec] = {
+    "TwoSidedGeometric": DistSpec(
+        "TwoSidedGeometric",
+        ("loc", "alpha", "epsilon", "sensitivity"),
+        {"alpha": _GEOM},
+        (),
+        0,
+        True,
+        _tsg_release,
+        _tsg_prepare,
+        two_sided_geometric_logp,
+        _tsg_draw,
+        "seed 000 Definition 2.3, eq. 3",
+        {"logcdf": lambda bk, value, *, loc, alpha: two_sided_geometric_logcdf(bk, value, loc, alpha)},
+    ),
+    "DiscreteGaussian": DistSpec(
+        "DiscreteGaussian",
+        ("loc", "sigma"),
+        {"sigma": "sigma must be > 0"},
+        (),
+        0,
+        True,
+        _dg_release,
+        _dg_prepare,
+        discrete_gaussian_logp,
+        _dg_draw,
+        "CKS20; seed 001",
+    ),
+    "NoisyHypergeom": DistSpec(
+        "NoisyHypergeom",
+        ("N", "K", "m", "log_odds", "alpha", "sigma"),
+        {"alpha": _GEOM, "sigma": "sigma must be > 0"},
+        ("N", "K", "m"),
+        0,
+        True,
+        _hyper_release,
+        _hyper_prepare,
+        noisy_hypergeom_logp,
+        _hyper_draw,
+        "seed 000 eq. 17",
+        {"logcdf": noisy_hypergeom_logcdf},
+    ),
+    "NoisyTwoWayTable": DistSpec(
+        "NoisyTwoWayTable",
+        ("r", "n", "alpha", "epsilon_per_pair"),
+        {"r": "r must be in (-1, 1)", "alpha": _GEOM},
+        ("n",),
+        0,
+        True,
+        _twoway_release,
+        _twoway_prepare,
+        two_way_logp,
+        _twoway_draw,
+        "seed 000 eqs. 7-10, 17",
+        {"logcdf": two_way_logcdf},
+    ),
+    "CompositeCopulaLikelihood": DistSpec(
+        "CompositeCopulaLikelihood",
+        ("R", "n", "alpha", "pairs", "epsilon_per_pair"),
+        {"R": "R must have off-diagonal entries in (-1, 1)", "alpha": _GEOM},
+        ("n", "pairs"),
+        1,
+        True,
+        _composite_release,
+        _composite_prepare,
+        composite_logp,
+        # pairs are independent: the same transform as NoisyTwoWayTable, the pairs on the last axis
+        _twoway_draw,
+        "seed 000 eq. 18",
+    ),
+    "Noisy": DistSpec(
+        "Noisy",
+        ("dist", "noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
+        {"alpha": _GEOM, "sigma": "sigma must be > 0"},
+        ("noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
+        0,
+        True,
+        _noisy_release,
+        seed="noiseaware._core._noisy (exact windowed convolution)",
+    ),
+    "LaplaceCensoredDirichletStat": DistSpec(
+        "LaplaceCensoredDirichletStat",
+        ("alpha", "n", "a", "scale", "s0", "moments"),
+        {"alpha": "alpha must be > 0", "scale": "scale must be > 0"},
+        ("n", "a", "moments"),
+        1,
+        False,
+        _lcds_release,
+        seed="seed 004 eq. 6",
+    ),
+    "NoisyCovarianceEntries": DistSpec(
+        "NoisyCovarianceEntries",
+        ("sigma", "n", "pairs", "precision"),
+        {"sigma": "sigma must be symmetric"},
+        ("n", "pairs"),
+        1,
+        False,
+        _cov_release,
+        _cov_prepare,
+        _cov_logp,
+        seed="seed 002 (Isserlis moments of the measured entries)",
+    ),
+}
+
+
+def hypergeom_moments(bk: Backend, table: FisherTable, log_odds: Any, family: str, par: Any) -> tuple[Any, Any]:
+    """``(E[T + D], Var[T + D])``: the exact window's mean and variance of ``T`` plus the noise variance."""
+    mean, var = fisher_mean_var(bk, table, log_odds)
+    return mean, var + noise_variance(bk, family, par)

@@ -1,0 +1,60 @@
+r"""Noise-aware distributions for NumPyro.
+
+A package of thin shells over one spec per distribution (:mod:`noiseaware._core._specs`: the
+parameters and their rules, log-prob assembly, draws, support point, release reading), one
+module per family; class and parameter names match :mod:`noiseaware.pymc`.
+
+==============================  ==========================================================
+class                           law
+==============================  ==========================================================
+TwoSidedGeometric(loc, alpha)   ``loc + D``, ``D`` two-sided geometric (seed 000 eq. 3)
+DiscreteGaussian(loc, sigma)    ``loc + D``, ``D`` discrete Gaussian (CKS20; seed 001)
+NoisyHypergeom(N, K, m, ...)    Fisher noncentral hypergeometric count + noise (seed 000 eq. 17)
+NoisyTwoWayTable(r, n, alpha)   median-split 2x2 count of a Gaussian copula + noise (eq. 17)
+CompositeCopulaLikelihood       all p(p-1)/2 pairs of a correlation matrix (eq. 18)
+Noisy(dist, noise)              any discrete base plus integer noise (exact convolution)
+LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (seed 004 eq. 6)
+NoisyCovarianceEntries          noisy second-moment entries, moment-matched (seed 002)
+==============================  ==========================================================
+
+**Float64.** Exactness (1e-9 absolute on log-probabilities near ``n = 1e6``) needs float64, so
+importing this package turns on ``jax_enable_x64`` (the same as ``numpyro.enable_x64()``); import
+it before creating JAX arrays you want in float64.
+
+**Validation.** With ``validate_args=True`` a bad parameter raises ``ValueError`` naming it
+(NumPyro's idiom: eagerly, and under ``jit`` for parameters that are concrete); values outside
+the support give ``-inf``. ``N``, ``K``, ``m`` and ``n`` are data (they fix the constant tables)
+and are always checked at construction.
+
+**Predictive checks.** Every ``from_release`` takes ``obs=``: by default the release's values
+are observed; ``obs=None`` leaves the site free, shaped like the release, which is NumPyro's
+idiom for :class:`numpyro.infer.Predictive` (an observed site returns its observation in every
+draw). Build the model with a flag, e.g. ``def model(predict=False): ...from_release(...,
+obs=None if predict else RELEASE_VALUES)``, or pass the observation as a model argument.
+
+Examples
+--------
+>>> import noiseaware.numpyro as nan
+>>> round(float(nan.TwoSidedGeometric(3, epsilon=1.0).log_prob(3)), 6)
+-0.771937
+"""
+
+from __future__ import annotations
+
+from ._common import RELEASE_VALUES  # noqa: F401  (first: float64 in JAX; the default obs of from_release)
+from ._covariance import NoisyCovarianceEntries
+from ._dirichlet import LaplaceCensoredDirichletStat
+from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
+from ._integer import DiscreteGaussian, TwoSidedGeometric
+from ._noisy import Noisy
+
+__all__ = [
+    "CompositeCopulaLikelihood",
+    "DiscreteGaussian",
+    "LaplaceCensoredDirichletStat",
+    "Noisy",
+    "NoisyCovarianceEntries",
+    "NoisyHypergeom",
+    "NoisyTwoWayTable",
+    "TwoSidedGeometric",
+]

@@ -1,0 +1,125 @@
+"""Shared plumbing of the NumPyro front end: float64, constraints, parameter conversion, ``from_release``.
+
+Imported first by :mod:`noiseaware.numpyro`: it turns on float64 in JAX
+(:func:`noiseaware.config.configure_jax`) before any JAX array is made.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any
+
+import jax
+
+from ..config import configure_jax
+
+configure_jax()  # float64 and the persistent compilation cache (noiseaware.config)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import numpyro  # noqa: E402
+from numpyro.distributions import constraints  # noqa: E402
+
+from .. import _core  # noqa: E402
+from .._core import _specs  # noqa: E402
+from ..exceptions import NoiseawareValueError  # noqa: E402
+
+__all__ = ["RELEASE_VALUES"]
+
+BK = _core.get_backend("jax")
+INT = jnp.int64
+
+
+# The windowed sums are a few hundred small operations; jit them once per table so that eager
+# calls do not dispatch (and compile) each operation separately. Inside an outer jit they inline.
+@partial(jax.jit, static_argnames=("name", "table", "static"))
+def spec_logp(name: str, table: Any, static: tuple[tuple[str, Any], ...], value: Any, params: dict[str, Any]) -> Any:
+    """``SPECS[name].logp`` in JAX, compiled once per (class, table, static parameters such as the family)."""
+    return _specs.SPECS[name].logp(BK, value, table=table, **dict(static), **params)  # type: ignore[misc]
+
+
+@partial(jax.jit, static_argnames=("table",))
+def fisher_draw(table: Any, log_odds: Any, u: Any) -> Any:
+    """Jitted inversion draw of the latent Fisher count."""
+    return _core.fisher_sample_from_uniform(BK, table, log_odds, u)
+
+
+def uniform(key: Any, shape: tuple[int, ...]) -> Any:
+    """Float64 uniforms."""
+    return jax.random.uniform(key, shape, dtype=jnp.float64)
+
+
+def noise_draw(key: Any, family: str, par: Any, shape: tuple[int, ...]) -> Any:
+    """Noise of ``shape`` through the spec's uniform transforms."""
+    u = uniform(key, _specs.noise_uniform_shape(family, shape))
+    return _specs.noise_draw(BK, family, jnp.broadcast_to(par, shape), u)
+
+
+#: Default of ``obs`` in every ``from_release``: observe the release's values.
+RELEASE_VALUES: Any = type("ReleaseValues", (), {"__repr__": lambda self: "RELEASE_VALUES"})()
+
+
+def observe(name: str, d: Any, values: Any, obs: Any) -> Any:
+    """``numpyro.sample(name, d, obs=...)`` for ``from_release``, shaped like the release.
+
+    ``d`` is expanded to the release's batch shape when its own is smaller (one parameter for
+    every cell), so a predictive draw (``obs=None``) has the release's shape. ``obs`` defaults
+    to the release's values; ``None`` leaves the site unobserved (NumPyro's idiom for prior and
+    posterior predictive checks with :class:`numpyro.infer.Predictive`); any other array is
+    observed instead (e.g. a second release of the same shape).
+    """
+    values = jnp.asarray(values)
+    batch = tuple(values.shape[: values.ndim - len(d.event_shape)])
+    try:
+        shape = tuple(np.broadcast_shapes(batch, d.batch_shape))
+    except ValueError:
+        raise NoiseawareValueError(
+            f"{type(d).__name__}.from_release: the parameters' batch shape {d.batch_shape} does not broadcast "
+            f"with the release's shape {batch}."
+        ) from None
+    if shape != d.batch_shape:
+        d = d.expand(shape)
+    if obs is RELEASE_VALUES:
+        obs = values
+    return numpyro.sample(name, d, obs=obs)
+
+
+class Integer(constraints._IntegerGreaterThan):
+    """All integers (NumPyro has only bounded-below integer constraints)."""
+
+    def __init__(self) -> None:
+        super().__init__(-math.inf)
+
+    def __call__(self, x: Any) -> Any:
+        xp = jnp if isinstance(x, jax.Array | jax.core.Tracer) else np
+        finite = xp.isfinite(x)
+        return finite & (xp.floor(xp.where(finite, x, 0)) == xp.where(finite, x, 0.5))
+
+    def __repr__(self) -> str:
+        return "Integer()"
+
+    def feasible_like(self, prototype: Any) -> Any:
+        return jnp.zeros(jnp.shape(prototype))
+
+    def tree_flatten(self) -> Any:
+        return (), ((), dict())
+
+
+integer = Integer()
+
+
+def f64(x: Any) -> Any:
+    """float64 parameter; concrete inputs stay NumPy arrays so ``validate_args`` can check them under jit."""
+    if isinstance(x, jax.Array | jax.core.Tracer):
+        return jnp.asarray(x, dtype=jnp.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
+def _exp(z: Any) -> Any:
+    return np.exp(z) if isinstance(z, np.ndarray | np.generic) else jnp.exp(z)
+
+
+def alpha_arg(owner: str, alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
+    """``alpha`` from exactly one of ``alpha`` or ``epsilon`` (:func:`_specs.resolve_alpha`); concrete stays NumPy."""
+    return _specs.resolve_alpha(owner, alpha, epsilon, sensitivity, name=name, to_float=f64, exp=_exp)

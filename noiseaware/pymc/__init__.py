@@ -1,0 +1,66 @@
+r"""Noise-aware distributions for PyMC.
+
+A package of thin shells over one spec per distribution (:mod:`noiseaware._core._specs`: the
+parameters and their rules, log-prob assembly, draws, support point, release reading), one
+module per family; class and parameter names match :mod:`noiseaware.numpyro`. Each discrete
+distribution is a PyTensor ``RandomVariable`` (draws by the NumPy core, so prior and posterior
+predictive sampling work) and a ``pymc.Discrete`` subclass with ``logp`` (and ``logcdf`` where
+cheap); :class:`LaplaceCensoredDirichletStat` and :class:`NoisyCovarianceEntries` are
+``pm.CustomDist`` variables.
+
+=============================  ==========================================================
+class                          module
+=============================  ==========================================================
+TwoSidedGeometric              ``noiseaware.pymc._integer``
+DiscreteGaussian               ``noiseaware.pymc._integer``
+NoisyHypergeom                 ``noiseaware.pymc._fisher``
+NoisyTwoWayTable               ``noiseaware.pymc._fisher``
+CompositeCopulaLikelihood      ``noiseaware.pymc._fisher``
+Noisy                          ``noiseaware.pymc._noisy``
+LaplaceCensoredDirichletStat   ``noiseaware.pymc._dirichlet``
+NoisyCovarianceEntries         ``noiseaware.pymc._covariance``
+=============================  ==========================================================
+
+Bad parameters raise ``pymc.logprob.utils.ParameterValueError`` carrying the rule (PyMC's
+``check_parameters`` idiom); values outside the support give ``-inf``. ``N``, ``K``, ``m`` and
+``n`` are data: they must be concrete integers, as they fix a table computed once per data set.
+
+**Predictive checks.** ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive``
+draw every variable, observed ones included, so models built with ``from_release`` work as they
+are. ``from_release(..., observed=None)`` gives a free variable shaped like the release (the
+counterpart of NumPyro's ``obs=None``); any other ``observed=`` replaces the release's values.
+
+Importing this package silences two notices that are not about noiseaware's use of PyTensor:
+ArviZ's import-time ``FutureWarning`` about its refactor, and PyTensor's one-time "could not
+link to a BLAS" ``UserWarning`` (no operation here uses BLAS); the BLAS probe is resolved at
+import so it does not fire later.
+
+Examples
+--------
+>>> import pymc as pm, noiseaware as na
+>>> with pm.Model() as model:
+...     r = pm.Uniform("r", -1, 1)
+...     t = na.NoisyTwoWayTable("t", r=r, n=1001, alpha=0.9, observed=[260])
+>>> round(float(model.compile_logp()({"r_interval__": 0.0})), 4)
+-5.1924
+"""
+
+from __future__ import annotations
+
+from . import _common  # noqa: F401  (first: the filtered imports of PyMC and PyTensor)
+from ._covariance import NoisyCovarianceEntries
+from ._dirichlet import LaplaceCensoredDirichletStat
+from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
+from ._integer import DiscreteGaussian, TwoSidedGeometric
+from ._noisy import Noisy
+
+__all__ = [
+    "CompositeCopulaLikelihood",
+    "DiscreteGaussian",
+    "LaplaceCensoredDirichletStat",
+    "Noisy",
+    "NoisyCovarianceEntries",
+    "NoisyHypergeom",
+    "NoisyTwoWayTable",
+    "TwoSidedGeometric",
+]

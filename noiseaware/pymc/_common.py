@@ -1,0 +1,168 @@
+"""Shared plumbing of the PyMC front end: filtered imports, size handling, parameter conversion.
+
+Imported first by :mod:`noiseaware.pymc`: it silences two notices that are not about
+noiseaware's use of PyTensor (ArviZ's import-time ``FutureWarning`` about its refactor, and
+PyTensor's one-time "could not link to a BLAS" ``UserWarning``; no operation here uses BLAS)
+and resolves the lazy BLAS probe so it does not fire later.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message=r"(?s).*ArviZ is undergoing", category=FutureWarning)
+    warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS", category=UserWarning)
+    import pymc as pm  # noqa: F401  (imported here first, under the filters)
+    import pytensor
+    import pytensor.tensor as pt
+    from pymc.distributions.dist_math import check_parameters
+
+    _ = pytensor.config.blas__ldflags  # resolve the lazy BLAS probe now, warning silenced
+
+from .. import _core
+from .. import _validation as v
+from .._core import _specs
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+
+__all__: list[str] = []
+
+PT = _core.get_backend("pytensor")
+NP = _core.get_backend("numpy")
+#: Family of each integer code (constant inputs of the random variables).
+NOISE_KINDS = {code: kind for kind, code in _specs.NOISE_CODES.items()}
+
+
+def shape_of(size: Any, *params: Any) -> tuple[int, ...]:
+    """The draw shape: ``size`` or the broadcast shape of the parameters."""
+    if size is not None:
+        return tuple(size)
+    return tuple(np.broadcast_shapes(*(np.shape(p) for p in params)))
+
+
+def scalar_int(x: Any) -> int:
+    """The integer in a constant input that PyTensor may have expanded to shape (1, ..., 1)."""
+    return int(np.asarray(x).reshape(-1)[0])
+
+
+def rv_sizes(x: Any) -> Any:
+    """Sizes as ``rng_fn`` gets them: an int when all equal (PyTensor may expand a scalar), else an array."""
+    arr = np.asarray(x, dtype=np.int64)
+    return int(arr.reshape(-1)[0]) if arr.size == 1 else arr
+
+
+def const_int(owner: str, name: str, x: Any) -> int:
+    """The integer value of a constant tensor (data such as ``N``); raise if it is symbolic."""
+    try:
+        val = pt.get_underlying_scalar_constant_value(x)
+    except Exception as exc:
+        raise NoiseawareValueError(
+            f"{owner}: {name} must be a concrete integer (it fixes a table computed once per data set); "
+            f"got a symbolic {name}."
+        ) from exc
+    return v.integer(owner, name, np.asarray(val).item())
+
+
+def const_float(owner: str, name: str, x: Any) -> float:
+    """The float value of a constant tensor; raise if it is symbolic."""
+    try:
+        return float(np.asarray(pt.get_underlying_scalar_constant_value(x)).item())
+    except Exception as exc:
+        raise NoiseawareValueError(f"{owner}: {name} must be a concrete number; got a symbolic {name}.") from exc
+
+
+def _size_roots(x: Any) -> list[Any] | None:
+    """The shared variables a size depends on, or None when it depends on a free variable."""
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.traversal import graph_inputs
+    from pytensor.tensor.sharedvar import TensorSharedVariable
+
+    # random variables have a shared *generator* among their roots: only data containers pass
+    roots = list(graph_inputs([x]))
+    if not all(isinstance(r, Constant | TensorSharedVariable) for r in roots):
+        return None
+    return [r for r in roots if isinstance(r, TensorSharedVariable)]
+
+
+def size_value(owner: str, name: str, x: Any, minimum: int) -> tuple[Any, bool]:
+    """Current value of a size (constant, ``pm.Data`` or plain) and whether it lives in ``pm.Data``."""
+    if not isinstance(x, pytensor.graph.basic.Variable):
+        return _core.concrete_sizes(owner, name, x, minimum), False
+    if isinstance(x, pt.TensorConstant):
+        return _core.concrete_sizes(owner, name, np.asarray(x.data), minimum), False
+    shared = _size_roots(x)
+    if shared is None:
+        raise NoiseawareTypeError(
+            f"{owner}: {name} must be concrete data (an int, an array of ints, or a pm.Data container); got a "
+            f"{name} that depends on a random variable ({x}). {name} fixes the static window of each exact sum "
+            "(O(sqrt n) terms), so it cannot be a parameter of the model."
+        )
+    return _core.concrete_sizes(owner, name, np.asarray(x.eval()), minimum), bool(shared)
+
+
+def size_input(owner: str, name: str, x: Any, minimum: int) -> tuple[Any, Any]:
+    """``(tensor input, current value)`` of a size argument of ``dist``; pm.Data stays symbolic."""
+    val, shared = size_value(owner, name, x, minimum)
+    return (pt.cast(x, "int64") if shared else pt.constant(val, dtype="int64")), val
+
+
+def sizes_guard(res: Any, owner: str, sizes: dict[str, Any], values: dict[str, Any]) -> Any:
+    """Make a stale log-probability fail loudly when a pm.Data size changed after it was built."""
+    conds = [pt.all(pt.eq(sizes[k], values[k])) for k in sizes if not isinstance(sizes[k], pt.TensorConstant)]
+    if not conds:
+        return res
+    return check_parameters(
+        res,
+        *conds,
+        msg=f"{owner}: a size held in pm.Data ({', '.join(sizes)}) changed after this log-probability was built; "
+        "sizes fix the exact windows, so rebuild it (pm.sample and model.compile_logp do)",
+        can_be_replaced_by_ninf=False,
+    )
+
+
+def as_float(x: Any) -> Any:
+    """A float64 tensor."""
+    return pt.as_tensor_variable(x, dtype="float64")
+
+
+def alpha_arg(owner: str, alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
+    """``alpha`` as a tensor from exactly one of ``alpha`` or ``epsilon`` (:func:`_specs.resolve_alpha`)."""
+    return _specs.resolve_alpha(owner, alpha, epsilon, sensitivity, name=name, to_float=as_float, exp=pt.exp)
+
+
+def observed_kwargs(values: np.ndarray, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of ``from_release``'s variable: ``observed`` defaults to the release's values.
+
+    ``observed=None`` makes a free variable shaped like the release (a prior draw of the
+    release); any other value is observed instead. ``pm.sample_prior_predictive`` and
+    ``pm.sample_posterior_predictive`` draw observed variables in any case.
+    """
+    out = dict(kwargs)
+    if "observed" not in out:
+        out["observed"] = values
+    elif out["observed"] is None:
+        del out["observed"]
+        out.setdefault("shape", np.shape(values))
+    return out
+
+
+def noise_draw(rng: np.random.Generator, family: str, par: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """NumPy noise draws of ``shape`` through the spec's uniform transforms."""
+    u = rng.random(_specs.noise_uniform_shape(family, shape))
+    return np.asarray(_specs.noise_draw(NP, family, np.broadcast_to(par, shape), u))
+
+
+def checked(res: Any, rules: dict[str, str], conds: dict[str, Any]) -> Any:
+    """``check_parameters(res, *conditions, msg=...)`` with the spec's rule texts.
+
+    E.g. ``"r must be in (-1, 1), alpha in (0, 1)"`` for ``r`` and ``alpha``.
+
+    ``conds`` maps a parameter name to one condition or a tuple of conditions.
+    """
+    texts = [rules[k] for k in conds]
+    msg = ", ".join([texts[0], *(t.replace(" must be ", " ", 1) for t in texts[1:])])
+    flat = [c for k in conds for c in (conds[k] if isinstance(conds[k], tuple) else (conds[k],))]
+    return check_parameters(res, *flat, msg=msg)

@@ -1,0 +1,391 @@
+r"""PyMC shells of the Fisher-table likelihoods (specs in :mod:`noiseaware._core._specs`).
+
+:class:`NoisyHypergeom`, :class:`NoisyTwoWayTable` and :class:`CompositeCopulaLikelihood`
+(seed ``000_3eff9b68025f505f.txt`` eqs. 17-18).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._common import (  # isort: split
+    NOISE_KINDS,
+    NP,
+    PT,
+    alpha_arg,
+    as_float,
+    checked,
+    const_int,
+    observed_kwargs,
+    rv_sizes,
+    scalar_int,
+    shape_of,
+    size_input,
+    size_value,
+    sizes_guard,
+)
+
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.distributions.shape_utils import rv_size_is_none
+from pytensor.tensor.random.op import RandomVariable
+
+from .. import _core
+from .. import _validation as v
+from .._core import _specs
+from ..exceptions import NoiseawareValueError
+
+__all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
+
+_HYP = _specs.SPECS["NoisyHypergeom"]
+_TWO = _specs.SPECS["NoisyTwoWayTable"]
+_CMP = _specs.SPECS["CompositeCopulaLikelihood"]
+
+
+def _sized(size: Any, x: Any, trailing: tuple[Any, ...] = ()) -> Any:
+    if not rv_size_is_none(size):
+        x = pt.full((*tuple(size), *trailing), x)
+    return pt.cast(x, "int64")
+
+
+def _pairs_const(pairs: Any) -> Any:
+    while pairs.ndim > 2:  # a constant that PyTensor may have given batch dims
+        pairs = pairs[0]
+    return pairs
+
+
+# --------------------------------------------------------------------------- NoisyHypergeom
+class NoisyHypergeomRV(RandomVariable):
+    """RandomVariable of :class:`NoisyHypergeom` (inputs ``N, K, m, log_odds, par, noise``)."""
+
+    name = "noisy_hypergeom"
+    signature = "(),(),(),(),(),()->()"
+    dtype = "int64"
+    _print_name = ("NoisyHypergeom", "\\operatorname{NoisyHypergeom}")
+
+    @classmethod
+    def rng_fn(
+        cls, rng: np.random.Generator, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any, size: Any
+    ) -> np.ndarray:
+        """``T`` by inversion on its mode window, plus a noise draw."""
+        table = _core.fisher_table(*(rv_sizes(x) for x in (N, K, m)))
+        shape = shape_of(size, log_odds, par, table.N)
+        prepared = {"table": table, "log_odds": log_odds, "family": NOISE_KINDS[scalar_int(noise)], "par": par}
+        return np.asarray(_HYP.draw(NP, rng.random, shape, **prepared)).astype(np.int64)  # type: ignore[misc]
+
+
+noisy_hypergeom = NoisyHypergeomRV()
+
+
+def _hyper_parts(owner: str, N: Any, K: Any, m: Any, noise: Any) -> tuple[Any, str, dict[str, Any], dict[str, Any]]:
+    sizes = {"N": N, "K": K, "m": m}
+    vals = {k: size_value(owner, k, x, 0)[0] for k, x in sizes.items()}
+    table = _core.fisher_table(vals["N"], vals["K"], vals["m"], owner=owner)
+    return table, NOISE_KINDS[const_int(owner, "noise", noise)], sizes, vals
+
+
+def _par_rule(family: str, par: Any) -> dict[str, Any]:
+    if family == "geometric":
+        return {"alpha": (par > 0, par < 1)}
+    return {"sigma": par > 0}
+
+
+class NoisyHypergeom(pm.Discrete):
+    r"""Noisy Fisher noncentral hypergeometric count ``T + D``.
+
+    ``T``: marked balls among ``m`` drawn from an urn of ``N`` with ``K`` marked, odds ratio
+    ``exp(log_odds)``; ``D``: two-sided geometric (``alpha``) or discrete Gaussian (``sigma``)
+    noise. Exact marginal of seed ``000_3eff9b68025f505f.txt`` eq. (17) with exact margins:
+
+    .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
+              \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
+
+    both sums over static ``O(sqrt N)`` windows at their modes with a proven bound below 1e-13
+    on the relative dropped mass (:mod:`noiseaware._core._fisher`).
+
+    Parameters
+    ----------
+    N, K, m : int
+        Concrete integers (data).
+    log_odds : tensor_like of float
+    alpha : tensor_like of float, optional
+        Geometric noise in (0, 1).
+    sigma : tensor_like of float, optional
+        Discrete Gaussian noise scale; give exactly one of ``alpha``, ``sigma``.
+
+    Raises
+    ------
+    NoiseawareValueError
+        Unless exactly one of ``alpha``, ``sigma`` is given, or for invalid sizes.
+
+    Examples
+    --------
+    >>> import pymc as pm, noiseaware.pymc as nap
+    >>> x = nap.NoisyHypergeom.dist(10, 5, 5, 0.0, alpha=0.5)
+    >>> round(float(pm.logp(x, 2).eval()), 6)
+    -1.497403
+    """
+
+    rv_op = noisy_hypergeom
+
+    @classmethod
+    def dist(  # type: ignore[override]
+        cls, N: Any, K: Any, m: Any, log_odds: Any, alpha: Any = None, *, sigma: Any = None, **kwargs: Any
+    ) -> Any:
+        """Build the random variable; ``N``, ``K``, ``m`` are checked at once."""
+        owner = cls.__name__
+        family, par = _specs.noise_choice(owner, alpha, sigma)
+        inputs = [size_input(owner, k, x, 0) for k, x in (("N", N), ("K", K), ("m", m))]
+        _core.fisher_table(*(val for _, val in inputs), owner=owner)  # validates N, K, m together
+        code = pt.constant(_specs.NOISE_CODES[family], dtype="int64")
+        return super().dist([*(t for t, _ in inputs), as_float(log_odds), as_float(par), code], **kwargs)
+
+    def support_point(rv: Any, size: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
+        """``round(m K / N)`` (the central mean), broadcast."""
+        return _sized(size, _specs.hypergeom_support_point(PT, N, K, m, log_odds, par))
+
+    def logp(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
+        """Exact log-pmf (windowed sums); ``-inf`` off the integers."""
+        owner = "NoisyHypergeom"
+        table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
+        res = _HYP.logp(PT, value, table=table, log_odds=log_odds, family=family, par=par)  # type: ignore[misc]
+        return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
+
+    def logcdf(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
+        """Exact log-CDF (windowed sum; geometric noise only, so ``pm.Censored`` works)."""
+        owner = "NoisyHypergeom"
+        table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
+        res = _HYP.extra["logcdf"](PT, value, table=table, log_odds=log_odds, family=family, par=par)
+        return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
+
+    @classmethod
+    def from_release(
+        cls, name: str, release: Any, log_odds: Any, N: Any = None, K: Any = None, m: Any = None, **kwargs: Any
+    ) -> Any:
+        """Observed ``NoisyHypergeom`` with noise and values from the release (``N, K, m`` too for median_pairs)."""
+        args, values = _HYP.release_args(cls.__name__, release, N, K, m)
+        return cls(name, log_odds=log_odds, **args, **observed_kwargs(values, kwargs))
+
+
+# --------------------------------------------------------------------------- NoisyTwoWayTable
+class NoisyTwoWayTableRV(RandomVariable):
+    """RandomVariable of :class:`NoisyTwoWayTable` (inputs ``r, n, alpha``)."""
+
+    name = "noisy_two_way_table"
+    signature = "(),(),()->()"
+    dtype = "int64"
+    _print_name = ("NoisyTwoWayTable", "\\operatorname{NoisyTwoWayTable}")
+
+    @classmethod
+    def rng_fn(cls, rng: np.random.Generator, r: Any, n: Any, alpha: Any, size: Any) -> np.ndarray:
+        """Median-split count by inversion plus geometric noise."""
+        nn = rv_sizes(n)
+        shape = shape_of(size, r, alpha, nn)
+        prepared = {"table": _core.median_split_table(nn), "r": r, "alpha": alpha}
+        return np.asarray(_TWO.draw(NP, rng.random, shape, **prepared)).astype(np.int64)  # type: ignore[misc]
+
+
+noisy_two_way_table = NoisyTwoWayTableRV()
+
+
+def _two_way_parts(owner: str, n: Any, per_pair: bool = False) -> tuple[Any, Any]:
+    nn = size_value(owner, "n", n, 1)[0]
+    return _core.median_split_table(nn, per_pair=per_pair, owner=owner), nn
+
+
+class NoisyTwoWayTable(pm.Discrete):
+    r"""Noisy high-high count of a median-split 2x2 table of a Gaussian-copula pair.
+
+    ``NoisyHypergeom(N=n, K=m=ceil(n/2), log_odds=psi(r), alpha)`` with
+    ``psi(r) = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))``, seed ``000_3eff9b68025f505f.txt``
+    eqs. (7)-(10), (17); odd ``n`` has ``(n+1)/2`` records above the median (§3.1).
+
+    Parameters
+    ----------
+    r : tensor_like of float
+        Copula correlation in (-1, 1).
+    n : int
+        Number of records (concrete).
+    alpha : tensor_like of float, optional
+        Geometric noise in (0, 1) (``release.mechanism.alpha``); or give ``epsilon_per_pair``.
+    epsilon_per_pair : tensor_like of float, optional
+        The budget of this pair's count: ``alpha = exp(-epsilon_per_pair)``. Not the total
+        ``epsilon`` of ``privatize``, which is split over the ``p(p-1)/2`` pairs; ``epsilon=``
+        is refused for that reason.
+
+    Raises
+    ------
+    NoiseawareTypeError
+        For ``epsilon=`` (the total budget).
+
+    Examples
+    --------
+    >>> import pymc as pm, noiseaware.pymc as nap
+    >>> round(float(pm.logp(nap.NoisyTwoWayTable.dist(0.5, 100, epsilon_per_pair=1.0), 33).eval()), 4)
+    -1.9208
+    """
+
+    rv_op = noisy_two_way_table
+
+    @classmethod
+    def dist(  # type: ignore[override]
+        cls, r: Any, n: Any, alpha: Any = None, *, epsilon_per_pair: Any = None, epsilon: Any = None, **kwargs: Any
+    ) -> Any:
+        """Build the random variable; ``n`` is checked at once."""
+        v.no_total_epsilon(cls.__name__, epsilon)
+        n_in, _ = size_input(cls.__name__, "n", n, 1)
+        alpha = alpha_arg(cls.__name__, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
+        return super().dist([as_float(r), n_in, alpha], **kwargs)
+
+    def support_point(rv: Any, size: Any, r: Any, n: Any, alpha: Any) -> Any:
+        """``round(n (1/4 + arcsin(r) / (2 pi)))`` clipped to ``[0, ceil(n/2)]``, the approximate mean count."""
+        return _sized(size, _specs.two_way_support_point(PT, r, n, alpha))
+
+    def logp(value: Any, r: Any, n: Any, alpha: Any) -> Any:
+        """Exact log-pmf; ``-inf`` off the integers."""
+        owner = "NoisyTwoWayTable"
+        table, nn = _two_way_parts(owner, n)
+        res = sizes_guard(_TWO.logp(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})  # type: ignore[misc]
+        return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
+
+    def logcdf(value: Any, r: Any, n: Any, alpha: Any) -> Any:
+        """Exact log-CDF (windowed sum), so ``pm.Censored`` works."""
+        owner = "NoisyTwoWayTable"
+        table, nn = _two_way_parts(owner, n)
+        res = sizes_guard(_TWO.extra["logcdf"](PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
+        return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, r: Any, **kwargs: Any) -> Any:
+        """Observed counts of a geometric ``median_pairs`` release (``n``, ``alpha`` from it).
+
+        ``r`` must broadcast to the release's ``p(p-1)/2`` pairs. Raises ``ValueError`` for other
+        statistics or mechanisms (e.g. TGM).
+        """
+        args, values = _TWO.release_args(cls.__name__, release)
+        return cls(name, r=r, **args, **observed_kwargs(values, kwargs))
+
+
+# --------------------------------------------------------------------------- Composite
+class CompositeCopulaLikelihoodRV(RandomVariable):
+    """RandomVariable of :class:`CompositeCopulaLikelihood` (inputs ``R, n, alpha[k], pairs[k, 2]``)."""
+
+    name = "composite_copula_likelihood"
+    signature = "(p,p),(),(k),(k,two)->(k)"
+    dtype = "int64"
+    _print_name = ("CompositeCopulaLikelihood", "\\operatorname{CompositeCopulaLikelihood}")
+
+    @classmethod
+    def rng_fn(cls, rng: np.random.Generator, R: Any, n: Any, alpha: Any, pairs: Any, size: Any) -> np.ndarray:
+        """Independent draws per pair from the :class:`NoisyTwoWayTable` laws."""
+        nn = rv_sizes(n)
+        table = _core.median_split_table(nn, per_pair=True)
+        pairs = np.asarray(pairs)
+        pairs = pairs.reshape(-1, *pairs.shape[-2:])[0]  # constant; PyTensor may add batch dims
+        r = np.asarray(R)[..., pairs[:, 0], pairs[:, 1]]
+        shape = shape_of(size, r, alpha, table.N) if size is None else (*tuple(size), pairs.shape[0])
+        draws = _CMP.draw(NP, rng.random, shape, table=table, r=r, alpha=alpha)  # type: ignore[misc]
+        return np.asarray(draws).astype(np.int64)
+
+
+composite_copula_likelihood = CompositeCopulaLikelihoodRV()
+
+
+class CompositeCopulaLikelihood(pm.Discrete):
+    r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, seed 000 eq. (18).
+
+    .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
+
+    each factor the :class:`NoisyTwoWayTable` law, all pairs in one batched call. The value is
+    the vector of ``k`` noisy counts in the order of ``pairs`` (default
+    ``numpy.triu_indices(p, 1)``, the order of a ``"median_pairs"`` release and of
+    ``pm.LKJCorr``'s packed output). Use ``pm.LKJCorr(..., return_matrix=True)`` or the
+    correlation matrix of ``pm.LKJCholeskyCov``. Draws are independent across pairs.
+
+    Parameters
+    ----------
+    R : tensor_like, shape (..., p, p)
+        Correlation matrix (``p`` must be static).
+    n : int
+    alpha : tensor_like of float, optional
+        Scalar or shape ``(k,)`` (``release.mechanism.alpha``); or give ``epsilon_per_pair``.
+    pairs : array_like of int, shape (k, 2), optional
+    epsilon_per_pair : tensor_like of float, optional
+        Each pair's budget, ``alpha = exp(-epsilon_per_pair)``; ``privatize``'s total
+        ``epsilon`` is ``k`` times it (``epsilon=`` is refused so the two cannot be confused).
+
+    Raises
+    ------
+    NoiseawareValueError
+        For ``R`` without a static ``(p, p)`` shape, or bad ``pairs`` (the rule of
+        :func:`noiseaware._core._specs.composite_pairs`).
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm, noiseaware.pymc as nap
+    >>> R = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 1.0]])
+    >>> x = nap.CompositeCopulaLikelihood.dist(R, 100, alpha=0.5)
+    >>> pm.draw(x, random_seed=1).shape
+    (3,)
+    """
+
+    rv_op = composite_copula_likelihood
+
+    @classmethod
+    def dist(  # type: ignore[override]
+        cls,
+        R: Any,
+        n: Any,
+        alpha: Any = None,
+        *,
+        pairs: Any = None,
+        epsilon_per_pair: Any = None,
+        epsilon: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Build the random variable; ``n`` and ``pairs`` are checked at once."""
+        owner = cls.__name__
+        v.no_total_epsilon(owner, epsilon)
+        R = as_float(R)
+        p = R.type.shape[-1] if R.ndim >= 2 else None
+        if p is None or R.type.shape[-2] != p or p < 2:
+            raise NoiseawareValueError(
+                f"{owner}: R must have a static shape (..., p, p) with p >= 2; got type {R.type}."
+            )
+        n_in, _ = size_input(owner, "n", n, 1)
+        pairs_arr = np.stack(_specs.composite_pairs(owner, p, pairs), axis=1)
+        k = pairs_arr.shape[0]
+        alpha = alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
+        alpha = pt.broadcast_to(alpha, (*tuple(alpha.shape)[:-1], k)) if alpha.ndim else pt.broadcast_to(alpha, (k,))
+        return super().dist([R, n_in, alpha, pt.constant(pairs_arr)], **kwargs)
+
+    def support_point(rv: Any, size: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
+        """Approximate mean counts per pair."""
+        pairs = _pairs_const(pairs)
+        r = R[..., pairs[:, 0], pairs[:, 1]]
+        mean = _specs.two_way_support_point(PT, r, n, alpha)
+        return _sized(size, mean, (mean.shape[-1],))
+
+    def logp(value: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
+        """Sum over pairs of the exact pairwise log-pmfs."""
+        owner = "CompositeCopulaLikelihood"
+        table, nn = _two_way_parts(owner, n, per_pair=True)
+        pairs = _pairs_const(pairs)
+        r = R[..., pairs[:, 0], pairs[:, 1]]
+        lp = sizes_guard(_CMP.logp(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})  # type: ignore[misc]
+        return checked(
+            lp,
+            _CMP.rules,
+            {"R": pt.all(pt.abs(r) < 1, axis=-1), "alpha": (pt.all(alpha > 0, axis=-1), pt.all(alpha < 1, axis=-1))},
+        )
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, R: Any, **kwargs: Any) -> Any:
+        """Observed counts of a geometric ``median_pairs`` release (``n``, ``alpha``, ``pairs`` from it)."""
+        args, values = _CMP.release_args(cls.__name__, release)
+        p = args.pop("p")
+        R = pt.as_tensor_variable(R)
+        _specs.check_release_p(cls.__name__, p, R.type.shape[-1])
+        return cls(name, R=R, **args, **observed_kwargs(values, kwargs))
