@@ -92,7 +92,6 @@ __all__ = [
     "NoiseSpec",
     "half_width",
     "log_error_bound",
-    "noise_from_uniforms",
     "noise_logpmf",
     "noise_spec",
     "noisy_logcdf",
@@ -366,20 +365,6 @@ def noise_logpmf(bk: Backend, family: str, par: Any, value: Any, loc: Any) -> An
     if family == "geometric":
         return two_sided_geometric_logpmf(bk, value, loc, par)
     return discrete_gaussian_logpmf(bk, value, loc, par)
-
-
-def noise_from_uniforms(bk: Backend, family: str, par: Any, u: Any) -> Any:
-    """Noise draws from uniforms ``u`` of the registry's shape (``NOISE_LAWS[family].uniform_shape``).
-
-    ``par`` is the :class:`NoiseSpec` parameter (``alpha`` for the geometric law, ``sigma`` for the
-    discrete Gaussian); the draw is the registry's (:data:`~noiseaware._core._noise.NOISE_LAWS`).
-    """
-    from ._noise import NOISE_LAWS
-
-    law = NOISE_LAWS[family]
-    assert law.draw is not None  # both NoiseSpec families have a fixed-shape draw (not user input)
-    law_par = bk.xp.log(par) if family == "geometric" else par
-    return law.draw(bk, u, 0.0, law_par)
 
 
 def _safe_lse(bk: Backend, x: Any, axis: int) -> Any:

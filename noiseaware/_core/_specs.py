@@ -54,11 +54,9 @@ from ._fisher import (
     noisy_fisher_logpmf,
 )
 from ._noise import (
-    DG_REJECTION_TRIES,
-    discrete_gaussian_from_uniforms,
+    NOISE_LAWS,
     discrete_gaussian_logpmf,
     discrete_gaussian_variance,
-    geometric_from_uniforms,
     two_sided_geometric_logcdf,
     two_sided_geometric_logpmf,
 )
@@ -203,9 +201,7 @@ def noise_uniform_shape(family: str, shape: tuple[int, ...]) -> tuple[int, ...]:
     >>> noise_uniform_shape("geometric", (4,)), noise_uniform_shape("discrete_gaussian", (4,))
     ((2, 4), (4, 96, 3))
     """
-    if family == "geometric":
-        return (2, *shape)
-    return (*shape, DG_REJECTION_TRIES, 3)
+    return NOISE_LAWS[family].uniform_shape(shape)
 
 
 def noise_draw(bk: Backend, family: str, par: Any, u: Any) -> Any:
@@ -213,10 +209,12 @@ def noise_draw(bk: Backend, family: str, par: Any, u: Any) -> Any:
 
     Two-sided geometric: ``G1 - G2`` by inversion (seed 000 Def. 2.3); discrete Gaussian: CKS20
     Algorithm 3 with a fixed number of proposals (:data:`~noiseaware._core._noise.DG_REJECTION_TRIES`).
+    ``par`` is ``alpha`` or ``sigma`` (:data:`NOISE_FAMILIES`); the draw is the noise-law registry's.
     """
-    if family == "geometric":
-        return geometric_from_uniforms(bk, u[0], u[1], par)
-    return discrete_gaussian_from_uniforms(bk, u, par)
+    law = NOISE_LAWS[family]
+    assert law.draw is not None  # both integer families have a fixed-shape draw (not user input)
+    law_par = bk.xp.log(par) if family == "geometric" else par
+    return law.draw(bk, u, 0.0, law_par)
 
 
 def noise_variance(bk: Backend, family: str, par: Any) -> Any:
