@@ -161,12 +161,17 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--route", choices=["moments", "wishart"], default="moments")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved JSON")
     args = ap.parse_args()
     global ROUTE
     ROUTE = args.route
     warnings.simplefilter("ignore")
     load0 = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
+    saved = HERE / f"covariance_calibration{'' if ROUTE == 'moments' else '_' + ROUTE}.json"
+    if args.append and saved.exists():  # keep the cells of earlier runs (one process per cell frees JAX's memory)
+        todo = {(st, n, rho) for st in args.studies for n in args.ns for rho in args.rhos}
+        rows = [r for r in json.loads(saved.read_text()) if (r["study"], r["n"], r["rho"]) not in todo]
     for study in args.studies:
         for n in args.ns:
             for rho in args.rhos:
