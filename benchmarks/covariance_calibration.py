@@ -16,9 +16,12 @@ Two studies:
   posterior draws for each entry, with a chi-square uniformity p-value per cell.
 
 The posterior ignores the selection step (see ``covariance.fit``); this study measures what that
-does. Run::
+does. ``--route wishart`` uses the exact latent-Wishart model (Bartlett factor, as
+``covariance.fit(route="wishart")``) instead of the moment-matched law; its results go to
+``covariance_calibration_wishart.json`` and their own docs section. Run::
 
     .venv/bin/python benchmarks/covariance_calibration.py --reps 20 --write
+    .venv/bin/python benchmarks/covariance_calibration.py --reps 20 --route wishart --studies coverage --write
 """
 
 from __future__ import annotations
@@ -56,22 +59,37 @@ def padded(rel: na.Release) -> tuple[np.ndarray, np.ndarray]:
     return y, lam
 
 
+ROUTE = "moments"
+
+
 def make_mcmc(n: int, scale: float, warmup: int, draws: int) -> Any:
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
 
+    from noiseaware._core import get_backend
+    from noiseaware._core._covariance import bartlett_dof, bartlett_entries, gaussian_entries_logp
     from noiseaware.numpyro import NoisyCovarianceEntries
+
+    k = jnp.asarray(bartlett_dof(n, D))
+    route = ROUTE
 
     def model(y: Any, lam: Any) -> None:
         s = numpyro.sample("scale", dist.HalfNormal(scale * jnp.ones(D)).to_event(1))
         lr = numpyro.sample("corr_chol", dist.LKJCholesky(D, 1.0))
         low = s[:, None] * lr
         sigma = numpyro.deterministic("sigma", low @ low.T)
-        numpyro.sample("y", NoisyCovarianceEntries(sigma, n, ENTRIES, lam), obs=y)
+        if route == "wishart":  # the model of covariance.fit(route="wishart")
+            u = numpyro.sample("bartlett_u", dist.Gamma(k / 2.0, k / 2.0).to_event(1))
+            z = numpyro.sample("bartlett_normal", dist.Normal(jnp.zeros(D * (D - 1) // 2), 1.0).to_event(1))
+            ent = bartlett_entries(get_backend("jax"), low, jnp.sqrt(u * k), z, ENTRIES[:, 0], ENTRIES[:, 1], n, D)
+            numpyro.factor("y", gaussian_entries_logp(get_backend("jax"), y, ent, lam))
+        else:
+            numpyro.sample("y", NoisyCovarianceEntries(sigma, n, ENTRIES, lam), obs=y)
 
+    init = numpyro.infer.init_to_median(num_samples=15) if route == "wishart" else numpyro.infer.init_to_uniform
     return numpyro.infer.MCMC(
-        numpyro.infer.NUTS(model, target_accept_prob=0.9),
+        numpyro.infer.NUTS(model, target_accept_prob=0.9, init_strategy=init),
         num_warmup=warmup,
         num_samples=draws,
         progress_bar=False,
@@ -141,16 +159,25 @@ def main() -> None:
     ap.add_argument("--studies", nargs="*", default=["coverage", "sbc"])
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--draws", type=int, default=300)
+    ap.add_argument("--route", choices=["moments", "wishart"], default="moments")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved JSON")
     args = ap.parse_args()
+    global ROUTE
+    ROUTE = args.route
     warnings.simplefilter("ignore")
     load0 = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
+    saved = HERE / f"covariance_calibration{'' if ROUTE == 'moments' else '_' + ROUTE}.json"
+    if args.append and saved.exists():  # keep the cells of earlier runs (one process per cell frees JAX's memory)
+        todo = {(st, n, rho) for st in args.studies for n in args.ns for rho in args.rhos}
+        rows = [r for r in json.loads(saved.read_text()) if (r["study"], r["n"], r["rho"]) not in todo]
     for study in args.studies:
         for n in args.ns:
             for rho in args.rhos:
                 res = run_cell(n, rho, args.reps, study, args.warmup, args.draws, seed=1000 * n + int(rho * 100))
                 res["study"] = study
+                res["route"] = args.route
                 rows.append(res)
                 print(json.dumps(res), flush=True)
                 report(rows, load0, args.write)  # after every cell: a long run cut short keeps its results
@@ -158,10 +185,11 @@ def main() -> None:
 
 def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
     """Write the JSON results and (with ``write``) the docs section."""
-    (HERE / "covariance_calibration.json").write_text(json.dumps(rows, indent=1) + "\n")
+    suffix = "" if ROUTE == "moments" else f"_{ROUTE}"
+    (HERE / f"covariance_calibration{suffix}.json").write_text(json.dumps(rows, indent=1) + "\n")
     cmd = ".venv/bin/python benchmarks/covariance_calibration.py " + " ".join(sys.argv[1:])
     lines = [
-        "## Noise-aware covariance posterior: coverage and SBC (seed 002 releases, d = 5)",
+        f"## Noise-aware covariance posterior: coverage and SBC (seed 002 releases, d = 5, route {ROUTE})",
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {machine()}; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after.",
@@ -177,7 +205,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
         )
     text = "\n".join(lines) + "\n"
     if write:
-        write_section(HERE.parent / "docs" / "reproduction.md", "covariance_calibration", text)
+        write_section(HERE.parent / "docs" / "reproduction.md", "covariance_calibration" + suffix, text)
 
 
 if __name__ == "__main__":

@@ -785,17 +785,19 @@ def _check_pace_ggm(release: Any) -> None:
         _fail("metadata.alpha/beta", "must be in (0, 1)", [alpha, beta])
     T = _int("metadata.T", _meta(release, "T"), minimum=1)
     rho = _float("metadata.rho", _meta(release, "rho"), lo=0.0, open_lo=True)
+    rho_mean = _check_pace_ggm_centre(release, n, d, b, rho)  # 0 without centring
+    rho_full, rho = rho, rho - rho_mean  # below, rho is what Algorithm 1 gets
     rho_diag = _float("metadata.rho_diag", _meta(release, "rho_diag"), lo=0.0, open_lo=True)
     if not _close(rho_diag, alpha * rho):
-        _fail("metadata.rho_diag", f"must be alpha * rho = {alpha * rho!r}", rho_diag)
+        _fail("metadata.rho_diag", f"must be alpha * (rho - rho_mean) = {alpha * rho!r}", rho_diag)
     if not _close(release.mechanism.rho * d, rho_diag):
         rule = f"must give d * Delta**2 / (2 sigma**2) = rho_diag = {rho_diag!r}"
         _fail("mechanism.sigma", rule, release.mechanism.sigma)
     g = release.guarantee
-    if g.rho is None or not _close(g.rho, rho) or g.epsilon is not None:
-        _fail("guarantee", f"must be rho-zCDP with rho = metadata.rho = {rho!r}", g.to_dict())
+    if g.rho is None or not _close(g.rho, rho_full) or g.epsilon is not None:
+        _fail("guarantee", f"must be rho-zCDP with rho = metadata.rho = {rho_full!r}", g.to_dict())
     rounds = _round_dicts(release)
-    comps = release.components
+    comps = release.components[: len(release.components) - (rho_mean > 0)]
     if len(comps) != 2 * len(rounds):
         _fail("components", f"must hold a selection and a measurement per round ({2 * len(rounds)})", len(comps))
     m = d * (d + 1) // 2
@@ -857,9 +859,9 @@ def _check_pace_ggm(release: Any) -> None:
         used = rho if final else used + rs + rm
         if annealed and not final:
             rs, rm = 2.0 * rs, 4.0 * rm
-    if not math.isclose(total, rho, rel_tol=1e-9):
-        rule = f"budgets must add up to rho = {rho!r} with rho_diag (fully adaptive composition)"
-        _fail("metadata.rounds", rule, total)
+    if not math.isclose(total + rho_mean, rho_full, rel_tol=1e-9):
+        rule = f"budgets must add up to rho = {rho_full!r} with rho_diag and rho_mean (fully adaptive composition)"
+        _fail("metadata.rounds", rule, total + rho_mean)
 
 
 SCHEMAS.update(
@@ -935,10 +937,79 @@ SCHEMAS.update(
                     "solver": STR,
                     "rounds": _any_list,
                 },
+                optional={
+                    "center": BOOL,
+                    "mean_share": FLOAT,
+                    "rho_mean": FLOAT,
+                    "data_bound": FLOAT,
+                    "mean": FLOAT_LIST,
+                },
                 check=_check_pace_ggm,
-                components=("pace_ggm_round",),
+                components=("pace_ggm_round", "pace_ggm_mean"),
                 sensitivity="2 B**2 / n per entry of X^T X / n with |x_j| <= B (seed 002 App. A.2)",
             ),
         )
     }
+)
+
+
+# ----------------------------------------------------------------------------- covariance: budgeted centring
+def mean_sensitivity(n: int, d: int, bound: float) -> float:
+    r"""L2 sensitivity of the mean vector :math:`\bar x` of ``n`` records with :math:`|x_j| \le B`: :math:`2B\sqrt d/n`.
+
+    Substituting ``u`` by ``v`` moves :math:`\bar x` by :math:`(v - u)/n`, and :math:`\|v - u\|_2 \le
+    \sqrt{d}\, 2B`, reached at ``v = B 1``, ``u = -B 1`` (brute-forced over the corners of the cube in
+    ``tests/covariance/test_centring.py``). Used by ``pace_ggm`` with ``center=True``.
+
+    Examples
+    --------
+    >>> mean_sensitivity(100, 4, 1.0)
+    0.04
+    """
+    return 2.0 * bound * math.sqrt(d) / n
+
+
+def _check_pace_ggm_centre(release: Any, n: int, d: int, b: float, rho: float) -> float:
+    """Centred ``pace_ggm`` releases: the mean component, its budget, and the centred bound; returns ``rho_mean``."""
+    keys = ("center", "mean_share", "rho_mean", "data_bound", "mean")
+    present = [k for k in keys if k in release.metadata]
+    comps = release.components
+    has_mean = bool(comps) and comps[-1].statistic == "pace_ggm_mean"
+    if not present:
+        if has_mean or any(c.statistic == "pace_ggm_mean" for c in comps):
+            _fail("components", "must not hold a pace_ggm_mean release without metadata.center", len(comps))
+        return 0.0
+    if present != list(keys) or release.metadata["center"] is not True:
+        _fail("metadata.center", f"must come with all of {list(keys)} and be true", present)
+    if not has_mean or sum(c.statistic == "pace_ggm_mean" for c in comps) != 1:
+        _fail("components", "must end with the one pace_ggm_mean release of a centred release", len(comps))
+    share = _float("metadata.mean_share", _meta(release, "mean_share"), lo=0.0, hi=1.0, open_lo=True)
+    rho_mean = _float("metadata.rho_mean", _meta(release, "rho_mean"), lo=0.0, open_lo=True)
+    if share >= 1.0 or not _close(rho_mean, share * rho):
+        _fail("metadata.rho_mean", f"must be mean_share * rho = {share * rho!r} with mean_share < 1", rho_mean)
+    b0 = _float("metadata.data_bound", _meta(release, "data_bound"), lo=0.0, open_lo=True)
+    c = np.asarray(_float_list("metadata.mean", _meta(release, "mean")), dtype=np.float64)
+    comp = comps[-1]
+    if c.shape != (d,) or comp.values.shape != (d,):
+        _fail("metadata.mean", f"must hold d = {d} values, as the mean component", [c.shape, comp.values.shape])
+    if not np.array_equal(c, np.clip(comp.values.astype(np.float64), -b0, b0)):
+        _fail("metadata.mean", "must be the released mean clipped to [-data_bound, data_bound]", c.tolist())
+    want_b = b0 + float(np.max(np.abs(c)))
+    if not _close(b, want_b):
+        _fail("metadata.bound", f"must be the centred bound data_bound + max|mean| = {want_b!r}", b)
+    if comp.mechanism.family != "gaussian" or comp.n != n or comp.metadata.get("step") != "mean":
+        _fail("components[-1]", f"must be the Gaussian mean release of n = {n} records", comp.mechanism.to_dict())
+    _check_sensitivity(comp, mean_sensitivity(n, d, b0), "2 B sqrt(d) / n (L2, the mean vector)")
+    g = comp.guarantee
+    if g.rho is None or not _close(g.rho, rho_mean) or not _close(comp.mechanism.rho, rho_mean):
+        _fail("components[-1].guarantee", f"must be rho_mean = {rho_mean!r}-zCDP", g.to_dict())
+    return rho_mean
+
+
+SCHEMAS["pace_ggm_mean"] = StatisticSchema(
+    "pace_ggm_mean",
+    families=("gaussian",),
+    compositions=("joint",),
+    required={"step": STR},
+    sensitivity="2 B sqrt(d) / n in L2 on the mean vector, |x_j| <= B; checked by pace_ggm",
 )

@@ -1,9 +1,20 @@
 r"""Private second-moment / covariance releases: PACE-GGM (seed 002 Algorithms 1-4) and SSP.
 
 Both statistics estimate :math:`\Sigma(X) = X^\top X / n` of data with a coordinate-wise bound
-:math:`|x_j| \le B` (the mean is known and already removed, or zero; nothing is centred here:
-centring with the data's own mean would change every record and break the bound). Neighbours
-are substitutions of one record with ``n`` public.
+:math:`|x_j| \le B` (by default the mean is known and already removed, or zero: centring with the
+data's own mean would change every record and break the bound). Neighbours are substitutions of
+one record with ``n`` public.
+
+**Budgeted centring** (``pace_ggm`` with ``center=True, mean_share=s``, default ``s = 0.1``): first
+a Gaussian release of the mean vector with :math:`\rho_{mean} = s\rho` and L2 sensitivity
+:math:`2B\sqrt d/n` (substituting ``u`` by ``v`` moves :math:`\bar x` by :math:`(v-u)/n`,
+:math:`\|v-u\|_2 \le 2B\sqrt d`, reached at ``v = -u = B 1``); its clip ``c`` to :math:`[-B, B]`
+(post-processing) is public and the records become :math:`x - c`, bounded by
+:math:`B_c = B + \max_j|c_j| \le 2B`. Algorithm 1 then runs on the centred data with
+:math:`(1-s)\rho` and :math:`\Delta = 2B_c^2/n` (never the raw ``B``, which would understate it
+up to 4x). Sequential composition: :math:`s\rho + (1-s)\rho = \rho` exactly. The release records
+the mean as its last component (``pace_ggm_mean``), ``metadata.mean = c``, ``data_bound = B``,
+``bound = B_c``, ``rho_mean``, ``mean_share``.
 
 * ``"pace_ggm"`` — seed 002 Algorithm 1: the diagonal is measured with budget ``alpha rho``
   (Algorithm 2); then rounds of exponential-mechanism selection of one of the ``d(d+1)/2``
@@ -26,7 +37,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._core._maxent import SOLVER_SETTINGS, BlockSolver
-from .._statistics import ENTRY_ORDER, pace_ggm_sensitivity, second_moment_sensitivity
+from .._statistics import ENTRY_ORDER, mean_sensitivity, pace_ggm_sensitivity, second_moment_sensitivity
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import ExponentialMechanism, GaussianMechanism, Guarantee
 from ..release import Release
@@ -37,6 +48,12 @@ __all__ = ["bounded_data", "lower_entries"]
 _CENTERING = (
     "none: Sigma(X) = X^T X / n of the data as given (mean known and removed by the curator, or zero); "
     "centring with the data's own mean is not done because it would break the bound"
+)
+
+
+_CENTERED = (
+    "released mean: a Gaussian release of the mean (mean_share * rho, L2 sensitivity 2 B sqrt(d) / n), clipped "
+    "to [-B, B] (metadata.mean); Sigma(X) = (X - mean)^T (X - mean) / n with bound B + max|mean| <= 2B"
 )
 
 
@@ -142,21 +159,33 @@ def _round_release(ctx: Context, t: int, step: str, value: Any, mech: Any, label
 def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """Seed 002 Algorithm 1 (with Algorithms 2-4); see the module docstring."""
     owner = "privatize(statistic='pace_ggm')"
-    no_extra(owner, options, {"bound", "clip", "columns", "alpha", "beta", "T"})
+    no_extra(owner, options, {"bound", "clip", "columns", "alpha", "beta", "T", "center", "mean_share"})
     v.choice(owner, "mechanism", mechanism or "gaussian", ("gaussian",))
     rho = ctx.require(owner, "rho")
     alpha = v.open_unit(owner, "alpha", options.get("alpha", 0.3))
     beta = v.open_unit(owner, "beta", options.get("beta", 0.5))
+    center = options.get("center", False)
+    if not isinstance(center, bool):
+        raise NoiseawareTypeError(v.message(owner, "center", "must be True or False", center))
+    if not center and "mean_share" in options:
+        v.fail(owner, "mean_share", "is only used with center=True", options["mean_share"])
+    share = v.open_unit(owner, "mean_share", options.get("mean_share", 0.1)) if center else 0.0
     x, names, b, clipped = _common_options(owner, data, options)
     n, d = x.shape
     t_opt = options.get("T")
     T = d * (d - 1) if t_opt is None else v.integer(owner, "T", t_opt, minimum=1)
-    delta = pace_ggm_sensitivity(n, b)
+    rho_mean = share * rho
+    rho_p = rho - rho_mean  # what Algorithm 1 gets
+    mean_mech = None
+    data_bound = b
+    if center:
+        mean_mech = GaussianMechanism.from_rho(rho_mean, mean_sensitivity(n, d, b))
+    delta = pace_ggm_sensitivity(n, b)  # replaced by the centred bound's after the mean release
     s = x.T @ x / n
     ent = lower_entries(d)
     rows = np.array([j for j, _ in ent])
     cols = np.array([k for _, k in ent])
-    rho_diag = alpha * rho
+    rho_diag = alpha * rho_p
     try:
         diag_mech = GaussianMechanism(sigma=delta / math.sqrt(2.0 * rho_diag / d), sensitivity=delta)
     except NoiseawareValueError as exc:
@@ -166,6 +195,38 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         ) from exc
     # Fully adaptive composition: the total is fixed in advance and charged once, before any noise.
     ctx.charge(Guarantee(rho=rho), label="pace_ggm")
+    centre_meta: dict[str, Any] = {}
+    mean_comp: list[Release] = []
+    if mean_mech is not None:
+        # Budgeted centring: release the mean (rho_mean), centre with its clip to [-B, B]; the centred
+        # records satisfy |x_j - c_j| <= B + max|c| <= 2B, the bound every later sensitivity uses.
+        z_mean = mean_mech.release(x.mean(axis=0), rng=ctx.rng)
+        c = np.clip(z_mean, -b, b)
+        b = data_bound + float(np.max(np.abs(c)))
+        x = x - c
+        s = x.T @ x / n
+        delta = pace_ggm_sensitivity(n, b)
+        diag_mech = GaussianMechanism(sigma=delta / math.sqrt(2.0 * rho_diag / d), sensitivity=delta)
+        mean_comp.append(
+            Release(
+                statistic="pace_ggm_mean",
+                values=z_mean,
+                labels=tuple((nm,) for nm in names),
+                mechanism=mean_mech,
+                composition="joint",
+                guarantee=mean_mech.guarantee(),
+                secure=ctx.secure,
+                n=n,
+                metadata=ctx.metadata({"step": "mean"}),
+            )
+        )
+        centre_meta = {
+            "center": True,
+            "mean_share": share,
+            "rho_mean": rho_mean,
+            "data_bound": data_bound,
+            "mean": c.tolist(),
+        }
     z0 = diag_mech.release(np.diag(s).copy(), rng=ctx.rng)
     lam_diag = 1.0 / diag_mech.sigma**2
     y: dict[tuple[int, int], float] = {}
@@ -176,7 +237,7 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         solver.set_entry(j, j, y[(j, j)], lam_diag)
     est = solver.estimate()
     used = rho_diag
-    per = (rho - used) / T
+    per = (rho_p - used) / T
     rs, rm = beta * per, (1.0 - beta) * per
     rounds: list[dict[str, Any]] = []
     comps: list[Release] = []
@@ -184,7 +245,7 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     t = 0
     while not final:
         t += 1
-        left = rho - used
+        left = rho_p - used
         if left < 2.0 * (rs + rm):  # Algorithm 3 lines 4-6: spend what is left now
             rs, rm, final = beta * left, (1.0 - beta) * left, True
         sel = ExponentialMechanism(epsilon=math.sqrt(8.0 * rs), sensitivity=delta)
@@ -199,7 +260,7 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         solver.set_entry(j, k, y[(j, k)], lam[(j, k)])
         solver.solve_touching(j, k)
         new = solver.estimate()
-        used = rho if final else used + rs + rm
+        used = rho_p if final else used + rs + rm
         annealed = bool(abs(new[j, k] - est[j, k]) <= math.sqrt(2.0 / math.pi) * meas.sigma)
         rounds.append(
             {
@@ -232,13 +293,15 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         "rho": rho,
         "rho_diag": rho_diag,
         "entry_order": ENTRY_ORDER,
-        "centering": _CENTERING,
+        "centering": _CENTERED if center else _CENTERING,
         "solver": "; ".join(f"{key}={val}" for key, val in SOLVER_SETTINGS.items()),
         "rounds": rounds,
+        **centre_meta,
     }
+    comps.extend(mean_comp)  # the mean release, if any, is the last component
     guarantee = Guarantee(rho=diag_mech.rho * d)
-    for c in comps:
-        guarantee = guarantee.compose(c.guarantee)
+    for comp in comps:
+        guarantee = guarantee.compose(comp.guarantee)
     return Release(
         statistic="pace_ggm",
         values=z0,

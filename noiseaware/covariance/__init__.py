@@ -13,7 +13,9 @@ selection and measurement of entries of :math:`X^\top X/n`) or ``statistic="seco
   :func:`coinpress` (Biswas et al. 2020).
 * Metrics: :func:`frobenius_error`, :func:`mahalanobis_error` (seed 002 §5).
 * :func:`fit` — a noise-aware posterior of the population covariance in NumPyro or PyMC through
-  the distribution ``NoisyCovarianceEntries`` (:mod:`noiseaware.numpyro`, :mod:`noiseaware.pymc`).
+  the distribution ``NoisyCovarianceEntries`` (:mod:`noiseaware.numpyro`, :mod:`noiseaware.pymc`),
+  or exactly with ``route="wishart"`` (latent Bartlett factor); centred releases
+  (``privatize(..., "pace_ggm", center=True)``) add a latent mean.
 
 See ``docs/covariance.md`` for the user guide and what the paper leaves open.
 """

@@ -42,6 +42,16 @@ class Measurements:
         Summed precisions :math:`\lambda_{jk} = \sum_t \sigma_t^{-2}`.
     raw_pairs, raw_values, raw_sigma : ndarray
         Every single measurement, in release order (diagonal first, then the rounds).
+    center : ndarray or None
+        Centred releases (``center=True``): the point :math:`c = \mathrm{clip}(z, -B, B)` the
+        second moment was taken about; ``None`` for uncentred releases.
+    mean_values : ndarray or None
+        The released noisy mean :math:`z = \bar x + N(0, \sigma_m^2 I)` (before clipping).
+    mean_sigma : float or None
+        Its noise standard deviation :math:`\sigma_m`.
+    data_bound : float or None
+        The bound ``B`` of the raw data (``bound`` is then the centred data's bound
+        :math:`B + \max_j |c_j| \le 2B`).
     """
 
     d: int
@@ -54,6 +64,10 @@ class Measurements:
     raw_pairs: np.ndarray
     raw_values: np.ndarray
     raw_sigma: np.ndarray
+    center: np.ndarray | None = None
+    mean_values: np.ndarray | None = None
+    mean_sigma: float | None = None
+    data_bound: float | None = None
 
     @property
     def sigma(self) -> np.ndarray:
@@ -158,6 +172,15 @@ def measurements(release: Release) -> Measurements:
         raw_z = np.concatenate([rel.values.astype(np.float64), [float(r["measurement"]) for r in rounds]])
         raw_s = np.concatenate([np.full(d, sig), [float(r["sigma"]) for r in rounds]])
     pairs, y, lam = combine_measurements(raw_p, raw_z, raw_s)
+    centre: dict[str, Any] = {}
+    if meta.get("center", False):
+        mean_rel = rel.components[-1]
+        centre = {
+            "center": np.asarray(meta["mean"], dtype=np.float64),
+            "mean_values": mean_rel.values.astype(np.float64),
+            "mean_sigma": float(mean_rel.mechanism.sigma),  # type: ignore[attr-defined]
+            "data_bound": float(meta["data_bound"]),
+        }
     return Measurements(
         d=d,
         n=int(rel.n),  # type: ignore[arg-type]
@@ -169,6 +192,7 @@ def measurements(release: Release) -> Measurements:
         raw_pairs=raw_p,
         raw_values=raw_z,
         raw_sigma=raw_s,
+        **centre,
     )
 
 

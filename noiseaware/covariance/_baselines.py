@@ -8,10 +8,10 @@ implementations for benchmarks, *not* secure releases (use ``privatize(..., stat
   the seed's entry sensitivity :math:`2B^2/n`), off-diagonals 0, clipped at 0 (seed 002 App. E).
 * :func:`gauss_cov`, :func:`separate_cov`, :func:`adaptive_cov` — Dong, Liang & Yi (2022),
   *Differentially private covariance revisited*, with the l2 bound :math:`r = \sqrt d B` that
-  the coordinate bound implies (seed 002 §4.1). ``adaptive_cov`` is a simplified port: a noisy
-  trace (``rho/4``) decides between GaussCov and SeparateCov (``3 rho/4``) by comparing their
-  noise bounds, as the authors' code does, but without their sparse-vector search for a smaller
-  clipping radius (our data are bounded by construction, so the radius stays ``r``).
+  the coordinate bound implies (seed 002 §4.1). ``adaptive_cov`` is the full algorithm of the
+  authors' code (``adaptive/algos.py: AdaptiveCov``): a noisy trace (``rho/8``), a sparse-vector
+  (AboveThreshold) search over clipping radii :math:`r 2^{-l}` (``rho/8``), then GaussCov or
+  SeparateCov (``3 rho/4``) on the clipped rows, whichever has the smaller noise bound.
 * :func:`coinpress` — Biswas et al. (2020), covariance with known mean: iteratively whiten with
   the current estimate, clip to the Gaussian norm radius, measure with the Gaussian mechanism.
 """
@@ -26,7 +26,7 @@ import numpy as np
 from .. import _validation as v
 from ..exceptions import NoiseawareTypeError
 
-__all__ = ["adaptive_cov", "coinpress", "diagonal_only", "gauss_cov", "separate_cov"]
+__all__ = ["above_threshold", "adaptive_cov", "coinpress", "diagonal_only", "gauss_cov", "norm_bins", "separate_cov"]
 
 
 def _args(owner: str, x: Any, rho: Any, bound: Any, rng: Any) -> tuple[np.ndarray, float, float]:
@@ -70,10 +70,13 @@ def diagonal_only(x: Any, rho: float, bound: float, rng: np.random.Generator) ->
     return np.diag(np.maximum(diag, 0.0))
 
 
-def gauss_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, psd: bool = True) -> np.ndarray:
+def gauss_cov(
+    x: Any, rho: float, bound: float, rng: np.random.Generator, *, psd: bool = True, radius: float | None = None
+) -> np.ndarray:
     r"""GaussCov (Dong et al. 2022): :math:`X^\top X/n + (\sqrt2 r^2/n)/\sqrt{2\rho}\, W`, ``r = sqrt(d) B``.
 
-    With ``psd`` the eigenvalues are clipped to ``[0, r^2]`` (their ``b_fleig``).
+    With ``psd`` the eigenvalues are clipped to ``[0, r^2]`` (their ``b_fleig``). ``radius`` replaces
+    ``r`` (rows must have norm at most ``radius``).
 
     Examples
     --------
@@ -83,7 +86,7 @@ def gauss_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, psd
     """
     arr, rh, b = _args("gauss_cov", x, rho, bound, rng)
     n, d = arr.shape
-    r2 = d * b * b
+    r2 = d * b * b if radius is None else float(radius) ** 2
     out = arr.T @ arr / n + (math.sqrt(2.0) * r2 / n) / math.sqrt(2.0 * rh) * _wigner(d, rng)
     if psd:
         w, u = np.linalg.eigh(out)
@@ -91,8 +94,18 @@ def gauss_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, psd
     return out
 
 
-def separate_cov(x: Any, rho: float, bound: float, rng: np.random.Generator) -> np.ndarray:
-    """SeparateCov (Dong et al. 2022): eigenvectors from GaussCov at ``rho/2``, eigenvalues at ``rho/2``.
+def separate_cov(
+    x: Any, rho: float, bound: float, rng: np.random.Generator, *, radius: float | None = None
+) -> np.ndarray:
+    r"""SeparateCov (Dong et al. 2022): eigenvectors from GaussCov at ``rho/2``, eigenvalues at ``rho/2``.
+
+    The sorted eigenvalues of :math:`X^\top X/n` (L2 sensitivity :math:`\sqrt2 r^2/n`, Hoffman-Wielandt)
+    plus Gaussian noise, clipped to :math:`[0, r^2]`, placed on the eigenvectors of the noisy GaussCov
+    matrix in the same order (decreasing :math:`|\lambda|`, as the authors' SVD orders them). The
+    authors' code writes :math:`U_g \tilde D V_g^\top` with the SVD's :math:`V_g`, which flips the sign
+    of directions whose noisy eigenvalue is negative; we use :math:`U_g \tilde D U_g^\top` (their
+    paper's eigen-decomposition), which is symmetric PSD. ``radius`` is ``r`` (default
+    :math:`\sqrt d B`); rows must have norm at most ``radius``.
 
     Examples
     --------
@@ -102,17 +115,99 @@ def separate_cov(x: Any, rho: float, bound: float, rng: np.random.Generator) -> 
     """
     arr, rh, b = _args("separate_cov", x, rho, bound, rng)
     n, d = arr.shape
-    r2 = d * b * b
-    noisy = gauss_cov(arr, rh / 2.0, b, rng, psd=False)
-    _, ug = np.linalg.eigh(noisy)
-    # eigenvalues of the true matrix along the noisy eigenvectors: sensitivity sqrt(2) r^2 / n
-    lam = np.einsum("ji,jk,ki->i", ug, arr.T @ arr / n, ug)
-    lam = lam + (math.sqrt(2.0) * r2 / n) / math.sqrt(rh) * rng.standard_normal(d)
+    r2 = d * b * b if radius is None else float(radius) ** 2
+    sens = math.sqrt(2.0) * r2 / n
+    noisy = arr.T @ arr / n + sens / math.sqrt(2.0 * rh / 2.0) * _wigner(d, rng)
+    w, u = np.linalg.eigh(noisy)
+    ug = u[:, np.argsort(-np.abs(w), kind="stable")]
+    lam = np.sort(np.linalg.eigvalsh(arr.T @ arr / n))[::-1]
+    lam = lam + sens / math.sqrt(rh) * rng.standard_normal(d)
     return (ug * np.clip(lam, 0.0, r2)) @ ug.T
 
 
+def _gauss_tail(d: int, b: float) -> float:
+    """``sqrt(d + 2 sqrt(d log(1/b)) + 2 log(1/b))``: norm of a standard Gaussian d-vector w.p. 1 - b."""
+    return math.sqrt(d + 2.0 * math.sqrt(d * math.log(1.0 / b)) + 2.0 * math.log(1.0 / b))
+
+
+def _wigner_tail(d: int, b: float) -> float:
+    """Spectral-norm bound of a Gaussian Wigner matrix w.p. 1 - b (the authors' ``wigner_gauss_tailbound``)."""
+    theta = min((math.log(d) / d) ** 0.3, 0.5)
+    lead = (1.0 + theta) * (2.0 * math.sqrt(d) + 6.0 * math.sqrt(math.log(d)) / math.sqrt(math.log(1.0 + theta)))
+    return lead + math.sqrt(2.0 * math.log(2.0 / b))
+
+
+def _wigner_fnorm(d: int, b: float) -> float:
+    """Frobenius-norm bound of a Gaussian Wigner matrix w.p. 1 - b (the authors' ``wigner_gauss_fnormbound``)."""
+    return math.sqrt(
+        d * d + 2.0 * math.sqrt(d * math.log(2.0 / b)) * (1.0 + math.sqrt(2.0 * (d - 1))) + 6.0 * math.log(2.0 / b)
+    )
+
+
+def norm_bins(norms: np.ndarray, t: int) -> np.ndarray:
+    r"""Counts of unit-scaled row norms ``u`` per bin ``l`` with :math:`2^{-l} < u \le 2^{-l+1}`, ``1 <= l < t``.
+
+    Bin 0 stays empty (``u <= 1``); rows with ``u = 0`` or :math:`u \le 2^{-(t-1)}` fall in no bin.
+
+    Examples
+    --------
+    >>> norm_bins(np.array([1.0, 0.5, 0.3, 0.0]), 4).tolist()
+    [0, 1, 2, 0]
+    """
+    u = np.asarray(norms, dtype=np.float64)
+    u = u[u > 0]
+    level = -np.floor(np.log2(u))
+    level = level + ~(u > 2.0**-level)
+    level = np.maximum(level, 1).astype(np.int64)
+    return np.bincount(level[level < t], minlength=t)[:t]
+
+
+def above_threshold(queries: Any, threshold: float, epsilon: float, rng: np.random.Generator) -> int:
+    r"""AboveThreshold (sparse vector; Dwork & Roth 2014 Alg. 1): first ``i`` with a noisy query over a noisy threshold.
+
+    Threshold noise ``Laplace(2/epsilon)``, query noise ``Laplace(4/epsilon)``: ``epsilon``-DP for
+    queries of sensitivity 1, i.e. :math:`\epsilon^2/2`-zCDP. Returns ``len(queries)`` if none is above.
+
+    Examples
+    --------
+    >>> above_threshold([-100.0, 100.0, 100.0], 0.0, 1.0, np.random.default_rng(0))
+    1
+    """
+    t_noisy = threshold + rng.laplace(scale=2.0 / epsilon)
+    for i, q in enumerate(queries):
+        if q + rng.laplace(scale=4.0 / epsilon) >= t_noisy:
+            return i
+    return len(queries)
+
+
 def adaptive_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, beta: float = 0.1) -> np.ndarray:
-    """AdaptiveCov (Dong et al. 2022), simplified port (module docstring): pick GaussCov or SeparateCov.
+    r"""AdaptiveCov (Dong, Liang & Yi 2022; the authors' ``AdaptiveCov``), with :math:`r = \sqrt d B`.
+
+    In units where rows have norm at most 1 (``x / r``):
+
+    1. Noisy trace :math:`\tilde t = \mathrm{tr}(X^\top X/n) + \frac{2}{\sqrt\rho n}Z +
+       \sqrt{8\log(8/\beta)/\rho}/n`, clipped to ``[1e-16, 1]`` (sensitivity :math:`1/n`,
+       :math:`\sigma = 2/(\sqrt\rho n)`: :math:`\rho/8`-zCDP).
+    2. Noise bounds with :math:`\rho_1 = 3\rho/4`, :math:`\beta_1 = 3\beta/4`: SeparateCov
+       :math:`s_1 = 2^{5/4}\sqrt{\tilde t/n}\,\rho_1^{-1/4}\sqrt{\nu}/6`,
+       :math:`s_2 = \sqrt2\eta/(\sqrt{\rho_1}n)`, GaussCov :math:`g = \omega/(\sqrt{\rho_1}n)`
+       (:math:`\eta, \nu, \omega`: Gaussian-vector, Wigner spectral and Frobenius tail bounds at
+       :math:`\beta_1/2`, :math:`\beta_1/2`, :math:`\beta_1`).
+    3. Sparse vector over radii :math:`2^{-l}`, ``l = 0..t-1`` (:math:`t = \min(dn, 79) + 1`): query
+       :math:`q_l = n\,\mathrm{bias}_l - n\min(2^{-l}g,\ 2^{-l}s_1 + 2^{-2l}s_2)` with
+       :math:`n\,\mathrm{bias}_l = \sum_{l' \le l} c_{l'}(4^{1-l'} - 4^{-l})`, :math:`c` the norm bins
+       (:func:`norm_bins`; each row adds less than 1, so sensitivity 1), threshold 0,
+       :math:`\epsilon = \sqrt\rho/2` (:func:`above_threshold`; :math:`\epsilon^2/2 = \rho/8`-zCDP).
+       The first index ``j`` above gives :math:`k = -j` and the clipping radius
+       :math:`\tilde r = \min(2^{k+1}, 1)`.
+    4. Rows clipped to :math:`\tilde r`; if :math:`2^k s_1 + 4^k s_2 \ge 4^k g` GaussCov, else
+       SeparateCov, at :math:`\rho_1` with radius :math:`\tilde r` and eigenvalues clipped to
+       :math:`[0, \tilde r^2]`; the result times :math:`r^2`.
+
+    **Privacy (rho-zCDP):** :math:`\rho/8 + \rho/8 + 3\rho/4 = \rho` (sequential composition; the
+    choice in step 4 and the radius are post-processing of steps 1 and 3). The authors' query
+    ``get_diff2`` scales the GaussCov bound by :math:`2^k` where step 4 uses :math:`4^k`; ported as
+    written (it only changes which radius is picked, not the privacy).
 
     Examples
     --------
@@ -121,23 +216,38 @@ def adaptive_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, 
     (3, 3)
     """
     arr, rh, b = _args("adaptive_cov", x, rho, bound, rng)
+    beta = v.open_unit("adaptive_cov", "beta", beta)
     n, d = arr.shape
-    r2 = d * b * b
-    tr = float(np.einsum("ij,ij->", arr, arr)) / n
-    # noisy trace at rho/4 (sensitivity r^2/n), shifted up by a tail bound, then in (0, r^2]
-    tr_t = tr + r2 / n * (rng.standard_normal() / math.sqrt(2.0 * rh / 4.0))
-    tr_t += r2 / n * math.sqrt(2.0 * math.log(2.0 / beta) / (2.0 * rh / 4.0))
-    tr_t = min(max(tr_t, 1e-16), r2)
-    rho1 = 0.75 * rh
-    eta = math.sqrt(2.0 * math.log(2.0 * d / beta))  # max of d Gaussians
-    nu = 2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / beta))  # spectral norm of a Wigner matrix
-    omega = math.sqrt(d * (d + 1) / 2.0) + math.sqrt(2.0 * math.log(2.0 / beta))  # its Frobenius norm
-    sep = 2**1.25 * math.sqrt(tr_t * r2) / math.sqrt(n) / rho1**0.25 * math.sqrt(nu) / 6.0
-    sep += math.sqrt(2.0) * eta * r2 / math.sqrt(rho1) / n
-    gauss = omega * r2 / math.sqrt(rho1) / n
+    r = math.sqrt(d) * b
+    u = arr / r  # rows in the unit ball
+    tr = float(np.einsum("ij,ij->", u, u)) / n
+    tr_t = tr + 2.0 / math.sqrt(rh) / n * rng.standard_normal() + math.sqrt(8.0 / rh * math.log(8.0 / beta)) / n
+    tr_t = max(min(tr_t, 1.0), 1e-16)
+    rho1, beta1 = 0.75 * rh, 0.75 * beta
+    eta, nu, omega = _gauss_tail(d, 0.5 * beta1), _wigner_tail(d, 0.5 * beta1), _wigner_fnorm(d, beta1)
+    s1 = 2**1.25 * math.sqrt(tr_t) / math.sqrt(n) / rho1**0.25 * math.sqrt(nu) / 6.0
+    s2 = math.sqrt(2.0) * eta / math.sqrt(rho1) / n
+    g = omega / math.sqrt(rho1) / n
+    t = min(d * n, 79) + 1
+    norms = np.linalg.norm(u, axis=1)
+    counts = norm_bins(norms, t).astype(np.float64)
+    ls = np.arange(t)
+    parts = 4.0 ** (1 - ls)
+    cum_parts, cum_counts = np.cumsum(counts * parts), np.cumsum(counts)
+    k = -ls.astype(np.float64)
+    bias = cum_parts - cum_counts * 4.0**k  # n * bias_l
+    noise = np.minimum(2.0**k * g, 2.0**k * s1 + 4.0**k * s2)
+    j = above_threshold(bias - n * noise, 0.0, math.sqrt(rh) / 2.0, rng)
+    k2 = -j
+    r_t = min(2.0 ** (k2 + 1), 1.0)
+    clipped = u * np.minimum(1.0, r_t / np.maximum(norms, 1e-300))[:, None]
+    sep = 2.0**k2 * s1 + 4.0**k2 * s2
+    gauss = 4.0**k2 * g
     if sep >= gauss:
-        return gauss_cov(arr, rho1, b, rng)
-    return separate_cov(arr, rho1, b, rng)
+        out = gauss_cov(clipped, rho1, 1.0, rng, radius=r_t)
+    else:
+        out = separate_cov(clipped, rho1, 1.0, rng, radius=r_t)
+    return out * r * r
 
 
 def coinpress(

@@ -40,6 +40,7 @@ class CovarianceFit(FitResult):
         return self.draws_of("sigma")
 
 BACKENDS = ("numpyro", "pymc")
+ROUTES = ("moments", "wishart")
 
 
 def fit(
@@ -55,6 +56,7 @@ def fit(
     backend: str = "numpyro",
     eta: float = 1.0,
     cores: int | None = None,
+    route: str = "moments",
 ) -> CovarianceFit:
     r"""NUTS posterior of the population covariance :math:`\Sigma` given a covariance release.
 
@@ -101,6 +103,14 @@ def fit(
         LKJ concentration (> 0).
     cores : int, optional
         PyMC only: worker processes (default 1: chains in sequence, safe next to JAX).
+    route : {"moments", "wishart"}
+        ``"moments"`` (default): the moment-matched normal law of the entries of ``S``
+        (:class:`NoisyCovarianceEntries`). ``"wishart"``: exact — ``nS ~ Wishart(n, Sigma)`` as
+        a latent Bartlett factor (``A_ii^2 ~ chi2(n - i + 1)``, ``A_ij ~ N(0, 1)``,
+        ``nS = L A A^T L^T``) and ``y ~ N(S entries, 1/lambda)``; adds ``d(d+1)/2`` latent
+        variables (see ``docs/covariance.md`` for when the moment-matched route is accurate
+        enough). Centred releases (``center=True``) add a latent population mean and sample mean
+        (``noiseaware.covariance._wishart``) in both routes.
 
     Returns
     -------
@@ -132,14 +142,24 @@ def fit(
     chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
+    v.choice(owner, "route", route, ROUTES)
     m = measurements(release)
-    if backend == "numpyro":
+    if route == "wishart" or m.center is not None:
+        from ._wishart import fit_numpyro_latent, fit_pymc_latent
+
+        if backend == "numpyro":
+            idata = fit_numpyro_latent(m, route, chains, draws, warmup, seed, progressbar, target_accept, eta)
+        else:
+            n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
+            idata = fit_pymc_latent(m, route, chains, draws, warmup, seed, progressbar, target_accept, eta, n_cores)
+    elif backend == "numpyro":
         idata = _fit_numpyro(m, chains, draws, warmup, seed, progressbar, target_accept, eta)
     else:
         idata = _fit_pymc(m, chains, draws, warmup, seed, progressbar, target_accept, eta, cores)
     standard_stats(idata)
     idata.attrs.update(st.as_attrs())
     idata.attrs["seed"] = seed
+    idata.attrs["noiseaware_route"] = route
     idata.attrs["noiseaware_statistic"] = release.statistic
     idata.attrs["noiseaware_selection"] = "not used (conditioned on the selected entries); see fit's docstring"
     res = CovarianceFit(idata, settings=st)

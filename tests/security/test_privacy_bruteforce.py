@@ -36,6 +36,7 @@ BRUTE = {
     "dpcopula",
     "dpcopula_mle",
     "pace_ggm",
+    "pace_ggm_mean",
     "second_moment",
 }
 
@@ -218,3 +219,23 @@ def test_pace_ggm_entry_sensitivity_bruteforce() -> None:
     assert worst == pytest.approx(sens, rel=1e-12)  # reached: v_j = v_k = u_j = -u_k = B
     for c in rel.components:
         assert c.mechanism.sensitivity == sens  # every selection score and measurement uses it
+
+
+def test_pace_ggm_centred_mean_and_entry_sensitivity_bruteforce() -> None:
+    """center=True: the mean vector (L2, 2 B sqrt(d) / n) and the entries about the released mean c."""
+    d, n = 3, 3
+    grid = np.array(list(itertools.product([-1.0, -0.5, 0.0, 0.5, 1.0], repeat=d)))
+    x = np.random.default_rng(3).uniform(-1, 1, size=(n, d))
+    x[0] = [1.0, 1.0, 1.0]
+    rel = na.privatize(x, statistic="pace_ggm", rho=1.0, bound=1.0, center=True, rng=np.random.default_rng(0))
+    mean_rel = rel.components[-1]
+    worst = max(float(np.linalg.norm(z.mean(0) - x.mean(0))) for z in _substitutions(x, grid))
+    assert worst == pytest.approx(mean_rel.mechanism.sensitivity, rel=1e-12)  # v = -u = B 1 is reached
+    # given the released c (and the worst c allowed, |c_j| = B), entries of (x - c)^T (x - c) / n
+    for c in (np.asarray(rel.metadata["mean"]), np.array([1.0, -1.0, 1.0])):
+        sens = 2.0 * (1.0 + float(np.max(np.abs(c)))) ** 2 / n
+        w = _max_change(lambda a, c=c: _second_moment_entries(a - c), x, _substitutions(x, grid))
+        assert w <= sens * (1 + 1e-12)
+    assert rel.mechanism.sensitivity == pytest.approx(2.0 * rel.metadata["bound"] ** 2 / n, rel=1e-12)
+    for comp in rel.components[:-1]:
+        assert comp.mechanism.sensitivity == rel.mechanism.sensitivity
