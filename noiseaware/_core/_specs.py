@@ -42,6 +42,7 @@ import numpy as np
 from ..exceptions import NoiseawareValueError
 from . import _release
 from ._backend import Backend
+from ._covariance_release import entry_params, measurements
 from ._fisher import (
     FisherTable,
     concrete_sizes,
@@ -483,16 +484,12 @@ def _lcds_release(owner: str, release: Any, part: int | None = None) -> tuple[di
 
 # NoisyCovarianceEntries ----------------------------------------------------------
 def _cov_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    # the release's combined measurements (seed 002): read by the covariance workflow's reader
-    from ..covariance._analysis import measurements
-
+    # the release's combined measurements (seed 002)
     m = measurements(release)
     return {"n": m.n, "pairs": m.pairs, "precision": m.precision}, m.y
 
 
 def _cov_prepare(sigma: Any, n: Any, pairs: Any, precision: Any) -> dict[str, Any]:
-    from ..covariance._params import entry_params
-
     sig = _f(sigma)
     nn, rows, cols, lam = entry_params("NoisyCovarianceEntries", n, pairs, precision, int(sig.shape[-1]))
     return {"sigma": sig, "n": nn, "rows": rows, "cols": cols, "precision": lam}

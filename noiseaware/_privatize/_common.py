@@ -22,7 +22,7 @@ from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import Guarantee, Mechanism
 from ..release import Release, expected_guarantee
 
-__all__ = ["STATISTICS", "Context", "StatisticFn", "finish", "statistic"]
+__all__ = ["STATISTICS", "Context", "StatisticFn", "censoring_counts", "finish", "statistic"]
 
 
 @dataclass
@@ -170,3 +170,18 @@ def finish(
         n=n,
         metadata=ctx.metadata(metadata),
     )
+
+
+def censoring_counts(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """``s_m = #{i : a_{m-1} <= min_j x_ij < a_m}``, ``m = 1..M+1``, with ``a_0 = 0``, ``a_{M+1} = 1``.
+
+    Examples
+    --------
+    >>> x = np.array([[0.5, 0.5], [0.005, 0.995], [0.05, 0.95], [0.0, 1.0]])
+    >>> censoring_counts(x, np.array([0.01, 0.1])).tolist()
+    [2, 1, 1]
+    """
+    edges = np.concatenate([[0.0], np.asarray(candidates, dtype=np.float64), [np.inf]])
+    mins = x.min(axis=1)
+    idx = np.searchsorted(edges, mins, side="right") - 1  # edges[idx] <= min < edges[idx + 1]
+    return np.bincount(idx, minlength=edges.size - 1)[: edges.size - 1].astype(np.int64)

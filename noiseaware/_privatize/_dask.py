@@ -44,7 +44,7 @@ import numpy as np
 
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _fsum
-from ._common import column_names, numeric_column_names
+from ._common import censoring_counts, column_names, numeric_column_names
 
 __all__ = ["DirichletSource", "is_dask", "materialize", "median_pair_counts"]
 
@@ -427,8 +427,6 @@ def _normalized(x: np.ndarray) -> np.ndarray:
 
 
 def _censor_leaf(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    from ._dirichlet import censoring_counts
-
     return censoring_counts(_normalized(x), candidates)
 
 
@@ -473,7 +471,7 @@ class DirichletSource:
             )
 
     def censoring_counts(self, candidates: np.ndarray) -> np.ndarray:
-        """Block sums of :func:`noiseaware._privatize._dirichlet.censoring_counts` (normalized rows)."""
+        """Block sums of :func:`noiseaware._privatize._common.censoring_counts` (normalized rows)."""
         import dask
 
         cand = np.asarray(candidates, dtype=np.float64)

@@ -44,7 +44,7 @@ from ..exceptions import NoiseawareValueError
 from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism
 from ..release import Release, expected_guarantee
 from . import _dask
-from ._common import Context, as_matrix, no_extra, statistic
+from ._common import Context, as_matrix, censoring_counts, no_extra, statistic
 from ._fsum import exact_column_sums
 
 __all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SIMPLEX_TOL", "censoring_counts", "select_threshold"]
@@ -64,21 +64,6 @@ _OPTIONS = {
     "zeros",
     "simplex_tol",
 }
-
-
-def censoring_counts(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """``s_m = #{i : a_{m-1} <= min_j x_ij < a_m}``, ``m = 1..M+1``, with ``a_0 = 0``, ``a_{M+1} = 1``.
-
-    Examples
-    --------
-    >>> x = np.array([[0.5, 0.5], [0.005, 0.995], [0.05, 0.95], [0.0, 1.0]])
-    >>> censoring_counts(x, np.array([0.01, 0.1])).tolist()
-    [2, 1, 1]
-    """
-    edges = np.concatenate([[0.0], np.asarray(candidates, dtype=np.float64), [np.inf]])
-    mins = x.min(axis=1)
-    idx = np.searchsorted(edges, mins, side="right") - 1  # edges[idx] <= min < edges[idx + 1]
-    return np.bincount(idx, minlength=edges.size - 1)[: edges.size - 1].astype(np.int64)
 
 
 def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:

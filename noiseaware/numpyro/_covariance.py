@@ -18,7 +18,7 @@ from numpyro.distributions.distribution import Distribution
 
 from .._core import _specs
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
-from ..covariance._params import entry_params
+from .._core._covariance_release import entry_params
 
 __all__ = ["NoisyCovarianceEntries"]
 

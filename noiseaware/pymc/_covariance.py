@@ -19,7 +19,7 @@ from pymc.distributions.shape_utils import rv_size_is_none
 
 from .._core import _specs, get_backend
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
-from ..covariance._params import entry_params
+from .._core._covariance_release import entry_params
 
 __all__ = ["NoisyCovarianceEntries"]
 

@@ -1,0 +1,185 @@
+"""The import graph of the package: one way, no cycle (docs/architecture.md).
+
+Read from the source with :mod:`ast` (no import is executed), including imports inside functions,
+so a lazy import cannot hide a cycle or an upward dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "noiseaware"
+
+#: Layers, lowest first (docs/architecture.md): a module may import its own layer or lower ones.
+LAYERS: dict[str, int] = {
+    "exceptions": 0,
+    "_version": 0,
+    "_validation": 1,
+    "_io": 1,
+    "config": 1,
+    "_domains": 1,
+    "_math": 2,  # _core's pure math (noise laws, Fisher windows, moments, max-entropy): no release inside
+    "mechanisms": 3,
+    "accounting": 4,
+    "audit": 4,
+    "_statistics": 4,
+    "release": 5,
+    "_privatize": 6,
+    "__init__": 7,
+    "datasets": 7,
+    "_core": 8,
+    "_engine": 8,
+    "pymc": 9,
+    "numpyro": 9,
+    "augment": 10,
+    "copula": 11,
+    "dirichlet": 11,
+    "covariance": 11,
+    "distributed": 12,
+    "cli": 12,
+}
+#: ``_core``'s pure math modules: they import nothing of the package but ``exceptions``,
+#: ``_validation`` and each other, so the mechanisms (noise laws) and the curator (PACE-GGM's
+#: reconstruction) may read them. The rest of ``_core`` (release readers, ``_noisy``, the specs)
+#: reads ``Release`` and sits after it.
+_MATH_MODULES = {
+    f"noiseaware._core{m}"
+    for m in ("", "._backend", "._noise", "._fisher", "._maxent", "._gamma", "._dirichlet", "._covariance")
+}
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    out = {}
+    for f in ROOT.rglob("*.py"):
+        rel = f.relative_to(ROOT.parent).with_suffix("").parts
+        out[".".join(rel[:-1] if rel[-1] == "__init__" else rel)] = f
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+
+    def resolve(t: str) -> str:
+        while t and t not in mods:
+            t = t.rsplit(".", 1)[0] if "." in t else ""
+        return t
+
+    edges: dict[str, set[str]] = collections.defaultdict(set)
+    for mod, f in mods.items():
+        pkg = mod if f.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = pkg.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                if base.startswith("noiseaware"):
+                    targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith("noiseaware")]
+            for t in targets:
+                t = resolve(t)
+                # importing a.b.c runs the __init__ of a.b too: an edge to every enclosing package
+                parts = t.split(".")
+                for k in range(2, len(parts) + 1):
+                    anc = ".".join(parts[:k])
+                    if anc in mods and anc != mod and not mod.startswith(anc + "."):
+                        edges[mod].add(anc)
+    return edges
+
+
+def _unit(mod: str) -> str:
+    if mod in _MATH_MODULES:
+        return "_math"
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_unit_has_a_layer():
+    units = {_unit(m) for m in _modules()}
+    assert units <= set(LAYERS), sorted(units - set(LAYERS))
+
+
+def test_no_import_cycle():
+    assert _cycles(_graph()) == []
+
+
+def test_imports_go_one_way():
+    bad = sorted(
+        f"{a} -> {b}" for a, targets in _graph().items() for b in targets if LAYERS[_unit(b)] > LAYERS[_unit(a)]
+    )
+    assert bad == [], bad
+
+
+def test_the_checks_can_fail():
+    """A made-up upward edge and a made-up cycle are caught by the same helpers."""
+    edges = _graph()
+    edges["noiseaware.mechanisms._additive"].add("noiseaware._core._specs")
+    assert any(LAYERS[_unit(b)] > LAYERS[_unit(a)] for a, targets in edges.items() for b in targets)
+    edges["noiseaware._core._specs"].add("noiseaware.mechanisms._additive")
+    assert _cycles(edges)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "copula.fit",
+        "dirichlet.fit",
+        "dirichlet.dpmcmc",
+        "augment.sample",
+        "covariance.fit",
+        "pymc.NoisyHypergeom",
+        "numpyro.CompositeCopulaLikelihood",
+        "copula.synthesize",
+        "privatize",
+    ],
+)
+def test_public_names_reachable_after_import(path):
+    import importlib
+
+    na = importlib.import_module("noiseaware")
+    obj = na
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    assert callable(obj)
