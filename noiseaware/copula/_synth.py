@@ -42,6 +42,7 @@ __all__ = [
     "fit_dpcopula",
     "margin_posterior",
     "synthesize",
+    "synthesize_hybrid",
 ]
 
 _OWNER = "synthesize"
@@ -51,7 +52,8 @@ _OWNER = "synthesize"
 def _check(owner: str, release: Any) -> Release:
     if not isinstance(release, Release) or release.statistic != "dpcopula":
         raise NoiseawareTypeError(
-            f"{owner}: needs a 'dpcopula' Release (privatize(..., statistic='dpcopula')) or a DPCopulaFit; "
+            f"{owner}: needs a 'dpcopula' or 'dpcopula_hybrid' Release (privatize(..., statistic='dpcopula')) "
+            "or a DPCopulaFit; "
             f"got {type(release).__name__}"
             + (f" of statistic {release.statistic!r}" if isinstance(release, Release) else "")
             + "."
@@ -194,6 +196,14 @@ def _sample(
     rng: np.random.Generator,
 ) -> Any:
     """Algorithm 3 (with Phi): n rows from the Gaussian copula with correlation P and the given margins."""
+    codes, within = _draw(P, probs, doms, n, rng)
+    return _columns_out(codes, within, doms, dtypes, names)
+
+
+def _draw(
+    P: np.ndarray, probs: list[np.ndarray], doms: list[Domain], n: int, rng: np.random.Generator
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Cell codes and within-cell positions of ``n`` Algorithm 3 rows (:func:`_sample` without the frame)."""
     from scipy import special
 
     m = P.shape[0]
@@ -212,7 +222,7 @@ def _sample(
             lo = np.where(k > 0, cdf[np.maximum(k - 1, 0)], 0.0)
             pk = cdf[k] - lo
             within[:, j] = np.clip((u[:, j] - lo) / np.where(pk > 0, pk, 1.0), 0.0, np.nextafter(1.0, 0.0))
-    return _columns_out(codes, within, doms, dtypes, names)
+    return codes, within
 
 
 def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = None) -> Any:
@@ -280,6 +290,10 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
             )
             for s in idx
         ]
+    if isinstance(source, Release) and source.statistic == "dpcopula_hybrid":
+        if draws not in (None, 1):
+            v.fail(_OWNER, "draws", "must be 1 (or omitted) for a release", draws)
+        return synthesize_hybrid(source, n, rng)
     rel = _check(_OWNER, source)
     if draws not in (None, 1):
         v.fail(
@@ -646,3 +660,93 @@ def combine_synthetic(
             raise NoiseawareValueError(f"{owner}: give both n_syn and n, or neither; got n_syn={n_syn!r}, n={n!r}.")
         ratio = v.integer(owner, "n_syn", n_syn, minimum=1) / v.integer(owner, "n", n, minimum=1)
     return SyntheticInference(qbar, ratio * ubar, float(M - 1), b, ubar, rule)
+
+
+# ----------------------------------------------------------------------------- Algorithm 6 (hybrid)
+def synthesize_hybrid(release: Release, n: int, seed: Any = None) -> Any:
+    r"""Synthetic records from a ``dpcopula_hybrid`` release (seed 003 Algorithm 6 step 3).
+
+    Partition sizes: ``n`` records split over the partitions in proportion to the noisy counts
+    clipped at 0 (a multinomial draw; uniform if all are 0). In partition ``g``: the noisy
+    per-partition histograms clipped at 0 (uniform if all 0) as margins, and
+    :math:`\tilde P_g = \sin(\pi\tilde\tau_g/2)` (with :math:`\tilde\tau_g` clipped to ``[-1, 1]``)
+    with Algorithm 5's eigenvalue repair; Algorithm 3 draws the large columns, and the small
+    columns take the partition's values. Rows are shuffled; columns and dtypes are the release's.
+    Post-processing: no budget. (A partition below the release's floor had its :math:`\tau`
+    shrunk towards 0 by :math:`\binom{n_g}2/\binom F2`; its copula is correspondingly weaker.)
+
+    Parameters
+    ----------
+    release : Release
+        A ``dpcopula_hybrid`` release (``privatize(..., statistic="dpcopula", hybrid=...)``).
+    n : int
+        Rows.
+    seed : int or numpy.random.Generator, optional
+        Randomness of the synthesis.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    TypeError
+        If ``release`` is not a ``dpcopula_hybrid`` release.
+    ValueError
+        If ``n < 1``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, noiseaware as na
+    >>> r = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"s": r.integers(0, 2, 3000), "x": r.integers(0, 30, 3000), "y": r.integers(0, 30, 3000)})
+    >>> rel = na.privatize(df, statistic="dpcopula", epsilon=1.0, domains={"s": [0, 1], "x": range(30),
+    ...                    "y": range(30)}, hybrid=["s"], rng=np.random.default_rng(1))
+    >>> syn = synthesize_hybrid(rel, 100, seed=2)
+    >>> syn.shape, list(syn.columns)
+    ((100, 3), ['s', 'x', 'y'])
+    """
+    owner = "synthesize_hybrid"
+    if not isinstance(release, Release) or release.statistic != "dpcopula_hybrid":
+        raise NoiseawareTypeError(f"{owner}: needs a 'dpcopula_hybrid' Release; got {type(release).__name__}.")
+    n = v.integer(owner, "n", n, minimum=1)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    meta = release.metadata
+    names = [str(c) for c in meta["columns"]]
+    doms = _domains(release)
+    small = [names.index(str(c)) for c in meta["hybrid"]]
+    large = [j for j in range(len(names)) if j not in small]
+    psizes = [doms[j].size for j in small]
+    lsizes = [doms[j].size for j in large]
+    parts = int(np.prod(psizes))
+    cnt = np.maximum(release.values, 0).astype(np.float64)
+    alloc = rng.multinomial(n, cnt / cnt.sum() if cnt.sum() > 0 else np.full(parts, 1.0 / parts))
+    hist = release.components[0].values.astype(np.int64).reshape(parts, -1)
+    tau = np.clip(release.components[1].values, -1.0, 1.0).reshape(parts, -1)
+    m2 = len(large)
+    iu, ju = np.triu_indices(m2, 1)
+    codes = np.zeros((n, len(names)), dtype=np.int64)
+    within = np.zeros((n, len(names)))
+    start = 0
+    for g in np.nonzero(alloc)[0]:
+        rows = slice(start, start + int(alloc[g]))
+        start += int(alloc[g])
+        probs = []
+        for h in np.split(hist[g], np.cumsum(lsizes)[:-1]):
+            c = np.maximum(h, 0).astype(np.float64)
+            probs.append(c / c.sum() if c.sum() > 0 else np.full(c.size, 1.0 / c.size))
+        P = np.eye(m2)
+        P[iu, ju] = P[ju, iu] = np.sin(np.pi * tau[g] / 2.0)
+        cg, wg = _draw(_eigen_repair(P), probs, [doms[j] for j in large], int(alloc[g]), rng)
+        for t, j in enumerate(large):
+            codes[rows, j] = cg[t]
+            within[rows, j] = wg[:, t]
+        codes[rows, small] = np.array(np.unravel_index(int(g), psizes))
+    perm = rng.permutation(n)
+    return _columns_out(
+        [codes[perm, j] for j in range(len(names))],
+        within[perm],
+        doms,
+        [str(t) for t in meta["dtypes"]],
+        names,
+    )
