@@ -463,8 +463,10 @@ def margin_posterior(
         u = rng.random((K, rows.size))
         idx = np.array([np.searchsorted(cdf[k], u[k], side="right") for k in range(K)]).T
         c = lo[None, :] + np.minimum(idx, cdf.shape[1] - 1)
-        a0 = grid[gi]
-        lam = rng.gamma(a0 + c, 1.0)
+        # log Gamma(a) draws as log Gamma(a + 1) + log(U)/a: no underflow to 0 at tiny shapes
+        shape = grid[gi] + c
+        lg = np.log(rng.gamma(shape + 1.0, 1.0)) + np.log(rng.random(shape.shape)) / shape
+        lam = np.exp(lg - lg.max(axis=1, keepdims=True))
         out[rows] = lam / lam.sum(axis=1, keepdims=True)
     return out
 
