@@ -52,8 +52,8 @@ _OWNER = "synthesize"
 def _check(owner: str, release: Any) -> Release:
     if not isinstance(release, Release) or release.statistic != "dpcopula":
         raise NoiseawareTypeError(
-            f"{owner}: needs a 'dpcopula' or 'dpcopula_hybrid' Release (privatize(..., statistic='dpcopula')) "
-            "or a DPCopulaFit; "
+            f"{owner}: needs a 'dpcopula' Release (privatize(..., statistic='dpcopula'), or 'dpcopula_hybrid' "
+            "with hybrid=...) or a DPCopulaFit; "
             f"got {type(release).__name__}"
             + (f" of statistic {release.statistic!r}" if isinstance(release, Release) else "")
             + "."

@@ -104,12 +104,12 @@ def test_hierarchical_prior_follows_the_brute_force_posterior() -> None:
     lml = np.array([p[1] for p in parts])
     post = np.exp(lml - lml.max())
     post /= post.sum()
-    t = margin_posterior(y, ALPHA, n=N, draws=400, prior="hierarchical", seed=5)[:, 0]
+    t = margin_posterior(y, ALPHA, n=N, draws=300, prior="hierarchical", seed=5)[:, 0]
 
     def cdf(a0: float, w: np.ndarray) -> np.ndarray:
         """P(pi_1 <= t | a0): pi_1 ~ Beta(a0 + c_1, 2 a0 + c_2 + c_3), the (c_1, c_2 + c_3) law from w."""
         W = np.outer(w[0], np.convolve(w[1], w[2])[:90])
-        i, j = np.nonzero(W > 1e-8)
+        i, j = np.nonzero(W > 1e-6)
         return special.betainc(a0 + c[i], 2 * a0 + c[j], t[:, None]) @ W[i, j]
 
     per_a0 = np.array([cdf(a0, w) for a0, (w, _) in zip(A0_GRID, parts, strict=True)])
