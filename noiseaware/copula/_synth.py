@@ -532,7 +532,7 @@ def fit_dpcopula(
         alpha = 0.8) the posterior mean variance of the margin was 334, 285, 221 and 190 for
         ``a0`` = 1, 0.5, 0.2, 0.1 against 224 in the data, and the 20-copy slope interval covered
         the confidential slope 87% ± 5% at 0.5 and 93% ± 4% at 0.1 (45 replications,
-        docs/reproduction.md): use 0.1 for wide stated domains with thin tails. The draws are
+        docs/reproduction.md): use 0.1-0.2 for wide stated domains with thin tails. The draws are
         independent and exact for any ``a0`` (:func:`margin_posterior`).
     seed : int, optional
         Seed of the NUTS fit (the margins' chains use ``seed + 1``); drawn from the OS when omitted.
