@@ -1013,3 +1013,161 @@ SCHEMAS["pace_ggm_mean"] = StatisticSchema(
     required={"step": STR},
     sensitivity="2 B sqrt(d) / n in L2 on the mean vector, |x_j| <= B; checked by pace_ggm",
 )
+
+
+# ----------------------------------------------------------------------------- seed 003: DPCopula hybrid
+def _check_hybrid_part(release: Any) -> tuple[int, list[str], int]:
+    _int("n", release.n, minimum=2)
+    cols = _str_list("metadata.columns", _meta(release, "columns"))
+    if len(cols) < 2 or len(set(cols)) != len(cols):
+        _fail("metadata.columns", "must name at least two distinct large-domain columns", cols)
+    parts = _int("metadata.partitions", _meta(release, "partitions"), minimum=1)
+    return len(cols), cols, parts
+
+
+def _check_dpcopula_hybrid_margins(release: Any) -> None:
+    m2, _, parts = _check_hybrid_part(release)
+    bins = _int_list("metadata.bins", _meta(release, "bins"), minimum=2)
+    if len(bins) != m2:
+        _fail("metadata.bins", f"must give {m2} domain sizes", bins)
+    if release.values.shape != (parts * sum(bins),):
+        _fail("shape", f"must be [{parts * sum(bins)}] (partitions x concatenated histograms)",
+              list(release.values.shape))
+    if release.values.dtype.kind != "i":
+        _fail("dtype", "must be int64 for noisy histogram counts", str(release.values.dtype))
+    _check_sensitivity(release, 2.0 * m2, "2 m_2 (one record moves one (partition, cell) count per attribute)")
+    _check_reach(release, 0.0, float(release.n))
+
+
+def _check_dpcopula_hybrid_kendall(release: Any) -> None:
+    m2, _, parts = _check_hybrid_part(release)
+    k = m2 * (m2 - 1) // 2
+    iu, ju = np.triu_indices(m2, 1)
+    pairs = _any_list("metadata.pairs", _meta(release, "pairs"))
+    if [list(map(int, q)) for q in pairs] != [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]:
+        _fail("metadata.pairs", "must list the upper-triangle pairs in row-major order", pairs)
+    floor = _int("metadata.floor", _meta(release, "floor"), minimum=2)
+    if release.values.shape != (parts * k,):
+        _fail("shape", f"must be [{parts * k}] (partitions x column pairs)", list(release.values.shape))
+    _check_sensitivity(release, 8.0 * k / floor,
+                       "2 C(m_2,2) 4/floor (a substitution moves at most two partitions, each by 4/floor per pair)")
+    _check_reach(release, -1.0, 1.0)
+
+
+def _check_dpcopula_hybrid(release: Any) -> None:
+    from ._domains import Domain
+
+    n = _int("n", release.n, minimum=2)
+    m = _int("metadata.m", _meta(release, "m"), minimum=3)
+    cols = _check_columns(release, m)
+    raw = _any_list("metadata.domains", _meta(release, "domains"))
+    if len(raw) != m:
+        _fail("metadata.domains", f"must give {m} domains (one per column)", raw)
+    doms = [Domain.from_dict(d, f"metadata.domains[{j}]") for j, d in enumerate(raw)]
+    if len(_str_list("metadata.dtypes", _meta(release, "dtypes"))) != m:
+        _fail("metadata.dtypes", f"must give {m} dtype names", _meta(release, "dtypes"))
+    bins = _int_list("metadata.bins", _meta(release, "bins"), minimum=2)
+    if bins != [d.size for d in doms]:
+        _fail("metadata.bins", "must be the number of cells of each domain", bins)
+    hyb = _str_list("metadata.hybrid", _meta(release, "hybrid"))
+    small = [cols.index(c) for c in hyb if c in cols]
+    if not hyb or len(small) != len(hyb) or small != sorted(set(small)) or m - len(small) < 2:
+        _fail("metadata.hybrid", "must list, in column order, distinct columns leaving at least two others", hyb)
+    if "hybrid_threshold" in release.metadata:
+        t = _int("metadata.hybrid_threshold", _meta(release, "hybrid_threshold"), minimum=3)
+        if small != [j for j, b in enumerate(bins) if b < t]:
+            _fail("metadata.hybrid", f"must be the columns with fewer than hybrid_threshold = {t} cells", hyb)
+    large = [j for j in range(m) if j not in small]
+    parts = math.prod(bins[j] for j in small)
+    if release.values.shape != (parts,) or release.values.dtype.kind != "i":
+        _fail("shape", f"must be [{parts}] integer partition counts", list(release.values.shape))
+    plabels = [list(t) for t in itertools.product(*[doms[j].labels() for j in small])]
+    if [list(lab) for lab in release.labels] != plabels:
+        _fail("labels", "must be the small-domain cell labels of every partition, in C order", "...")
+    _check_sensitivity(release, 2.0, "2 (one record moves between two partitions)")
+    _check_reach(release, 0.0, float(n))
+    if _str("metadata.correlation", _meta(release, "correlation")) != "kendall":
+        _fail("metadata.correlation", "must be 'kendall' for a hybrid release", _meta(release, "correlation"))
+    comps = release.components
+    if [c.statistic for c in comps] != ["dpcopula_hybrid_margins", "dpcopula_hybrid_kendall"]:
+        _fail("components", "must be [dpcopula_hybrid_margins, dpcopula_hybrid_kendall]",
+              [c.statistic for c in comps])
+    lnames = [cols[j] for j in large]
+    floor = _int("metadata.floor", _meta(release, "floor"), minimum=2)
+    for i, c in enumerate(comps):
+        if c.n != n or [str(x) for x in c.metadata["columns"]] != lnames or c.metadata["partitions"] != parts:
+            _fail(f"components[{i}]", f"must have n = {n}, columns {lnames} and {parts} partitions", c.statistic)
+    if [int(b) for b in comps[0].metadata["bins"]] != [bins[j] for j in large]:
+        _fail("components[0].metadata.bins", "must be the large columns' domain sizes", comps[0].metadata["bins"])
+    want = [[*pl, cols[j], lab] for pl in plabels for j in large for lab in doms[j].labels()]
+    if [list(lab) for lab in comps[0].labels] != want:
+        _fail("components[0].labels", "must be [partition..., column, cell] in order", "...")
+    if int(comps[1].metadata["floor"]) != floor:
+        _fail("components[1].metadata.floor", f"must equal the release's floor = {floor}", comps[1].metadata["floor"])
+    pairs = [(lnames[i], lnames[j]) for i, j in itertools.combinations(range(len(lnames)), 2)]
+    if [list(lab) for lab in comps[1].labels] != [[*pl, a, b] for pl in plabels for a, b in pairs]:
+        _fail("components[1].labels", "must be [partition..., column, column] in order", "...")
+    eps = {
+        "epsilon_counts": release.mechanism.guarantee().epsilon,
+        "epsilon_1": comps[0].guarantee.epsilon,
+        "epsilon_2": comps[1].guarantee.epsilon,
+    }
+    got = {key: _float(f"metadata.{key}", _meta(release, key), lo=0.0, open_lo=True) for key in eps}
+    for key, e in eps.items():
+        if e is None or not _close(e, got[key]):
+            _fail(f"metadata.{key}", f"must equal its mechanism's epsilon ({e!r})", got[key])
+    ratio = _float("metadata.ratio", _meta(release, "ratio"), lo=0.0, open_lo=True)
+    if not math.isclose(got["epsilon_1"] / got["epsilon_2"], ratio, rel_tol=1e-6):
+        _fail("metadata.ratio", "must be epsilon_1 / epsilon_2", ratio)
+    share = _float("metadata.counts_share", _meta(release, "counts_share"), lo=0.0, open_lo=True)
+    if not math.isclose(got["epsilon_counts"] / sum(got.values()), share, rel_tol=1e-6):
+        _fail("metadata.counts_share", "must be epsilon_counts / epsilon", share)
+
+
+SCHEMAS.update(
+    {
+        s.name: s
+        for s in (
+            StatisticSchema(
+                "dpcopula_hybrid",
+                families=("geometric",),
+                compositions=("joint",),
+                required={
+                    "columns": STR_LIST,
+                    "m": INT,
+                    "hybrid": STR_LIST,
+                    "domains": _any_list,
+                    "dtypes": STR_LIST,
+                    "bins": INT_LIST,
+                    "ratio": FLOAT,
+                    "counts_share": FLOAT,
+                    "epsilon_counts": FLOAT,
+                    "epsilon_1": FLOAT,
+                    "epsilon_2": FLOAT,
+                    "floor": INT,
+                    "correlation": STR,
+                },
+                optional={"hybrid_threshold": INT},
+                check=_check_dpcopula_hybrid,
+                components=("dpcopula_hybrid_margins", "dpcopula_hybrid_kendall"),
+                sensitivity="2 in L1 on the partition counts (seed 003 Algorithm 6 step 2, substitution)",
+            ),
+            StatisticSchema(
+                "dpcopula_hybrid_margins",
+                families=("geometric",),
+                compositions=("joint",),
+                required={"columns": STR_LIST, "partitions": INT, "bins": INT_LIST},
+                check=_check_dpcopula_hybrid_margins,
+                sensitivity="2 m_2 in L1 on the per-partition histograms of the m_2 large columns",
+            ),
+            StatisticSchema(
+                "dpcopula_hybrid_kendall",
+                families=("laplace",),
+                compositions=("joint",),
+                required={"columns": STR_LIST, "partitions": INT, "pairs": _any_list, "floor": INT, "estimand": STR},
+                check=_check_dpcopula_hybrid_kendall,
+                sensitivity="8 C(m_2,2)/floor in L1 (S_g/max(C(n_g,2), C(floor,2)) moves <= 4/floor in <= 2 parts)",
+            ),
+        )
+    }
+)

@@ -57,7 +57,8 @@ def privatize(
         ``threshold``, ``threshold_share``, ``split``, ``zeros``, ``simplex_tol``; see
         :mod:`noiseaware._privatize_dirichlet`); ``"dpcopula"`` (seed 003 DPCopula: options
         ``domains`` (required), ``ratio``, ``correlation`` = ``"kendall"`` / ``"mle"`` / ``"median"``,
-        ``blocks``, ``columns``; see :mod:`noiseaware._privatize._dpcopula`); ``"pace_ggm"`` (seed 002
+        ``blocks``, ``columns``, and for Algorithm 6 ``hybrid``, ``hybrid_threshold``, ``floor``,
+        ``counts_share``; see :mod:`._dpcopula`, :mod:`._dpcopula_hybrid`); ``"pace_ggm"`` (seed 002
         Algorithm 1, rho-zCDP: options ``bound`` (required), ``clip``, ``alpha``, ``beta``, ``T``),
         ``"second_moment"`` (SSP: all unique entries of X^T X / n, rho-zCDP; options ``bound``, ``clip``).
     epsilon, rho : float

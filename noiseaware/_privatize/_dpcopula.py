@@ -60,6 +60,7 @@ __all__ = ["CORRELATION_COMPONENT", "dpcopula_mle_blocks", "kendall_s", "kendall
 
 _OWNER = "privatize(statistic='dpcopula')"
 _OPTIONS = {"ratio", "correlation", "domains", "columns", "blocks"}
+_OPTIONS |= {"hybrid", "hybrid_threshold", "floor", "counts_share"}  # Algorithm 6
 #: The component statistic of each ``correlation=`` choice.
 CORRELATION_COMPONENT = {"kendall": "kendall_pairs", "mle": "dpcopula_mle", "median": "median_pairs"}
 #: Largest two-way table (cells) for the direct Kendall route; above it, Knight's algorithm.
@@ -269,6 +270,17 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     corr = v.choice(owner, "correlation", options.get("correlation", "kendall"), tuple(CORRELATION_COMPONENT))
     codes, names, doms, dtypes = table_codes(data, options.get("domains"), options.get("columns"))
     n, m = codes.shape
+    if options.get("hybrid") is not None:  # Algorithm 6 (seed 003 §4.4)
+        from ._dpcopula_hybrid import hybrid_release
+
+        if corr != "kendall" or "blocks" in options:
+            raise NoiseawareValueError(
+                f"{owner}: hybrid=... supports correlation='kendall' only; got correlation={corr!r}."
+            )
+        return hybrid_release(ctx, codes, names, doms, dtypes, options, eps, ratio)
+    extra = sorted({"hybrid_threshold", "floor", "counts_share"} & set(options))
+    if extra:
+        raise NoiseawareValueError(f"{owner}: {extra} apply to hybrid=... only; got them without hybrid.")
     eps1 = eps * ratio / (ratio + 1.0)
     eps2 = eps - eps1
     if not eps2 > 0:

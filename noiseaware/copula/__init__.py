@@ -21,6 +21,7 @@ from ._synth import (
     fit_dpcopula,
     margin_posterior,
     synthesize,
+    synthesize_hybrid,
 )
 
 __all__ = [
@@ -49,4 +50,5 @@ __all__ = [
     "fit_dpcopula",
     "margin_posterior",
     "synthesize",
+    "synthesize_hybrid",
 ]

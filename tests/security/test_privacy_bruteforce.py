@@ -35,6 +35,9 @@ BRUTE = {
     "dirichlet_censoring_counts",
     "dpcopula",
     "dpcopula_mle",
+    "dpcopula_hybrid",
+    "dpcopula_hybrid_margins",
+    "dpcopula_hybrid_kendall",
     "pace_ggm",
     "pace_ggm_mean",
     "second_moment",
@@ -239,3 +242,50 @@ def test_pace_ggm_centred_mean_and_entry_sensitivity_bruteforce() -> None:
     assert rel.mechanism.sensitivity == pytest.approx(2.0 * rel.metadata["bound"] ** 2 / n, rel=1e-12)
     for comp in rel.components[:-1]:
         assert comp.mechanism.sensitivity == rel.mechanism.sensitivity
+
+def test_dpcopula_hybrid_sensitivities_exhaustive() -> None:
+    """Algorithm 6 pieces, every substitution of a small table (and every addition / removal):
+
+    partition counts 2, per-partition margins 2 m_2 (both tight); the floored Kendall vector moves
+    in at most two partitions under substitution (one under addition or removal), by at most
+    4/floor per pair in each, so its L1 sensitivity 8 C(m_2,2)/floor holds — while the unfloored
+    tau-a of a small partition moves by more than the floor's 4/floor (the printed Algorithm 6
+    scales noise by the private partition size).
+    """
+    from noiseaware._privatize._dpcopula_hybrid import hybrid_kendall, partition_index
+
+    rng = np.random.default_rng(11)
+    x = np.column_stack([rng.integers(0, 2, 9), rng.integers(0, 3, 9), rng.integers(0, 3, 9)])
+    floor = 4
+
+    def pieces(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        part = partition_index(d[:, :1], [2])
+        counts = np.bincount(part, minlength=2)
+        hist = np.concatenate([np.bincount(part * 3 + d[:, j], minlength=6) for j in (1, 2)])
+        return counts, hist, hybrid_kendall(d[:, 1:], part, 2, [3, 3], floor)
+
+    grid = np.array(list(itertools.product(range(2), range(3), range(3))))
+    c0, h0, t0 = pieces(x)
+    worst = np.zeros(3)
+    touched = 0
+    for z in _substitutions(x, grid):
+        c, h, t = pieces(z)
+        dt = np.abs(t - t0)
+        worst = np.maximum(worst, [np.abs(c - c0).sum(), np.abs(h - h0).sum(), dt.sum()])
+        touched = max(touched, int((dt.max(axis=1) > 1e-12).sum()))
+        assert dt.max() <= 4.0 / floor + 1e-12
+    doms = [range(2), range(3), range(3)]
+    rel = na.privatize(x, statistic="dpcopula", epsilon=1.0, domains=doms, hybrid=["x0"], floor=floor)
+    assert worst[0] == rel.mechanism.sensitivity == 2
+    assert worst[1] == rel.components[0].mechanism.sensitivity == 4
+    assert 0 < worst[2] <= rel.components[1].mechanism.sensitivity == pytest.approx(8.0 / floor)
+    assert touched == 2  # a record that changes partition moves both: not "the guarantee of one"
+    for i in range(x.shape[0]):  # removal (and, read backwards, addition) touches one partition
+        _, _, t = pieces(np.delete(x, i, axis=0))
+        dt = np.abs(t - t0)
+        assert int((dt.max(axis=1) > 1e-12).sum()) <= 1 and dt.sum() <= 4.0 / floor + 1e-12
+    small = np.array([[0, 0, 0], [0, 1, 1]])  # a partition of 2 < floor records: tau-a = 1
+    flip = small.copy()
+    flip[0] = [0, 0, 2]  # now discordant: tau-a = -1
+    tau_a = lambda d: kendall_tau_a(d[:, 1], d[:, 2])  # noqa: E731
+    assert abs(tau_a(flip) - tau_a(small)) > 4.0 / floor  # private-size scaling would under-noise it

@@ -24,6 +24,7 @@ CALLS: dict[str, Any] = {
     "dirichlet_logmean": (RNG.dirichlet([2, 3, 4], size=100), {"epsilon": 0.9}),
     "dirichlet_logmean_fixed": (RNG.dirichlet([2, 3, 4], size=100), {"epsilon": 0.9, "threshold": 0.01}),
     "dpcopula": (RNG.integers(0, 5, (60, 3)), {"epsilon": 0.9, "domains": [range(5)] * 3}),
+    "dpcopula_hybrid": (RNG.integers(0, 5, (60, 3)), {"epsilon": 0.9, "domains": [range(5)] * 3, "hybrid": ["x0"]}),
     "pace_ggm": (RNG.uniform(-1, 1, size=(60, 4)), {"rho": 0.4, "bound": 1.0}),
     "pace_ggm_centred": (RNG.uniform(-1, 1, size=(60, 4)), {"rho": 0.4, "bound": 1.0, "center": True}),
     "second_moment": (RNG.uniform(-1, 1, size=(60, 4)), {"rho": 0.4, "bound": 1.0}),
@@ -31,7 +32,7 @@ CALLS: dict[str, Any] = {
 
 
 def _statistic(key: str) -> str:
-    return key.removesuffix("_dg").removesuffix("_fixed").removesuffix("_centred")
+    return key.removesuffix("_dg").removesuffix("_fixed").removesuffix("_centred").removesuffix("_hybrid")
 
 
 @pytest.fixture
