@@ -580,6 +580,7 @@ def _build_nuts(
     rate = max(1, total // 20)
 
     def run(key: Any, u0: Any, z_hat: Any, A: Any, data: Any) -> Any:
+        _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
         margs = (z_hat, A, data)
 
         def init_one(u: Any, k: Any) -> Any:
@@ -766,9 +767,11 @@ def _dense_program(model: _NumpyroModel) -> Any:
 
         potential = model.programs.potential
         k = model.p * (model.p - 1) // 2
-        program = jax.jit(
-            lambda x, data: (potential(x, data), jax.grad(potential)(x, data), jax.hessian(potential)(x, data))
-        )
+        def value_grad_hess(x: Any, data: Any) -> Any:
+            _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
+            return potential(x, data), jax.grad(potential)(x, data), jax.hessian(potential)(x, data)
+
+        program = jax.jit(value_grad_hess)
         data = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), model.data)
         return program.lower(jax.ShapeDtypeStruct((k,), jnp.float64), data).compile()
 
