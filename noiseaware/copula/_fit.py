@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, check_settings, pymc_sample, standard_stats
+from .._engine import FitResult, ProgramCache, check_settings, pymc_sample, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..exceptions import NoiseawareValueError, ReleaseFormatError
 from ..release import Release
@@ -423,52 +423,211 @@ def _compiled_bytes(compiled: Any) -> int | None:
 
 
 @dataclass(frozen=True)
+class _Static:
+    """What shapes the compiled programs of a NumPyro fit: never the release's counts or noise scales.
+
+    ``n`` stays: it fixes the Fisher table (its support and static window width, ``O(sqrt n)``),
+    whose values the programs hold as constants. The noisy counts and the per-pair ``alpha`` are
+    arguments (``data``), as are the preconditioner's ``z_hat`` and ``A``.
+    """
+
+    p: int
+    n: int
+    pairs: tuple[tuple[int, int], ...]
+    eta: float
+
+
+class _Programs:
+    """The jitted functions of one :class:`_Static` shape, each taking the data as arguments.
+
+    ``data = (obs, alpha)``, both float64 of shape ``(k,)`` (``alpha`` broadcast per pair).
+    Built once per shape and kept in :data:`_PROGRAMS`; JAX then compiles each function once per
+    argument shape, so a second release of the same shape reuses every compiled program.
+    """
+
+    def __init__(self, st: _Static) -> None:
+        import jax
+        import numpyro.distributions as dist
+        from numpyro.distributions.transforms import biject_to
+
+        from .. import numpyro as nan
+
+        self.static = st
+        p = st.p
+        lkj = dist.LKJCholesky(p, concentration=st.eta)
+        to_chol = biject_to(lkj.support)
+        pairs = np.asarray(st.pairs, dtype=np.int64).reshape(-1, 2)
+        self.to_chol = to_chol
+
+        # The model  L ~ LKJCholesky(p, eta),  t~ ~ CompositeCopulaLikelihood(L L^T)  as a potential on
+        # the unconstrained space (what numpyro.infer.util.initialize_model would build from a model
+        # function), written out so that no model is traced eagerly at initialization and no
+        # deterministic site is re-run over the draws afterwards: on this 2-core CPU those eager steps
+        # compiled some 300 small XLA programs and took longer than sampling itself for moderate n.
+        def prior_potential(z: Any) -> Any:
+            L = to_chol(z)
+            return -(lkj.log_prob(L) + to_chol.log_abs_det_jacobian(z, L))
+
+        def loglik_pairs(R: Any, data: Any) -> Any:
+            obs, alpha = data
+            return nan.CompositeCopulaLikelihood(R, n=st.n, alpha=alpha, pairs=pairs).log_prob(obs)
+
+        def potential(z: Any, data: Any) -> Any:
+            _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
+            L = to_chol(z)
+            log_prior = lkj.log_prob(L) + to_chol.log_abs_det_jacobian(z, L)
+            return -(log_prior + loglik_pairs(L @ L.T, data))
+
+        self.prior_potential = prior_potential
+        self.loglik_pairs = loglik_pairs
+        self.potential = jax.jit(potential)
+        self.value_grad = jax.jit(jax.value_and_grad(potential))
+        self.chol_inv = jax.jit(lambda a: to_chol.inv(a))
+        self.chol_draws = jax.jit(jax.vmap(jax.vmap(to_chol)))
+        self._curvature: Any = None
+
+    @property
+    def curvature(self) -> Any:
+        """The jitted ``(z, data) -> h`` of :func:`_diagonal_curvature`, built on first use."""
+        if self._curvature is None:
+            self._curvature = _diagonal_curvature_program(self)
+        return self._curvature
+
+
+#: Compiled programs of the NumPyro route of :func:`fit`, keyed by what shapes them only
+#: (:class:`_Static`, and for the sampler the run's settings): the engine's cache.
+_PROGRAMS = ProgramCache(maxsize=16)
+#: Cache statistics, for tests: ``hits``, ``misses`` (the cache's) and ``traces`` (Python traces of the potential).
+_CACHE_INFO = _PROGRAMS.info
+_CACHE_INFO["traces"] = 0
+
+
+@dataclass(frozen=True)
 class _NumpyroModel:
-    """The Bayes-NA model of a release as JAX functions of the unconstrained vector ``z``."""
+    """The Bayes-NA model of one release: the shape's programs and this release's data."""
 
     p: int
     obs: Any
     args: dict[str, Any]  # n, alpha, pairs (CompositeCopulaLikelihood keywords)
-    to_chol: Any  # unconstrained R^{p(p-1)/2} -> Cholesky factors of correlation matrices
-    potential: Callable[[Any], Any]  # jitted: -(log prior + log-Jacobian + composite log-likelihood)
-    prior_potential: Callable[[Any], Any]  # -(log prior + log-Jacobian)
-    loglik_pairs: Callable[[Any], Any]  # R -> composite log-likelihood (a sum of one-pair terms)
+    programs: _Programs
+    data: tuple[Any, Any]  # (obs, alpha per pair): the arguments of the programs
+
+    @property
+    def to_chol(self) -> Any:
+        """Unconstrained ``R^{p(p-1)/2}`` -> Cholesky factors of correlation matrices."""
+        return self.programs.to_chol
+
+    def potential(self, z: Any) -> Any:
+        """``-(log prior + log-Jacobian + composite log-likelihood)`` at ``z`` (jitted, data as arguments)."""
+        return self.programs.potential(z, self.data)
+
+    def prior_potential(self, z: Any) -> Any:
+        """``-(log prior + log-Jacobian)``."""
+        return self.programs.prior_potential(z)
+
+    def loglik_pairs(self, R: Any) -> Any:
+        """``R`` -> composite log-likelihood of this release (a sum of one-pair terms)."""
+        return self.programs.loglik_pairs(R, self.data)
 
 
 def _numpyro_model(release: Release, prior: LKJPrior) -> _NumpyroModel:
-    import jax
     import jax.numpy as jnp
-    import numpyro.distributions as dist
-    from numpyro.distributions.transforms import biject_to
 
-    from .. import numpyro as nan
+    from .. import numpyro as _nan  # noqa: F401  (turns on float64 before any JAX array is made)
     from .._core import _release
 
     args = _release.composite_params(_OWNER, release)
     p = int(args.pop("p"))
-    obs = jnp.asarray(np.asarray(args.pop("observed"), dtype=np.float64))
-    lkj = dist.LKJCholesky(p, concentration=prior.eta)
-    to_chol = biject_to(lkj.support)
+    obs_np = np.asarray(args.pop("observed"), dtype=np.float64).reshape(-1)
+    k = obs_np.size
+    alpha_np = np.broadcast_to(np.asarray(args["alpha"], dtype=np.float64), (k,)).copy()
+    st = _Static(p, int(args["n"]), tuple((int(a), int(b)) for a, b in args["pairs"].tolist()), float(prior.eta))
+    programs = _PROGRAMS.get(("model", st), lambda: _Programs(st))
+    obs = jnp.asarray(obs_np)
+    return _NumpyroModel(p, obs, args, programs, (obs, jnp.asarray(alpha_np)))
 
-    # The model  L ~ LKJCholesky(p, eta),  t~ ~ CompositeCopulaLikelihood(L L^T)  as a potential on the
-    # unconstrained space (what numpyro.infer.util.initialize_model would build from a model function),
-    # jitted once. Written out so that no model is traced eagerly at initialization and no deterministic
-    # site is re-run over the draws afterwards: on this 2-core CPU those eager steps compiled some 300
-    # small XLA programs and took longer than sampling itself for moderate n.
-    def prior_potential(z: Any) -> Any:
-        L = to_chol(z)
-        return -(lkj.log_prob(L) + to_chol.log_abs_det_jacobian(z, L))
 
-    def loglik_pairs(R: Any) -> Any:
-        return nan.CompositeCopulaLikelihood(R, **args).log_prob(obs)
+#: The progress bar of the running NumPyro fit (a host callback reads it; see :func:`_tick`).
+_PBAR: dict[str, Any] = {}
 
-    @jax.jit
-    def potential(z: Any) -> Any:
-        L = to_chol(z)
-        log_prior = lkj.log_prob(L) + to_chol.log_abs_det_jacobian(z, L)
-        return -(log_prior + loglik_pairs(L @ L.T))
 
-    return _NumpyroModel(p, obs, args, to_chol, potential, prior_potential, loglik_pairs)
+def _tick(i: Any) -> None:
+    bar = _PBAR.get("bar")
+    if bar is not None:
+        bar.update(int(i) - bar.n)
+
+
+def _build_nuts(
+    programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float, progressbar: bool
+) -> Any:
+    """One jitted NUTS run ``(key, u0, z_hat, A, data) -> (u, stats)``, the data as arguments.
+
+    The same algorithm, random keys and settings as ``MCMC(NUTS(potential_fn=..., dense_mass=False),
+    chain_method="vectorized")`` (NumPyro's ``hmc`` kernels), in one program over warmup and draws.
+    """
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from numpyro.infer.hmc import hmc
+
+    potential = programs.potential
+
+    def potential_gen(z_hat: Any, A: Any, data: Any) -> Callable[[Any], Any]:
+        return lambda u: potential(z_hat + (A @ u if dense else A * u), data)
+
+    init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
+    total = warmup + draws
+    rate = max(1, total // 20)
+
+    def run(key: Any, u0: Any, z_hat: Any, A: Any, data: Any) -> Any:
+        _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
+        margs = (z_hat, A, data)
+
+        def init_one(u: Any, k: Any) -> Any:
+            return init_kernel(
+                u,
+                warmup,
+                step_size=1.0,
+                inverse_mass_matrix=None,
+                adapt_step_size=True,
+                adapt_mass_matrix=True,
+                dense_mass=False,
+                target_accept_prob=target_accept,
+                num_steps=None,
+                trajectory_length=None,
+                max_tree_depth=10,
+                find_heuristic_step_size=False,
+                forward_mode_differentiation=False,
+                regularize_mass_matrix=True,
+                model_args=margs,
+                rng_key=k,
+            )
+
+        if chains > 1:  # as MCMC: one key per chain, then HMC.init's split
+            keys = jax.vmap(jax.random.split)(jax.random.split(key, chains))[:, 0]
+            state = jax.vmap(init_one)(u0, keys)
+            step = jax.vmap(lambda s: sample_kernel(s, model_args=margs))
+        else:
+            state = init_one(u0, jax.random.split(key)[0])
+            step = lambda s: sample_kernel(s, model_args=margs)  # noqa: E731
+
+        def collect(s: Any, i: Any) -> Any:
+            s = step(s)
+            if progressbar:
+                lax.cond(
+                    ((i + 1) % rate == 0) | (i + 1 == total),
+                    lambda: jax.debug.callback(_tick, i + 1),
+                    lambda: None,
+                )
+            return s, (s.z, s.num_steps, s.accept_prob, s.potential_energy, s.diverging)
+
+        _, hist = lax.scan(collect, state, jnp.arange(total))
+        hist = jax.tree.map(lambda x: x[warmup:], hist)
+        if chains > 1:
+            return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), hist)  # (chains, draws, ...)
+        return jax.tree.map(lambda x: x[None], hist)
+
+    return jax.jit(run)
 
 
 def _numpyro_fit(
@@ -478,18 +637,18 @@ def _numpyro_fit(
     import arviz as az
     import jax
     import jax.numpy as jnp
-    from numpyro.infer import MCMC, NUTS
 
     model = _numpyro_model(release, prior)
-    p, obs, to_chol, potential = model.p, model.obs, model.to_chol, model.potential
+    p, obs, programs = model.p, model.obs, model.programs
     n = int(model.args["n"])
     plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner)  # refuses before compiling
     value_grad_hess = None
     if plan.preconditioner == "dense":
         # XLA knows the compiled program's memory before running it: decide (or refuse) on that figure
-        value_grad_hess = _dense_program(model)
-        measured = _compiled_bytes(value_grad_hess)
+        compiled = _dense_program(model)
+        measured = _compiled_bytes(compiled)
         plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner, dense_bytes=measured)
+        value_grad_hess = lambda x: compiled(x, model.data)  # noqa: E731
 
     key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
     k = p * (p - 1) // 2
@@ -509,11 +668,6 @@ def _numpyro_fit(
         z_hat, A = _laplace_precondition(value_grad_hess, _start_point(model))
     else:
         z_hat, A = _diagonal_precondition(model, _start_point(model, higham_iter=50))
-    z_hat_j, A_j = jnp.asarray(z_hat), jnp.asarray(A)
-
-    @jax.jit
-    def potential_u(u: Any) -> Any:
-        return potential(z_hat_j + (A_j @ u if A.ndim == 2 else A_j * u))
 
     # Chains start at independent draws from the Laplace approximation (dispersed at the posterior's
     # own scale, so that R-hat can still flag a chain that does not reach the bulk).
@@ -523,36 +677,44 @@ def _numpyro_fit(
     # warmup on top of the (dense) preconditioning A: NumPyro's dense adaptation estimates a full
     # p(p-1)/2-dimensional covariance from its first 25-draw window, which for p = 10 (45 dimensions)
     # is rank-deficient and sent the next window's trajectories to the maximum tree depth.
-    mcmc = MCMC(
-        NUTS(potential_fn=potential_u, target_accept_prob=target_accept, dense_mass=False),
-        num_warmup=warmup,
-        num_samples=draws,
-        num_chains=chains,
-        chain_method="vectorized" if chains > 1 else "sequential",
-        progress_bar=progressbar,
+    # The run is compiled once per shape and settings (the key below), z_hat, A and the counts are its
+    # arguments: a second release of the same shape reuses it.
+    dense = A.ndim == 2
+    key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), bool(progressbar))
+    run = _PROGRAMS.get(
+        key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), bool(progressbar))
     )
-    fields = ("num_steps", "accept_prob", "potential_energy", "diverging")
-    mcmc.run(key_run, init_params=u0, extra_fields=fields)
-    u = np.asarray(mcmc.get_samples(group_by_chain=True))
-    z = z_hat + (u @ A.T if A.ndim == 2 else u * A)
-    L = np.asarray(jax.jit(jax.vmap(jax.vmap(to_chol)))(jnp.asarray(z)))
+    if progressbar:
+        from tqdm.auto import tqdm
+
+        _PBAR["bar"] = tqdm(total=warmup + draws, desc=f"NUTS, {chains} chain(s)")
+    try:
+        hist = jax.block_until_ready(run(key_run, u0, jnp.asarray(z_hat), jnp.asarray(A), model.data))
+        if progressbar:
+            jax.effects_barrier()
+    finally:
+        bar = _PBAR.pop("bar", None)
+        if bar is not None:
+            bar.close()
+    u_draws, num_steps, accept_prob, potential_energy, diverging = (np.asarray(x) for x in hist)
+    z = z_hat + (u_draws @ A.T if dense else u_draws * A)
+    L = np.asarray(programs.chol_draws(jnp.asarray(z)))
     R = L @ np.swapaxes(L, -1, -2)
-    extra = {f: np.asarray(v) for f, v in mcmc.get_extra_fields(group_by_chain=True).items()}
     cols = _cols(release)
     idata = az.from_dict(
         posterior={"R": R, "L_corr": L},
         sample_stats={
-            "lp": -extra["potential_energy"],
-            "n_steps": extra["num_steps"],
-            "tree_depth": np.log2(np.maximum(extra["num_steps"], 1)).astype(int) + 1,
-            "accept_rate": extra["accept_prob"],
-            "diverging": extra["diverging"],
+            "lp": -potential_energy,
+            "n_steps": num_steps,
+            "tree_depth": np.log2(np.maximum(num_steps, 1)).astype(int) + 1,
+            "accept_rate": accept_prob,
+            "diverging": diverging,
         },
         observed_data={"pairs": np.asarray(obs)},
         dims={"R": ["row", "col"], "L_corr": ["row", "col"]},
         coords={"row": cols, "col": cols},
     )
-    idata.attrs["noiseaware_preconditioner"] = "dense" if A.ndim == 2 else "diagonal"
+    idata.attrs["noiseaware_preconditioner"] = "dense" if dense else "diagonal"
     return idata
 
 
@@ -566,7 +728,6 @@ def _start_point(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray:
     exists, and map to the unconstrained coordinates. ``higham_iter`` caps the projection's
     iterations.
     """
-    import jax
     import jax.numpy as jnp
 
     from ._higham import nearest_correlation
@@ -590,18 +751,31 @@ def _start_point(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray:
     else:  # pragma: no cover
         L0 = np.eye(p)
     # jitted: run eagerly, the inverse transform compiles one small program per operation (~1 s)
-    return np.asarray(jax.jit(lambda a: model.to_chol.inv(a))(jnp.asarray(L0)), dtype=np.float64)
+    return np.asarray(model.programs.chol_inv(jnp.asarray(L0)), dtype=np.float64)
 
 
 def _dense_program(model: _NumpyroModel) -> Any:
-    """The potential's value, gradient and dense Hessian as one compiled XLA program (not yet run)."""
-    import jax
-    import jax.numpy as jnp
+    """The potential's value, gradient and dense Hessian as one compiled XLA program (not yet run).
 
-    potential = model.potential
-    k = model.p * (model.p - 1) // 2
-    program = jax.jit(lambda x: (potential(x), jax.grad(potential)(x), jax.hessian(potential)(x)))
-    return program.lower(jax.ShapeDtypeStruct((k,), jnp.float64)).compile()
+    The program is ``(z, data) -> (U, grad U, hess U)``, the release's numbers an argument: compiled
+    once per shape (:class:`_Static`) and kept in :data:`_PROGRAMS`.
+    """
+
+    def build() -> Any:
+        import jax
+        import jax.numpy as jnp
+
+        potential = model.programs.potential
+        k = model.p * (model.p - 1) // 2
+        def value_grad_hess(x: Any, data: Any) -> Any:
+            _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
+            return potential(x, data), jax.grad(potential)(x, data), jax.hessian(potential)(x, data)
+
+        program = jax.jit(value_grad_hess)
+        data = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), model.data)
+        return program.lower(jax.ShapeDtypeStruct((k,), jnp.float64), data).compile()
+
+    return _PROGRAMS.get(("dense", model.programs.static), build)
 
 
 def _laplace_precondition(
@@ -643,8 +817,8 @@ def _laplace_precondition(
     return z, V * (1.0 / np.sqrt(np.maximum(lam, 1.0)))
 
 
-def _diagonal_curvature(model: _NumpyroModel) -> Callable[[Any], Any]:
-    r"""A jitted ``z -> h``: the diagonal of a Gauss-Newton Hessian of the potential, no ``d x d`` matrix.
+def _diagonal_curvature_program(model: _Programs) -> Callable[[Any, Any], Any]:
+    r"""A jitted ``(z, data) -> h``: the diagonal of a Gauss-Newton Hessian of the potential, no ``d x d`` matrix.
 
     The potential is ``U(z) = U_prior(z) - sum_pairs l_jk(R_jk(z))`` in NumPyro's
     ``CorrCholeskyTransform`` coordinates, where ``z`` fills the strict lower triangle row by row
@@ -669,20 +843,20 @@ def _diagonal_curvature(model: _NumpyroModel) -> Callable[[Any], Any]:
     import jax.numpy as jnp
     from jax import lax
 
-    p, to_chol = model.p, model.to_chol
+    p, to_chol = model.static.p, model.to_chol
     rows, cols = (jnp.asarray(a) for a in np.tril_indices(p, -1))  # NumPyro's layout of z
-    pi, pj = (jnp.asarray(a) for a in np.asarray(model.args["pairs"], dtype=np.int64).reshape(-1, 2).T)
+    pi, pj = (jnp.asarray(a) for a in np.asarray(model.static.pairs, dtype=np.int64).reshape(-1, 2).T)
 
-    def loglik_r(r: Any) -> Any:
-        return model.loglik_pairs(jnp.eye(p, dtype=r.dtype).at[pi, pj].set(r).at[pj, pi].set(r))
+    def loglik_r(r: Any, data: Any) -> Any:
+        return model.loglik_pairs(jnp.eye(p, dtype=r.dtype).at[pi, pj].set(r).at[pj, pi].set(r), data)
 
     grad_prior = jax.grad(model.prior_potential)
 
     @jax.jit
-    def curvature(z: Any) -> Any:
+    def curvature(z: Any, data: Any) -> Any:
         L = to_chol(z)
         r = (L @ L.T)[pi, pj]
-        w = -jax.jvp(jax.grad(loglik_r), (r,), (jnp.ones_like(r),))[1]
+        w = -jax.jvp(lambda q: jax.grad(loglik_r)(q, data), (r,), (jnp.ones_like(r),))[1]
         w = jnp.maximum(w, 0.0)
         W = jnp.zeros((p, p), dtype=z.dtype).at[pi, pj].set(w).at[pj, pi].set(w)
 
@@ -700,6 +874,14 @@ def _diagonal_curvature(model: _NumpyroModel) -> Callable[[Any], Any]:
     return curvature
 
 
+def _diagonal_curvature(model: _NumpyroModel) -> Callable[[Any], Any]:
+    """:func:`_diagonal_curvature_program` of the model's shape, bound to its release: jitted ``z -> h``."""
+    import jax
+
+    curvature = model.programs.curvature
+    return jax.jit(lambda z: curvature(z, model.data))
+
+
 def _diagonal_precondition(model: _NumpyroModel, z: np.ndarray, steps: int = 30) -> tuple[np.ndarray, np.ndarray]:
     r"""A point near the mode and a diagonal Laplace scale, without forming a ``d x d`` matrix.
 
@@ -709,14 +891,15 @@ def _diagonal_precondition(model: _NumpyroModel, z: np.ndarray, steps: int = 30)
     ``a = 1 / sqrt(h)`` at the last point. Returns ``(z_hat, a)``; the sampler's coordinates are
     ``z = z_hat + a * u``.
     """
-    import jax
     import jax.numpy as jnp
 
-    value_grad = jax.jit(jax.value_and_grad(model.potential))
-    curvature = _diagonal_curvature(model)
+    programs, data = model.programs, model.data  # compiled once per shape, the data as arguments
+
+    def value_grad(x: Any) -> Any:
+        return programs.value_grad(x, data)
 
     def diag_at(x: np.ndarray) -> np.ndarray:
-        return np.maximum(np.asarray(curvature(jnp.asarray(x)), dtype=np.float64), 1.0)
+        return np.maximum(np.asarray(programs.curvature(jnp.asarray(x), data), dtype=np.float64), 1.0)
 
     f, g = (np.asarray(a, dtype=np.float64) for a in value_grad(jnp.asarray(z)))
     h = diag_at(z)
