@@ -58,6 +58,7 @@ from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
 from ._common import Context
+from ._kendall import _s_codes
 
 __all__ = ["HYBRID_THRESHOLD", "hybrid_columns", "hybrid_kendall", "partition_index"]
 
@@ -130,8 +131,6 @@ def hybrid_kendall(codes: np.ndarray, part: np.ndarray, parts: int, sizes: Seque
     >>> hybrid_kendall(c, np.array([0, 0, 0, 1, 1]), 2, [3, 3], floor=3).tolist()
     [[1.0], [-0.3333333333333333]]
     """
-    from ._dpcopula import _s_codes
-
     m2 = codes.shape[1]
     iu, ju = np.triu_indices(m2, 1)
     out = np.zeros((parts, iu.size))
