@@ -547,23 +547,22 @@ def _numpyro_model(release: Release, prior: LKJPrior) -> _NumpyroModel:
     return _NumpyroModel(p, obs, args, programs, (obs, jnp.asarray(alpha_np)))
 
 
-#: The progress bar of the running NumPyro fit (a host callback reads it; see :func:`_tick`).
-_PBAR: dict[str, Any] = {}
+#: Iterations per chunk of the NumPyro run at most (the run returns to Python after each chunk).
+_CHUNKS = 20
 
 
-def _tick(i: Any) -> None:
-    bar = _PBAR.get("bar")
+def _after_chunk(bar: Any, done: int) -> None:
+    """Between two chunks of the NUTS run: Python runs here, so Ctrl-C lands; the progress bar moves."""
     if bar is not None:
-        bar.update(int(i) - bar.n)
+        bar.update(done - bar.n)
 
 
-def _build_nuts(
-    programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float, progressbar: bool
-) -> Any:
-    """One jitted NUTS run ``(key, u0, z_hat, A, data) -> (u, stats)``, the data as arguments.
+def _build_nuts(programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float) -> Any:
+    """The NUTS run ``(key, u0, z_hat, A, data[, bar]) -> (u, stats)``, the data as arguments of its programs.
 
     The same algorithm, random keys and settings as ``MCMC(NUTS(potential_fn=..., dense_mass=False),
-    chain_method="vectorized")`` (NumPyro's ``hmc`` kernels), in one program over warmup and draws.
+    chain_method="vectorized")`` (NumPyro's ``hmc`` kernels): a start program and one program for a
+    chunk of iterations, run in at most :data:`_CHUNKS` chunks from Python (:class:`_NutsRun`).
     """
     import jax
     import jax.numpy as jnp
@@ -577,9 +576,9 @@ def _build_nuts(
 
     init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
     total = warmup + draws
-    rate = max(1, total // 20)
+    size = -(-total // min(_CHUNKS, total))  # iterations per chunk; the last one is masked past `total`
 
-    def run(key: Any, u0: Any, z_hat: Any, A: Any, data: Any) -> Any:
+    def start(key: Any, u0: Any, z_hat: Any, A: Any, data: Any) -> Any:
         _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
         margs = (z_hat, A, data)
 
@@ -605,29 +604,57 @@ def _build_nuts(
 
         if chains > 1:  # as MCMC: one key per chain, then HMC.init's split
             keys = jax.vmap(jax.random.split)(jax.random.split(key, chains))[:, 0]
-            state = jax.vmap(init_one)(u0, keys)
+            return jax.vmap(init_one)(u0, keys)
+        return init_one(u0, jax.random.split(key)[0])
+
+    def advance(state: Any, first: Any, z_hat: Any, A: Any, data: Any) -> Any:
+        """``size`` iterations from iteration ``first`` (those at or past ``total`` leave the state alone)."""
+        _CACHE_INFO["traces"] += 1
+        margs = (z_hat, A, data)
+        if chains > 1:
             step = jax.vmap(lambda s: sample_kernel(s, model_args=margs))
         else:
-            state = init_one(u0, jax.random.split(key)[0])
             step = lambda s: sample_kernel(s, model_args=margs)  # noqa: E731
 
         def collect(s: Any, i: Any) -> Any:
-            s = step(s)
-            if progressbar:
-                lax.cond(
-                    ((i + 1) % rate == 0) | (i + 1 == total),
-                    lambda: jax.debug.callback(_tick, i + 1),
-                    lambda: None,
-                )
+            s = lax.cond(i < total, step, lambda t: t, s)
             return s, (s.z, s.num_steps, s.accept_prob, s.potential_energy, s.diverging)
 
-        _, hist = lax.scan(collect, state, jnp.arange(total))
-        hist = jax.tree.map(lambda x: x[warmup:], hist)
-        if chains > 1:
-            return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), hist)  # (chains, draws, ...)
-        return jax.tree.map(lambda x: x[None], hist)
+        return lax.scan(collect, state, first + jnp.arange(size))
 
-    return jax.jit(run)
+    return _NutsRun(jax.jit(start), jax.jit(advance), size, total, warmup, chains)
+
+
+@dataclass(frozen=True)
+class _NutsRun:
+    """The NUTS run of :func:`_build_nuts`: a start program and a chunk program, run from Python.
+
+    The chunks make the run interruptible (Ctrl-C lands between two chunks) and move the progress
+    bar; the sequence of kernel steps, hence the draws, is that of one scan over all iterations.
+    """
+
+    start: Any
+    advance: Any
+    size: int
+    total: int
+    warmup: int
+    chains: int
+
+    def __call__(self, key: Any, u0: Any, z_hat: Any, A: Any, data: Any, bar: Any = None) -> Any:
+        import jax
+        import jax.numpy as jnp
+
+        state = self.start(key, u0, z_hat, A, data)
+        parts = []
+        for first in range(0, self.total, self.size):
+            state, hist = self.advance(state, jnp.asarray(first), z_hat, A, data)
+            parts.append(jax.device_get(hist))
+            _after_chunk(bar, min(first + self.size, self.total))
+        hist = tuple(np.concatenate([part[j] for part in parts])[self.warmup : self.total] for j in range(5))
+        if self.chains > 1:
+            return tuple(np.swapaxes(x, 0, 1) for x in hist)  # (chains, draws, ...)
+        return tuple(x[None] for x in hist)
+
 
 
 def _numpyro_fit(
@@ -680,20 +707,16 @@ def _numpyro_fit(
     # The run is compiled once per shape and settings (the key below), z_hat, A and the counts are its
     # arguments: a second release of the same shape reuses it.
     dense = A.ndim == 2
-    key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), bool(progressbar))
-    run = _PROGRAMS.get(
-        key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), bool(progressbar))
-    )
+    key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept))
+    run = _PROGRAMS.get(key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept)))
+    bar = None
     if progressbar:
         from tqdm.auto import tqdm
 
-        _PBAR["bar"] = tqdm(total=warmup + draws, desc=f"NUTS, {chains} chain(s)")
+        bar = tqdm(total=warmup + draws, desc=f"NUTS, {chains} chain(s)")
     try:
-        hist = jax.block_until_ready(run(key_run, u0, jnp.asarray(z_hat), jnp.asarray(A), model.data))
-        if progressbar:
-            jax.effects_barrier()
+        hist = run(key_run, u0, jnp.asarray(z_hat), jnp.asarray(A), model.data, bar)
     finally:
-        bar = _PBAR.pop("bar", None)
         if bar is not None:
             bar.close()
     u_draws, num_steps, accept_prob, potential_energy, diverging = (np.asarray(x) for x in hist)
