@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ._cache import ProgramCache
 from ._mixing import ESS_PER_CHAIN, RHAT_MAX, check_mixing
+from ._numpyro import numpyro_nuts
 from ._pymc import InterruptGuard, pymc_sample
 from ._result import FitResult, standard_stats
 from ._settings import (
@@ -35,6 +36,7 @@ from ._settings import (
 )
 
 __all__ = [
+    "numpyro_nuts",
     "DEFAULTS",
     "ESS_PER_CHAIN",
     "NUTS_TARGET_ACCEPT",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, check_settings, standard_stats
+from .._engine import FitResult, check_settings, numpyro_nuts, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..release import Release
 from ._analysis import measurements
@@ -171,8 +171,6 @@ def fit(
 def _fit_numpyro(
     m: Any, chains: int, draws: int, warmup: int, seed: int, progressbar: bool, target_accept: float, eta: float
 ) -> Any:
-    import arviz as az
-    import jax
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
@@ -188,17 +186,10 @@ def _fit_numpyro(
         sigma = numpyro.deterministic("sigma", low @ low.T)
         numpyro.sample("y", NoisyCovarianceEntries(sigma, m.n, m.pairs, m.precision), obs=jnp.asarray(m.y))
 
-    kernel = numpyro.infer.NUTS(model, target_accept_prob=target_accept)
-    mcmc = numpyro.infer.MCMC(
-        kernel,
-        num_warmup=warmup,
-        num_samples=draws,
-        num_chains=chains,
-        chain_method="vectorized",
-        progress_bar=progressbar,
+    return numpyro_nuts(
+        model, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept,
     )
-    mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "accept_prob", "num_steps"))  # accept_rate
-    return az.from_numpyro(mcmc)
 
 
 def _fit_pymc(

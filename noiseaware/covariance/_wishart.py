@@ -38,6 +38,7 @@ from .._core._covariance import (
     gaussian_entries_logp,
     noisy_covariance_entries_logp,
 )
+from .._engine import numpyro_nuts
 from ._analysis import Measurements
 
 __all__ = ["fit_numpyro_latent", "fit_pymc_latent"]
@@ -102,25 +103,13 @@ def fit_numpyro_latent(
     eta: float,
 ) -> Any:
     """NumPyro NUTS on :func:`numpyro_model` (chains vectorized), as ArviZ ``InferenceData``."""
-    import arviz as az
-    import jax
     import numpyro
 
-    kernel = numpyro.infer.NUTS(
-        numpyro_model(m, route, eta),
-        target_accept_prob=target_accept,
+    return numpyro_nuts(
+        numpyro_model(m, route, eta), chains=chains, draws=draws, warmup=warmup, seed=seed,
+        progressbar=progressbar, target_accept=target_accept,
         init_strategy=numpyro.infer.init_to_median(num_samples=15),
     )
-    mcmc = numpyro.infer.MCMC(
-        kernel,
-        num_warmup=warmup,
-        num_samples=draws,
-        num_chains=chains,
-        chain_method="vectorized",
-        progress_bar=progressbar,
-    )
-    mcmc.run(jax.random.PRNGKey(seed))
-    return az.from_numpyro(mcmc)
 
 
 def pymc_model(m: Measurements, route: str, eta: float) -> Any:
