@@ -17,6 +17,7 @@ from typing import Any
 from . import accounting, mechanisms
 from ._privatize import censoring_counts, kendall_tau_a, median_split_indicators, privatize
 from ._version import __version__
+from .config import apply_host_devices as _apply_host_devices
 from .exceptions import NoiseawareError, PrivacyBudgetError, ReleaseFormatError
 from .mechanisms import Guarantee
 from .release import Release
@@ -47,6 +48,9 @@ __all__ = [
     "median_split_indicators",
     "privatize",
 ]
+
+# One XLA host device per core, while JAX has not started (sets XLA_FLAGS only; see noiseaware.config).
+_apply_host_devices()
 
 #: Subpackages resolved lazily on first access (``noiseaware.copula.fit(...)`` after ``import noiseaware``).
 _LAZY_MODULES = ("augment", "config", "copula", "covariance", "dirichlet", "distributed", "numpyro", "pymc")

@@ -128,3 +128,64 @@ def test_float32_jax_is_refused_with_a_clear_error():
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("refused"), (out.stdout, out.stderr)
+
+
+# --- host devices: the chains of copula.fit run on every core -------------------------------------------
+
+DEVICES_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    if "start-jax-first" in sys.argv:
+        import jax
+        jax.numpy.ones(1)  # JAX's backends start before noiseaware is imported
+    import numpy as np
+    import noiseaware as na
+    import jax
+    from noiseaware import config
+    out = config.host_devices()
+    if "fit" in sys.argv:
+        x = np.random.default_rng(0).standard_normal((400, 3))
+        rel = na.privatize(x, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1))
+        res = na.copula.fit(rel, chains=2, draws=60, warmup=60, seed=3, check_mixing=False)
+        out["R"] = np.asarray(res.idata.posterior["R"]).tolist()
+    print(json.dumps(out))
+    """
+)
+
+
+def _devices_child(*args: str, **env_extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", config.HOST_DEVICES_ENV)}
+    env.update(env_extra)
+    out = subprocess.run(
+        [sys.executable, "-c", DEVICES_CHILD, *args], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_host_devices_are_set_before_jax_starts_and_never_over_the_user():
+    assert _devices_child(NOISEAWARE_HOST_DEVICES="3") == {"devices": 3, "setting": "set to 3"}
+    assert _devices_child(NOISEAWARE_HOST_DEVICES="off")["devices"] == 1
+    user = _devices_child(XLA_FLAGS="--xla_force_host_platform_device_count=5", NOISEAWARE_HOST_DEVICES="2")
+    assert user == {"devices": 5, "setting": "set in XLA_FLAGS by the user"}
+    late = _devices_child("start-jax-first", NOISEAWARE_HOST_DEVICES="2")
+    assert late["devices"] == 1 and late["setting"].startswith("left alone (JAX had started")
+
+
+def test_host_devices_env_parsing(monkeypatch):
+    monkeypatch.setattr(config, "_cores", lambda: 64)
+    assert config._wanted_host_devices(None) == config.MAX_HOST_DEVICES
+    assert config._wanted_host_devices(" auto ") == config.MAX_HOST_DEVICES
+    assert config._wanted_host_devices("no") == 1 and config._wanted_host_devices("12") == 12
+    with pytest.raises(NoiseawareTypeError, match="NOISEAWARE_HOST_DEVICES"):
+        config._wanted_host_devices("many")
+
+
+def test_copula_fit_draws_do_not_depend_on_the_device_count():
+    # each chain's draws depend on its own key only: two devices (one chain each) give the one-device draws
+    two = _devices_child("fit", NOISEAWARE_HOST_DEVICES="2")
+    one = _devices_child("fit", NOISEAWARE_HOST_DEVICES="off")
+    assert (two["devices"], one["devices"]) == (2, 1)
+    import numpy as np
+
+    np.testing.assert_allclose(np.asarray(two["R"]), np.asarray(one["R"]), rtol=0, atol=1e-9)

@@ -557,16 +557,31 @@ def _after_chunk(bar: Any, done: int) -> None:
         bar.update(done - bar.n)
 
 
-def _build_nuts(programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float) -> Any:
+def _chain_groups(chains: int) -> int:
+    """How many devices the chains are spread over: the most local devices that divide ``chains``."""
+    import jax
+
+    ndev = min(jax.local_device_count(), chains)
+    return max(g for g in range(1, ndev + 1) if chains % g == 0)
+
+
+def _build_nuts(
+    programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float, groups: int = 1
+) -> Any:
     """The NUTS run ``(key, u0, z_hat, A, data[, bar]) -> (u, stats)``, the data as arguments of its programs.
 
-    The same algorithm, random keys and settings as ``MCMC(NUTS(potential_fn=..., dense_mass=False),
-    chain_method="vectorized")`` (NumPyro's ``hmc`` kernels): a start program and one program for a
-    chunk of iterations, run in at most :data:`_CHUNKS` chunks from Python (:class:`_NutsRun`).
+    NumPyro's ``hmc`` kernels (the algorithm of ``MCMC(NUTS(potential_fn=...), chain_method=
+    "vectorized")``): a start program and one program for a chunk of iterations, run in at most
+    :data:`_CHUNKS` chunks from Python (:class:`_NutsRun`). With ``groups > 1`` the chains are
+    split into ``groups`` equal groups, one per local device, by ``jax.shard_map``: each device
+    runs its group's chains (vectorized) with no communication, so a device never waits for the
+    longest tree of another device's chains. Every chain's draws depend only on its own key.
     """
     import jax
     import jax.numpy as jnp
     from jax import lax
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
     from numpyro.infer.hmc import hmc
 
     potential = programs.potential
@@ -578,7 +593,8 @@ def _build_nuts(programs: _Programs, dense: bool, chains: int, draws: int, warmu
     total = warmup + draws
     size = -(-total // min(_CHUNKS, total))  # iterations per chunk; the last one is masked past `total`
 
-    def start(key: Any, u0: Any, z_hat: Any, A: Any, data: Any) -> Any:
+    def start(keys: Any, u0: Any, z_hat: Any, A: Any, data: Any) -> Any:
+        """Initial states of the chains of ``keys``/``u0`` (leading axis: chains)."""
         _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
         margs = (z_hat, A, data)
 
@@ -602,19 +618,13 @@ def _build_nuts(programs: _Programs, dense: bool, chains: int, draws: int, warmu
                 rng_key=k,
             )
 
-        if chains > 1:  # as MCMC: one key per chain, then HMC.init's split
-            keys = jax.vmap(jax.random.split)(jax.random.split(key, chains))[:, 0]
-            return jax.vmap(init_one)(u0, keys)
-        return init_one(u0, jax.random.split(key)[0])
+        return jax.vmap(init_one)(u0, keys)
 
     def advance(state: Any, first: Any, z_hat: Any, A: Any, data: Any) -> Any:
         """``size`` iterations from iteration ``first`` (those at or past ``total`` leave the state alone)."""
         _CACHE_INFO["traces"] += 1
         margs = (z_hat, A, data)
-        if chains > 1:
-            step = jax.vmap(lambda s: sample_kernel(s, model_args=margs))
-        else:
-            step = lambda s: sample_kernel(s, model_args=margs)  # noqa: E731
+        step = jax.vmap(lambda s: sample_kernel(s, model_args=margs))
 
         def collect(s: Any, i: Any) -> Any:
             s = lax.cond(i < total, step, lambda t: t, s)
@@ -622,6 +632,13 @@ def _build_nuts(programs: _Programs, dense: bool, chains: int, draws: int, warmu
 
         return lax.scan(collect, state, first + jnp.arange(size))
 
+    if groups > 1:
+        mesh = Mesh(np.asarray(jax.local_devices()[:groups]), ("chains",))
+        c, r = P("chains"), P()
+        start = jax.shard_map(start, mesh=mesh, in_specs=(c, c, r, r, r), out_specs=c, check_vma=False)
+        advance = jax.shard_map(
+            advance, mesh=mesh, in_specs=(c, r, r, r, r), out_specs=(c, P(None, "chains")), check_vma=False
+        )
     return _NutsRun(jax.jit(start), jax.jit(advance), size, total, warmup, chains)
 
 
@@ -644,17 +661,16 @@ class _NutsRun:
         import jax
         import jax.numpy as jnp
 
-        state = self.start(key, u0, z_hat, A, data)
+        # one key per chain, as numpyro's MCMC: split per chain, then HMC.init's split
+        keys = jax.vmap(jax.random.split)(jax.random.split(key, self.chains))[:, 0]
+        state = self.start(keys, u0, z_hat, A, data)
         parts = []
         for first in range(0, self.total, self.size):
             state, hist = self.advance(state, jnp.asarray(first), z_hat, A, data)
             parts.append(jax.device_get(hist))
             _after_chunk(bar, min(first + self.size, self.total))
         hist = tuple(np.concatenate([part[j] for part in parts])[self.warmup : self.total] for j in range(5))
-        if self.chains > 1:
-            return tuple(np.swapaxes(x, 0, 1) for x in hist)  # (chains, draws, ...)
-        return tuple(x[None] for x in hist)
-
+        return tuple(np.swapaxes(x, 0, 1) for x in hist)  # (chains, draws, ...)
 
 
 def _numpyro_fit(
@@ -698,7 +714,7 @@ def _numpyro_fit(
 
     # Chains start at independent draws from the Laplace approximation (dispersed at the posterior's
     # own scale, so that R-hat can still flag a chain that does not reach the bulk).
-    u0 = jax.random.normal(key_init, (chains, k) if chains > 1 else (k,), dtype=jnp.float64)
+    u0 = jax.random.normal(key_init, (chains, k), dtype=jnp.float64)
     # Vectorized chains: one compiled program advances all chains (this library cannot set the
     # XLA host device count for "parallel" after JAX has started). A diagonal mass matrix adapted in
     # warmup on top of the (dense) preconditioning A: NumPyro's dense adaptation estimates a full
@@ -707,8 +723,11 @@ def _numpyro_fit(
     # The run is compiled once per shape and settings (the key below), z_hat, A and the counts are its
     # arguments: a second release of the same shape reuses it.
     dense = A.ndim == 2
-    key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept))
-    run = _PROGRAMS.get(key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept)))
+    groups = _chain_groups(chains)
+    key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), groups)
+    run = _PROGRAMS.get(
+        key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), groups)
+    )
     bar = None
     if progressbar:
         from tqdm.auto import tqdm
