@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -448,14 +449,14 @@ class _Programs:
     def __init__(self, st: _Static) -> None:
         import jax
         import numpyro.distributions as dist
+        from numpyro.distributions import constraints
         from numpyro.distributions.transforms import biject_to
 
         from .. import numpyro as nan
 
         self.static = st
         p = st.p
-        lkj = dist.LKJCholesky(p, concentration=st.eta)
-        to_chol = biject_to(lkj.support)
+        to_chol = biject_to(constraints.corr_cholesky)
         pairs = np.asarray(st.pairs, dtype=np.int64).reshape(-1, 2)
         self.to_chol = to_chol
 
@@ -464,26 +465,31 @@ class _Programs:
         # function), written out so that no model is traced eagerly at initialization and no
         # deterministic site is re-run over the draws afterwards: on this 2-core CPU those eager steps
         # compiled some 300 small XLA programs and took longer than sampling itself for moderate n.
-        def prior_potential(z: Any) -> Any:
+        # The distributions are made inside the traced functions with validate_args=False: the release
+        # and eta are checked before this point, and NumPyro's default checks (and the LKJ constructor's
+        # arithmetic on constants), run eagerly, compiled ~40 small programs (~1.5 s) per fit.
+        def log_prior(z: Any) -> Any:
             L = to_chol(z)
-            return -(lkj.log_prob(L) + to_chol.log_abs_det_jacobian(z, L))
+            lkj = dist.LKJCholesky(p, concentration=st.eta, validate_args=False)
+            return lkj.log_prob(L) + to_chol.log_abs_det_jacobian(z, L), L
+
+        def prior_potential(z: Any) -> Any:
+            return -log_prior(z)[0]
 
         def loglik_pairs(R: Any, data: Any) -> Any:
             obs, alpha = data
-            return nan.CompositeCopulaLikelihood(R, n=st.n, alpha=alpha, pairs=pairs).log_prob(obs)
+            like = nan.CompositeCopulaLikelihood(R, n=st.n, alpha=alpha, pairs=pairs, validate_args=False)
+            return like.log_prob(obs)
 
         def potential(z: Any, data: Any) -> Any:
             _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
-            L = to_chol(z)
-            log_prior = lkj.log_prob(L) + to_chol.log_abs_det_jacobian(z, L)
-            return -(log_prior + loglik_pairs(L @ L.T, data))
+            lp, L = log_prior(z)
+            return -(lp + loglik_pairs(L @ L.T, data))
 
         self.prior_potential = prior_potential
         self.loglik_pairs = loglik_pairs
         self.potential = jax.jit(potential)
         self.value_grad = jax.jit(jax.value_and_grad(potential))
-        self.chol_inv = jax.jit(lambda a: to_chol.inv(a))
-        self.chol_draws = jax.jit(jax.vmap(jax.vmap(to_chol)))
         self._curvature: Any = None
 
     @property
@@ -567,15 +573,20 @@ def _chain_groups(chains: int) -> int:
 
 def _build_nuts(
     programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float, groups: int = 1
-) -> Any:
-    """The NUTS run ``(key, u0, z_hat, A, data[, bar]) -> (u, stats)``, the data as arguments of its programs.
+) -> _NutsRun:
+    """The NUTS run ``(key, u0, pe0, grad0, z_hat, A, data[, bar]) -> (L, stats)``, data as arguments.
 
     NumPyro's ``hmc`` kernels (the algorithm of ``MCMC(NUTS(potential_fn=...), chain_method=
     "vectorized")``): a start program and one program for a chunk of iterations, run in at most
-    :data:`_CHUNKS` chunks from Python (:class:`_NutsRun`). With ``groups > 1`` the chains are
-    split into ``groups`` equal groups, one per local device, by ``jax.shard_map``: each device
-    runs its group's chains (vectorized) with no communication, so a device never waits for the
-    longest tree of another device's chains. Every chain's draws depend only on its own key.
+    :data:`_CHUNKS` chunks from Python (:class:`_NutsRun`). The start is given each chain's
+    potential ``pe0`` and gradient ``grad0`` at its initial point (``ParamInfo``), computed by a
+    program the fit has compiled already, so that the start program holds no gradient and compiles
+    in a fraction of a second. With ``groups > 1`` the chains are split into ``groups`` equal
+    groups, one per local device, by ``jax.shard_map``: each device runs its group's chains
+    (vectorized) with no communication, so a device never waits for the longest tree of another
+    device's chains. Every chain's draws depend only on its own key (the same on any device count).
+    The chunk program records each draw's Cholesky factor ``L`` (from ``u`` by ``z = z_hat + A u``
+    and NumPyro's ``CorrCholeskyTransform``), so no other program maps the draws.
     """
     import jax
     import jax.numpy as jnp
@@ -583,6 +594,7 @@ def _build_nuts(
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
     from numpyro.infer.hmc import hmc
+    from numpyro.infer.util import ParamInfo
 
     potential = programs.potential
 
@@ -593,14 +605,14 @@ def _build_nuts(
     total = warmup + draws
     size = -(-total // min(_CHUNKS, total))  # iterations per chunk; the last one is masked past `total`
 
-    def start(keys: Any, u0: Any, z_hat: Any, A: Any, data: Any) -> Any:
+    def start_group(keys: Any, u0: Any, pe0: Any, grad0: Any, z_hat: Any, A: Any, data: Any) -> Any:
         """Initial states of the chains of ``keys``/``u0`` (leading axis: chains)."""
         _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
         margs = (z_hat, A, data)
 
-        def init_one(u: Any, k: Any) -> Any:
+        def init_one(u: Any, pe: Any, g: Any, k: Any) -> Any:
             return init_kernel(
-                u,
+                ParamInfo(u, pe, g),
                 warmup,
                 step_size=1.0,
                 inverse_mass_matrix=None,
@@ -618,7 +630,7 @@ def _build_nuts(
                 rng_key=k,
             )
 
-        return jax.vmap(init_one)(u0, keys)
+        return jax.vmap(init_one)(u0, pe0, grad0, keys)
 
     def advance(state: Any, first: Any, z_hat: Any, A: Any, data: Any) -> Any:
         """``size`` iterations from iteration ``first`` (those at or past ``total`` leave the state alone)."""
@@ -626,47 +638,99 @@ def _build_nuts(
         margs = (z_hat, A, data)
         step = jax.vmap(lambda s: sample_kernel(s, model_args=margs))
 
+        chol = jax.vmap(lambda u: programs.to_chol(z_hat + (A @ u if dense else A * u)))
+
         def collect(s: Any, i: Any) -> Any:
             s = lax.cond(i < total, step, lambda t: t, s)
-            return s, (s.z, s.num_steps, s.accept_prob, s.potential_energy, s.diverging)
+            return s, (chol(s.z), s.num_steps, s.accept_prob, s.potential_energy, s.diverging)
 
         return lax.scan(collect, state, first + jnp.arange(size))
 
     if groups > 1:
         mesh = Mesh(np.asarray(jax.local_devices()[:groups]), ("chains",))
         c, r = P("chains"), P()
-        start = jax.shard_map(start, mesh=mesh, in_specs=(c, c, r, r, r), out_specs=c, check_vma=False)
+        start_group = jax.shard_map(
+            start_group, mesh=mesh, in_specs=(c, c, c, c, r, r, r), out_specs=c, check_vma=False
+        )
         advance = jax.shard_map(
             advance, mesh=mesh, in_specs=(c, r, r, r, r), out_specs=(c, P(None, "chains")), check_vma=False
         )
+
+    def start(key: Any, u0: Any, pe0: Any, grad0: Any, z_hat: Any, A: Any, data: Any) -> Any:
+        # one key per chain, as numpyro's MCMC: split per chain, then HMC.init's split
+        keys = jax.vmap(jax.random.split)(jax.random.split(key, chains))[:, 0]
+        return start_group(keys, u0, pe0, grad0, z_hat, A, data)
+
     return _NutsRun(jax.jit(start), jax.jit(advance), size, total, warmup, chains)
 
 
-@dataclass(frozen=True)
 class _NutsRun:
     """The NUTS run of :func:`_build_nuts`: a start program and a chunk program, run from Python.
 
     The chunks make the run interruptible (Ctrl-C lands between two chunks) and move the progress
     bar; the sequence of kernel steps, hence the draws, is that of one scan over all iterations.
+    :meth:`compile_async` compiles both programs ahead of time in a background thread (XLA
+    compiles outside Python's lock), so that the chunk program, the longest compile of a fit,
+    compiles while the fit computes its preconditioner on the other core.
     """
 
-    start: Any
-    advance: Any
-    size: int
-    total: int
-    warmup: int
-    chains: int
+    def __init__(self, start: Any, advance: Any, size: int, total: int, warmup: int, chains: int) -> None:
+        self.start, self.advance = start, advance
+        self.size, self.total, self.warmup, self.chains = size, total, warmup, chains
+        self._compiled: tuple[Any, Any] | None = None
+        self._thread: Any = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
 
-    def __call__(self, key: Any, u0: Any, z_hat: Any, A: Any, data: Any, bar: Any = None) -> Any:
+    def _compile(self, args: tuple[Any, ...]) -> None:
         import jax
         import jax.numpy as jnp
 
-        # one key per chain, as numpyro's MCMC: split per chain, then HMC.init's split
-        keys = jax.vmap(jax.random.split)(jax.random.split(key, self.chains))[:, 0]
-        state = self.start(keys, u0, z_hat, A, data)
+        try:
+            spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(jnp.shape(a), jnp.result_type(a)), args)
+            lowered = self.start.trace(*spec).lower()
+            # the start's compilation (small) runs beside the tracing of the chunk program (large)
+            done: list[Any] = []
+            side = threading.Thread(target=lambda: done.append(lowered.compile()), daemon=True)
+            side.start()
+            z_hat, A, data = spec[4:]
+            first = jax.ShapeDtypeStruct((), jnp.result_type(int))
+            advance = self.advance.trace(lowered.out_info, first, z_hat, A, data).lower().compile()
+            side.join()
+            if not done:
+                done.append(lowered.compile())  # the side thread failed: raise its error here
+            self._compiled = (done[0], advance)
+        except BaseException as exc:  # re-raised in the caller's thread
+            self._error = exc
+
+    def compile_async(self, *args: Any) -> None:
+        """Compile both programs for arguments like ``args`` in a background thread (once)."""
+        with self._lock:
+            if self._compiled is not None or self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._compile, args=(args,), daemon=True, name="noiseaware-compile")
+            self._thread.start()
+
+    def _programs(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
+        self.compile_async(*args)
+        thread = self._thread
+        while thread.is_alive():
+            thread.join(0.1)  # in short waits, so that Ctrl-C lands
+        if self._error is not None:
+            error, self._error, self._thread = self._error, None, None  # a later call tries again
+            raise error
+        assert self._compiled is not None
+        return self._compiled
+
+    def __call__(self, key: Any, u0: Any, pe0: Any, grad0: Any, z_hat: Any, A: Any, data: Any, bar: Any = None) -> Any:
+        import jax
+        import jax.numpy as jnp
+
+        start, advance = self._programs((key, u0, pe0, grad0, z_hat, A, data))
+        state = start(key, u0, pe0, grad0, z_hat, A, data)
         parts = []
         for first in range(0, self.total, self.size):
-            state, hist = self.advance(state, jnp.asarray(first), z_hat, A, data)
+            state, hist = advance(state, jnp.asarray(first, dtype=jnp.result_type(int)), z_hat, A, data)
             parts.append(jax.device_get(hist))
             _after_chunk(bar, min(first + self.size, self.total))
         hist = tuple(np.concatenate([part[j] for part in parts])[self.warmup : self.total] for j in range(5))
@@ -674,8 +738,15 @@ class _NutsRun:
 
 
 def _numpyro_fit(
-    release: Release, prior: LKJPrior, chains: int, draws: int, warmup: int, seed: int, progressbar: bool,
-    target_accept: float, preconditioner: str = "auto",
+    release: Release,
+    prior: LKJPrior,
+    chains: int,
+    draws: int,
+    warmup: int,
+    seed: int,
+    progressbar: bool,
+    target_accept: float,
+    preconditioner: str = "auto",
 ) -> Any:
     import arviz as az
     import jax
@@ -684,17 +755,45 @@ def _numpyro_fit(
     model = _numpyro_model(release, prior)
     p, obs, programs = model.p, model.obs, model.programs
     n = int(model.args["n"])
-    plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner)  # refuses before compiling
-    value_grad_hess = None
-    if plan.preconditioner == "dense":
-        # XLA knows the compiled program's memory before running it: decide (or refuse) on that figure
-        compiled = _dense_program(model)
-        measured = _compiled_bytes(compiled)
-        plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner, dense_bytes=measured)
-        value_grad_hess = lambda x: compiled(x, model.data)  # noqa: E731
-
-    key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
     k = p * (p - 1) // 2
+    plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner)  # refuses before compiling
+    groups = _chain_groups(chains)
+
+    def nuts_run(dense: bool) -> _NutsRun:
+        # Compiled once per shape and settings (the key), z_hat, A and the counts are its arguments: a
+        # second release of the same shape reuses it.
+        key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), groups)
+        run = _PROGRAMS.get(
+            key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), groups)
+        )
+        # the chunk program is a fit's longest compile: start it now, on the other core, while the
+        # preconditioner is computed (a no-op once compiled)
+        f64 = jnp.float64
+        run.compile_async(
+            jax.ShapeDtypeStruct((2,), jnp.uint32),
+            jax.ShapeDtypeStruct((chains, k), f64),
+            jax.ShapeDtypeStruct((chains,), f64),
+            jax.ShapeDtypeStruct((chains, k), f64),
+            jax.ShapeDtypeStruct((k,), f64),
+            jax.ShapeDtypeStruct((k, k) if dense else (k,), f64),
+            jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), model.data),
+        )
+        return run
+
+    value_grad: Any = lambda x: programs.value_grad(x, model.data)  # noqa: E731
+    hessian: Any = None
+    if plan.preconditioner == "dense":
+        run = nuts_run(dense=True)
+        if k <= _FD_MAX_D:
+            hessian = lambda x: _fd_hessian(value_grad, x)  # noqa: E731
+        else:
+            # XLA knows the compiled program's memory before running it: decide (or refuse) on that figure
+            compiled = _dense_program(model)
+            measured = _compiled_bytes(compiled)
+            plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner, dense_bytes=measured)
+            value_grad = lambda x: compiled(x, model.data)[:2]  # noqa: E731
+            hessian = lambda x: np.asarray(compiled(jnp.asarray(x), model.data)[2], dtype=np.float64)  # noqa: E731
+
     # Preconditioning (efficiency only, the posterior is unchanged). At large n the posterior is very
     # concentrated (sd ~ 1e-3 at n = 10^6) and has strongly unequal scales in the unconstrained
     # coordinates; started from NumPyro's default init (uniform on (-2, 2)) with a unit metric, NUTS
@@ -707,40 +806,42 @@ def _numpyro_fit(
     # Large p: the dense Hessian has d^2 entries and its program ~30 d^2 doubles (90 GB at p = 200),
     # so above a size (see _plan_memory) A is diagonal, from the Hessian's diagonal computed without
     # forming the matrix (_diagonal_curvature).
-    if plan.preconditioner == "dense" and value_grad_hess is not None:
-        z_hat, A = _laplace_precondition(value_grad_hess, _start_point(model))
+    if plan.preconditioner == "dense" and hessian is not None:
+        z_hat, A = _laplace_precondition(value_grad, hessian, _start_point(model))
     else:
+        run = nuts_run(dense=False)
         z_hat, A = _diagonal_precondition(model, _start_point(model, higham_iter=50))
+    dense = A.ndim == 2
+    run = nuts_run(dense)
 
     # Chains start at independent draws from the Laplace approximation (dispersed at the posterior's
-    # own scale, so that R-hat can still flag a chain that does not reach the bulk).
-    u0 = jax.random.normal(key_init, (chains, k), dtype=jnp.float64)
-    # Vectorized chains: one compiled program advances all chains (this library cannot set the
-    # XLA host device count for "parallel" after JAX has started). A diagonal mass matrix adapted in
-    # warmup on top of the (dense) preconditioning A: NumPyro's dense adaptation estimates a full
-    # p(p-1)/2-dimensional covariance from its first 25-draw window, which for p = 10 (45 dimensions)
-    # is rank-deficient and sent the next window's trajectories to the maximum tree depth.
-    # The run is compiled once per shape and settings (the key below), z_hat, A and the counts are its
-    # arguments: a second release of the same shape reuses it.
-    dense = A.ndim == 2
-    groups = _chain_groups(chains)
-    key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), groups)
-    run = _PROGRAMS.get(
-        key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), groups)
-    )
+    # own scale, so that R-hat can still flag a chain that does not reach the bulk); their potential
+    # and gradient (in u) come from the program just used, so the run's start holds no gradient.
+    u0 = np.random.default_rng([seed, 1]).standard_normal((chains, k))
+    pe0, grad0 = np.empty(chains), np.empty((chains, k))
+    for c in range(chains):
+        f, g = (
+            np.asarray(a, dtype=np.float64)
+            for a in value_grad(jnp.asarray(z_hat + (A @ u0[c] if dense else A * u0[c])))
+        )
+        pe0[c], grad0[c] = f, (A.T @ g if dense else A * g)
+    # Chains: vectorized, in groups, one per local device (_chain_groups, noiseaware.config "Host
+    # devices"). A diagonal mass matrix adapted in warmup on top of the (dense) preconditioning A:
+    # NumPyro's dense adaptation estimates a full p(p-1)/2-dimensional covariance from its first
+    # 25-draw window, which for p = 10 (45 dimensions) is rank-deficient and sent the next window's
+    # trajectories to the maximum tree depth.
     bar = None
     if progressbar:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=warmup + draws, desc=f"NUTS, {chains} chain(s)")
     try:
-        hist = run(key_run, u0, jnp.asarray(z_hat), jnp.asarray(A), model.data, bar)
+        u0j, pe0j, grad0j, z_hatj, Aj = (jnp.asarray(x) for x in (u0, pe0, grad0, z_hat, A))
+        hist = run(jax.random.PRNGKey(seed), u0j, pe0j, grad0j, z_hatj, Aj, model.data, bar)
     finally:
         if bar is not None:
             bar.close()
-    u_draws, num_steps, accept_prob, potential_energy, diverging = (np.asarray(x) for x in hist)
-    z = z_hat + (u_draws @ A.T if dense else u_draws * A)
-    L = np.asarray(programs.chol_draws(jnp.asarray(z)))
+    L, num_steps, accept_prob, potential_energy, diverging = (np.asarray(x) for x in hist)
     R = L @ np.swapaxes(L, -1, -2)
     cols = _cols(release)
     idata = az.from_dict(
@@ -770,8 +871,6 @@ def _start_point(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray:
     exists, and map to the unconstrained coordinates. ``higham_iter`` caps the projection's
     iterations.
     """
-    import jax.numpy as jnp
-
     from ._higham import nearest_correlation
 
     p, obs, args = model.p, model.obs, model.args
@@ -793,7 +892,23 @@ def _start_point(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray:
     else:  # pragma: no cover
         L0 = np.eye(p)
     # jitted: run eagerly, the inverse transform compiles one small program per operation (~1 s)
-    return np.asarray(model.programs.chol_inv(jnp.asarray(L0)), dtype=np.float64)
+    return _chol_to_unconstrained(L0)
+
+
+def _chol_to_unconstrained(L: np.ndarray) -> np.ndarray:
+    r"""The inverse of NumPyro's ``CorrCholeskyTransform`` in NumPy: a correlation Cholesky factor -> ``z``.
+
+    Row ``i`` of ``L`` is a signed stick breaking of ``t_ij = tanh(z_ij)``:
+    :math:`L_{ij} = t_{ij} \sqrt{1 - \sum_{k<j} L_{ik}^2}`, so
+    :math:`z_{ij} = \operatorname{atanh}(L_{ij} / \sqrt{1 - \sum_{k<j} L_{ik}^2})`, laid out as
+    ``np.tril_indices(p, -1)`` (row by row). Used for the start point only (no program to compile);
+    ``tests/test_copula_fit_cache.py`` checks it against ``CorrCholeskyTransform.inv``.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    rest = 1.0 - np.concatenate([np.zeros((L.shape[0], 1)), np.cumsum(L * L, axis=1)[:, :-1]], axis=1)
+    eps = np.finfo(np.float64).eps
+    t = np.clip(L / np.sqrt(np.maximum(rest, eps)), -1.0 + eps, 1.0 - eps)
+    return np.arctanh(t[np.tril_indices(L.shape[0], -1)])
 
 
 def _dense_program(model: _NumpyroModel) -> Any:
@@ -809,6 +924,7 @@ def _dense_program(model: _NumpyroModel) -> Any:
 
         potential = model.programs.potential
         k = model.p * (model.p - 1) // 2
+
         def value_grad_hess(x: Any, data: Any) -> Any:
             _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
             return potential(x, data), jax.grad(potential)(x, data), jax.hessian(potential)(x, data)
@@ -820,21 +936,56 @@ def _dense_program(model: _NumpyroModel) -> Any:
     return _PROGRAMS.get(("dense", model.programs.static), build)
 
 
+#: Up to this many free correlations (p <= 15) the dense preconditioner's Hessian is taken by central
+#: differences of the compiled gradient (:func:`_fd_hessian`, 2 d gradients, milliseconds at p = 7)
+#: instead of a compiled Hessian program (:func:`_dense_program`), whose compilation took 2-4 s of
+#: a 10 s fit at n = 5,820, p = 7; above it the compiled program (one call instead of 2 d).
+_FD_MAX_D = 105
+
+
+def _fd_hessian(value_grad: Callable[[Any], Any], x: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
+    r"""The Hessian of the potential at ``x`` by central differences of its exact gradient.
+
+    Column ``i`` is :math:`(\nabla U(x + h_i e_i) - \nabla U(x - h_i e_i)) / (2 h_i)`,
+    :math:`h_i = 10^{-5} \max(1, |x_i|)`, then symmetrised: error :math:`O(h^2 U^{(3)})` plus the
+    gradient's rounding over ``h`` (relative ~1e-9 here). Used only to precondition the sampler
+    (its efficiency), never in the target.
+    """
+    import jax.numpy as jnp
+
+    x = np.asarray(x, dtype=np.float64)
+    d = x.size
+    H = np.empty((d, d))
+    for i in range(d):
+        h = rel_step * max(1.0, abs(float(x[i])))
+        e = np.zeros(d)
+        e[i] = h
+        gp = np.asarray(value_grad(jnp.asarray(x + e))[1], dtype=np.float64)
+        gm = np.asarray(value_grad(jnp.asarray(x - e))[1], dtype=np.float64)
+        H[:, i] = (gp - gm) / (2.0 * h)
+    return 0.5 * (H + H.T)
+
+
 def _laplace_precondition(
-    value_grad_hess: Callable[[Any], Any], z: np.ndarray, newton_steps: int = 8
+    value_grad: Callable[[Any], Any], hessian: Callable[[np.ndarray], np.ndarray], z: np.ndarray, newton_steps: int = 8
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""A point near the posterior mode and a dense Laplace scale, in the unconstrained space.
 
     From the start point ``z`` (:func:`_start_point`), damped Newton steps on the potential, whose
-    value, gradient and Hessian ``value_grad_hess`` computes (:func:`_dense_program`)
-    (Hessian eigenvalues floored at 1, i.e. at most a unit scale, roughly the prior's). Returns
+    value and gradient ``value_grad`` and Hessian ``hessian`` compute (:func:`_fd_hessian`, or
+    :func:`_dense_program` for large ``d``), the Hessian's eigenvalues floored at 1 (i.e. at most a
+    unit scale, roughly the prior's); the Hessian is taken at accepted points only. Returns
     ``(z_hat, A)`` with ``A A^T`` the inverse of the floored Hessian at ``z_hat``. Only the
-    sampler's efficiency depends on these; never its target. Memory: at least 28 ``d**2`` doubles
-    (the Hessian program), see :func:`_plan_memory`.
+    sampler's efficiency depends on these; never its target.
     """
     import jax.numpy as jnp
 
-    f, g, H = (np.asarray(a, dtype=np.float64) for a in value_grad_hess(jnp.asarray(z)))
+    def vg(x: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = value_grad(jnp.asarray(x))
+        return float(f), np.asarray(g, dtype=np.float64)
+
+    f, g = vg(z)
+    H = hessian(z) if np.isfinite(f) and np.all(np.isfinite(g)) else np.full((z.size, z.size), np.nan)
     for _ in range(newton_steps):
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
             break
@@ -846,9 +997,10 @@ def _laplace_precondition(
         t = 1.0
         while t > 1e-4:
             zn = z + t * step
-            fn, gn, Hn = (np.asarray(a, dtype=np.float64) for a in value_grad_hess(jnp.asarray(zn)))
-            if np.isfinite(fn) and fn <= f - 1e-4 * t * decrement:
-                z, f, g, H = zn, fn, gn, Hn
+            fn, gn = vg(zn)
+            if np.isfinite(fn) and fn <= f - 1e-4 * t * decrement and np.all(np.isfinite(gn)):
+                z, f, g = zn, fn, gn
+                H = hessian(z)
                 break
             t *= 0.5
         else:
@@ -986,8 +1138,15 @@ def _pymc_model(release: Release, prior: LKJPrior) -> Any:
 
 
 def _pymc_fit(
-    release: Release, prior: LKJPrior, chains: int, draws: int, warmup: int, seed: int, progressbar: bool,
-    target_accept: float, cores: int | None = None,
+    release: Release,
+    prior: LKJPrior,
+    chains: int,
+    draws: int,
+    warmup: int,
+    seed: int,
+    progressbar: bool,
+    target_accept: float,
+    cores: int | None = None,
 ) -> Any:
     if cores is None:
         # Forking a process in which JAX has started its threads can deadlock, and "spawn" re-runs an
@@ -1110,8 +1269,14 @@ def fit(
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
     pr = _as_prior(prior)
     st = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
-        target_accept=target_accept, check_mixing=check_mixing,
+        _OWNER,
+        chains=chains,
+        draws=draws,
+        warmup=warmup,
+        seed=seed,
+        progressbar=progressbar,
+        target_accept=target_accept,
+        check_mixing=check_mixing,
     )
     chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))

@@ -175,7 +175,9 @@ def test_diagonal_route_matches_dense_route() -> None:
     x = simulate_gaussian_copula(3000, R, (stats.norm(), stats.gamma(2), stats.t(5)), rng)
     rel = na.privatize(x, statistic="median_pairs", epsilon=2.0, rng=rng)
     fits = {
-        pre: fit(rel, chains=2, draws=400, warmup=200, seed=4, progressbar=False, preconditioner=pre)
+        pre: fit(
+            rel, chains=2, draws=400, warmup=200, seed=4, progressbar=False, preconditioner=pre, check_mixing=False
+        )
         for pre in ("dense", "diagonal")
     }
     assert fits["diagonal"].idata.attrs["noiseaware_preconditioner"] == "diagonal"
@@ -190,7 +192,8 @@ def test_diagonal_route_matches_dense_route() -> None:
 @pytest.mark.slow
 def test_short_fit_at_p200(release_p200) -> None:
     """The whole route at p = 200: about 45 s on 2 shared cores (~1.1 GB resident), so marked slow."""
-    res = fit(release_p200, chains=1, warmup=10, draws=10, seed=0, progressbar=False)
+    # 10 draws cannot mix by the package's standard (ESS >= 100 per chain): the route is what is tested
+    res = fit(release_p200, chains=1, warmup=10, draws=10, seed=0, progressbar=False, check_mixing=False)
     assert res.idata.attrs["noiseaware_preconditioner"] == "diagonal"
     assert res.draws.shape == (10, P_LARGE, P_LARGE)
     assert np.all(np.isfinite(res.draws))
