@@ -1,7 +1,7 @@
 """First vs second *process* fitting the same shape: JAX's persistent compilation cache (issue 15 item 2).
 
 Each measurement is a fresh Python process that loads a ``median_pairs`` release and runs
-``noiseaware.copula.fit`` (NumPyro, vectorized chains); the child reports the wall time of the fit
+``noiseaware.copula.fit`` (NumPyro, chain groups on the host devices); the child reports the wall time of the fit
 (compilation included) and of the imports. Sequence, all in one run and one fresh cache directory:
 
 1. cache off (``NOISEAWARE_JAX_CACHE=0``), release A: the baseline, every program compiled;
