@@ -132,3 +132,19 @@ def test_progressbar(capsys):
                  check_mixing=False)
     assert res.alpha.shape == (30, 2)
     assert "NUTS" in capsys.readouterr().err
+
+
+def test_series_terms_follow_the_threshold_in_buckets():
+    """The censoring series' length is static per program: 32 up to a ~ 0.03, more for larger thresholds."""
+    from noiseaware._core._dirichlet import SERIES_TERMS, pair_series_terms
+
+    def part(a):
+        return nd.parts(_release([2.0, 3.0, 5.0], n=400, seed=3, threshold=a))[0]
+
+    small = [part(a) for a in (1e-6, 1e-3, 0.01)]
+    assert {_fit._series_terms([p]) for p in small} == {32}
+    for a in (0.1, 0.3):
+        need = pair_series_terms(np.log(a))
+        got = _fit._series_terms([part(a)])
+        assert need <= got <= SERIES_TERMS and got in (32, 64, 128, 256)
+    assert _fit._series_terms([small[0], part(0.3)]) == _fit._series_terms([part(0.3)])  # the most demanding

@@ -379,7 +379,7 @@ def _pair_censoring_term(bk: Backend, alpha: Any, log_a: Any, terms: int) -> Any
     return 0.5 * (e + xp.swapaxes(e, -1, -2))
 
 
-def logmean_moments(bk: Backend, alpha: Any, log_a: Any, moments: str) -> tuple[Any, Any]:
+def logmean_moments(bk: Backend, alpha: Any, log_a: Any, moments: str, terms: int | None = None) -> tuple[Any, Any]:
     r"""Per-record mean ``(d,)`` and covariance ``(d, d)`` of :math:`\log\max(x_j, a)`.
 
     ``moments="asymptotic"``: the uncensored moments of the paper's eq. (6),
@@ -388,11 +388,18 @@ def logmean_moments(bk: Backend, alpha: Any, log_a: Any, moments: str) -> tuple[
     term of two parts censored at once, :func:`pair_censoring_term`), plus the diagonal guard of
     the module docstring, so the covariance is positive definite. Divide the covariance by ``n``
     for the mean of ``n`` records. ``alpha`` is a single ``(d,)`` vector; ``a < 1/2``. With JAX the
-    computation is one compiled function (cached per shape), also when called eagerly.
+    computation is one compiled function (cached per shape), also when called eagerly. ``terms``:
+    the inner series' length of :func:`pair_censoring_term`; default :func:`pair_series_terms` of
+    ``log_a``, which is :data:`SERIES_TERMS` (256) for a traced threshold. A caller that passes a
+    traced threshold but knows its value (a fit with the data as arguments) passes
+    ``pair_series_terms(log a)`` here: at ``a = 1e-3`` that is 15 terms, and the 256 of a traced
+    threshold made each gradient of :func:`noiseaware.dirichlet.fit` about 17 times dearer.
     """
+    if terms is None:
+        terms = pair_series_terms(log_a)
     if bk.name == "jax" and moments == "censored":
-        return _jax_moments(bk, pair_series_terms(log_a))(alpha, log_a)
-    return _logmean_moments(bk, alpha, log_a, moments, None)
+        return _jax_moments(bk, terms)(alpha, log_a)
+    return _logmean_moments(bk, alpha, log_a, moments, terms)
 
 
 @functools.cache

@@ -258,21 +258,33 @@ class LaplaceCensoredDirichletStat(Distribution):
 
 
 def observe_latent(
-    name: str, alpha: Any, n: Any, log_a: Any, scale: Any, obs: Any, *, moments: str, parameterization: str
+    name: str,
+    alpha: Any,
+    n: Any,
+    log_a: Any,
+    scale: Any,
+    obs: Any,
+    *,
+    moments: str,
+    parameterization: str,
+    terms: int | None = None,
 ) -> Any:
     r"""The sites of :meth:`LaplaceCensoredDirichletStat.observe`, without its argument checks.
 
     ``n``, ``log_a`` (:math:`\log a`) and ``scale`` may be traced JAX scalars and ``obs`` a traced
     ``(d,)`` array, so a model that takes the data as arguments compiles once for all data of one
-    shape (:func:`noiseaware.dirichlet.fit`). ``moments`` and ``parameterization`` are static.
+    shape (:func:`noiseaware.dirichlet.fit`). ``moments``, ``parameterization`` and ``terms`` (the
+    censoring series' length for the known threshold, see ``logmean_moments``) are static.
     """
-    s0 = _latent_sites(name, alpha, n, log_a, moments, parameterization)
+    s0 = _latent_sites(name, alpha, n, log_a, moments, parameterization, terms)
     return numpyro.sample(name, dist.Laplace(s0, scale).to_event(1), obs=obs)
 
 
-def _latent_sites(name: str, alpha: Any, n: Any, log_a: Any, moments: str, parameterization: str) -> Any:
+def _latent_sites(
+    name: str, alpha: Any, n: Any, log_a: Any, moments: str, parameterization: str, terms: int | None = None
+) -> Any:
     """The latent ``S_0`` sites of ``name`` (see :meth:`LaplaceCensoredDirichletStat.with_latent`)."""
-    mean, cov = core.logmean_moments(BK, alpha, log_a, moments)
+    mean, cov = core.logmean_moments(BK, alpha, log_a, moments, terms)
     cov = cov / n
     d = mean.shape[-1]
     if parameterization == "centered":
