@@ -447,6 +447,7 @@ class _Static(NamedTuple):
     joint: bool
     alpha_given_records: bool  # False only in tests of the joint move alone
     sampler: _Sampler
+    exact: bool  # b == n (DPMCMC): the window sweep is used only then
 
 
 #: Compiled (init, advance) programs keyed by (:class:`_Static`, prior): the release's numbers are
@@ -465,7 +466,7 @@ def _program(static: _Static, prior: Any, move_factory: Callable[..., Any] | Non
 def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any]) -> tuple[Any, Any]:
     b, d = static.b, static.d
     # the window sweep only on the exact target (DPreMCMC's pseudo-Gibbs scheme keeps its full sweep)
-    m_sweep = static.sampler.sweep_records(b) if static.joint else b
+    m_sweep = static.sampler.sweep_records(b) if static.exact else b
     log_prior, _ = _prior_logdensity(prior, d)
     alpha_move = _alpha_given_records(log_prior, b, static.sampler.alpha_steps)
     joint = move_factory(log_prior, b, d, static.sampler.joint_steps)
@@ -598,7 +599,8 @@ def _run(
     """Run the compiled sampler on prepared releases of one shape; arrays ``(release, chain, draw, ...)``."""
     first = preps[0]
     chains, d = first.inits.shape
-    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records, sampler)
+    exact = first.b == first.part.n
+    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records, sampler, exact)
     init, advance = _program(static, prior, move_factory)
     data = _Data(*(jnp.asarray(np.stack([np.asarray(getattr(p.data, f)) for p in preps]), dtype=jnp.float64)
                    for f in _Data._fields))
@@ -665,7 +667,7 @@ def _idata(
     method = "DPMCMC" if b == n else "DPreMCMC"
     _, prior_text = _prior_logdensity(prior, d)
     smp = DEFAULT_SAMPLER
-    swept = smp.sweep_records(b) if prep.joint else b
+    swept = smp.sweep_records(b) if b == n else b
     sampler = (
         f"data augmentation (seed 001 §3; noiseaware.augment record sweep of {swept} of the {b} records "
         f"per iteration) with {smp.alpha_steps} random-walk Metropolis steps of log alpha given the records"
@@ -724,7 +726,7 @@ def dpmcmc(
     1. a sweep over the records, :math:`x_i^*\sim\text{Dirichlet}(\alpha)`, accepted with
        probability :math:`\min\{1, \prod_j p_{\text{Lap}}(s_{L,j}\mid s^*_{0,j}) /
        p_{\text{Lap}}(s_{L,j}\mid s_{0,j})\}` (Ju et al. 2022; seed 001 §3; the record sweep of
-       :mod:`noiseaware.augment`); with the joint move, only a window of
+       :mod:`noiseaware.augment`); for DPMCMC, only a window of
        ``max(SWEEP_MIN, SWEEP_FRACTION * n)`` records (100 and 10%) at a random offset is swept
        per iteration (the others are fixed, their part of the log-sum a constant: each step still
        leaves eq. (2) invariant, and the joint moves, which cost O(nd) each, dominate the time),
