@@ -850,7 +850,7 @@ def dpmcmc(
     densities, Jacobian, Laplace density of the new censored log-sum) keeps eq. (2) exact.
     Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), the
     covariance the marginal one and every record was swept every iteration; the new kernels
-    give 2-4 times more effective draws per second (``docs/benchmarks.md``, "dpmcmc speed").
+    give 1.2-3 times more effective draws per second (``docs/benchmarks.md``, "dpmcmc speed").
 
     **Compilation.** The sampler is one JAX program whose inputs are the release's numbers
     (:math:`s_L`, ``a``, the scale, the starting values), compiled once per shape
