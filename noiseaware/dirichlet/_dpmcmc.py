@@ -12,7 +12,8 @@ with :math:`s_0(D,a) = n^{-1}\sum_i \log\max(x_i, a)`, by the data-augmentation 
 (2022) (seed ``001_310683b496f39172.txt`` §3): the confidential records are latent, each is updated
 by Metropolis with a proposal from its prior :math:`\text{Dirichlet}(\alpha)` (so only the Laplace
 ratio enters the acceptance) and an O(d) update of the censored log-sum (the record sweep of
-:mod:`noiseaware.augment`); :math:`\alpha\mid D` is drawn by random-walk Metropolis on the
+:mod:`noiseaware.augment`, on a random window of the records per iteration);
+:math:`\alpha\mid D` is drawn by random-walk Metropolis on the
 complete-data posterior, and a joint move of :math:`\alpha` and all records keeps the chain from
 sticking. Its stationary law is the exact posterior :math:`\pi(\alpha\mid s_L)`: no normal
 approximation, censoring included. The whole sampler is one compiled JAX program with the
