@@ -21,9 +21,12 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro.distributions as dist
 import pytest
+from jax import random
 from scipy import special, stats
 
 import noiseaware as na
+from noiseaware._core._gamma import log_dirichlet
+from noiseaware.augment._sweep import record_sweep
 from noiseaware.dirichlet._dpmcmc import _joint_move, _prepare, _run, dpmcmc, dpmcmc_batch
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
 
@@ -257,8 +260,8 @@ def test_joint_move_improves_mixing_of_alpha() -> None:
     kw = dict(draws=400, warmup=200, chains=2, seed=3, check_mixing=False)
     plain = dpmcmc(rel, joint_move=False, **kw)  # type: ignore[arg-type]
     joint = dpmcmc(rel, **kw)  # type: ignore[arg-type]
-    ess_plain = float(az.ess(plain, var_names=["alpha"])["alpha"].min())
-    ess_joint = float(az.ess(joint, var_names=["alpha"])["alpha"].min())
+    ess_plain = float(az.ess(plain.idata, var_names=["alpha"])["alpha"].min())
+    ess_joint = float(az.ess(joint.idata, var_names=["alpha"])["alpha"].min())
     print(f"min bulk ESS of alpha: {ess_plain:.1f} without the joint move, {ess_joint:.1f} with it")
     assert ess_joint > 5 * ess_plain and ess_joint > 50, (ess_plain, ess_joint)
     assert "joint_accept_prob" in joint.sample_stats and "joint_accept_prob" not in plain.sample_stats
@@ -271,3 +274,83 @@ def test_joint_move_input() -> None:
         dpmcmc(rel, replicates=3, joint_move=True)
     with pytest.raises(NoiseawareTypeError, match="joint_move must be True, False or None"):
         dpmcmc(rel, joint_move="yes")
+
+
+# ----------------------------------------------------------------------------- issue 15 item 3: the new kernels
+def _with_sampler(rel: na.Release, prior: object, sampler: object, *, seed: int, draws: int, warmup: int,
+                  alpha_given_records: bool = True, move_factory: object = None,
+                  joint: bool = True) -> az.InferenceData:
+    from noiseaware.dirichlet._dpmcmc import _Sampler
+
+    assert isinstance(sampler, _Sampler)
+    prep = _prepare(rel, prior, 4, seed, 1, part=None, init=None, joint_move=joint)
+    raw = _run([prep], prior, draws, warmup, seed + 1, False, alpha_given_records=alpha_given_records,
+               move_factory=move_factory, sampler=sampler)  # type: ignore[arg-type]
+    alpha = raw["alpha"][0]
+    return az.from_dict(posterior={"alpha": alpha, "composition": alpha / alpha.sum(-1, keepdims=True)},
+                        sample_stats={k: raw[k][0] for k in ("accept_rate", "joint_accept_prob", "joint_step_size")})
+
+
+@pytest.mark.slow  # 80 s under load (two compiled programs); the new joint move is in the fast exactness test
+def test_window_sweep_matches_brute_force_and_a_wrong_window_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record sweep on one record of three per iteration (a random window): still the grid posterior.
+
+    The default sampler updates a window of the records per iteration (``SWEEP_FRACTION`` of them,
+    at least ``SWEEP_MIN``); on the tiny case the window is forced down to one record, and the joint
+    move is off so that only the window sweep moves the records. A window sweep
+    that forgets the fixed records' part of the log-sum (compares s_dp with the window's part alone)
+    is rejected by the same check.
+    """
+    import noiseaware.dirichlet._dpmcmc as m
+
+    rel = tiny_release()
+    prior = dist.Gamma(jnp.full(2, SHAPE), RATE)
+    sampler = m._Sampler("cuberoot", 0.34, 1, 10, 5)
+    assert sampler.sweep_records(N) == 1 and m.DEFAULT_SAMPLER.sweep_records(N) == N
+    assert m.DEFAULT_SAMPLER.sweep_records(5000) == 500 and m.DEFAULT_SAMPLER.sweep_records(300) == 100
+    ref = grid_moments(np.asarray(rel.values, dtype=np.float64), N, A, float(rel.mechanism.scale))
+    got = _with_sampler(rel, prior, sampler, seed=21, draws=4000, warmup=400, joint=False)
+    assert float(got.sample_stats["accept_rate"].mean()) > 0.05
+    z_ok = max_z(ref, sampler_moments(got))
+    def wrong(key, logx, alpha, s_dp, k, statistic, laplace):  # type: ignore[no-untyped-def]
+        b = logx.shape[0]  # as m._window_sweep, but the other records' part of the log-sum is forgotten
+        k_off, k_sweep = random.split(key)
+        idx = (random.randint(k_off, (), 0, b) + jnp.arange(k)) % b
+        new_sub, acc = record_sweep(k_sweep, logx[idx], alpha, s_dp, latent=lambda kk, a: log_dirichlet(kk, a, (k,)),
+                                    statistic=statistic, log_density=laplace, per_record=False)
+        return logx.at[idx].set(new_sub), acc
+
+    monkeypatch.setattr(m, "_window_sweep", wrong)
+    bad = _with_sampler(rel, prior, sampler, seed=21, draws=1500, warmup=300, joint=False,
+                        move_factory=m._joint_move_cuberoot)  # a factory: a fresh program, not the cache
+    z_bad = max_z(ref, sampler_moments(bad))
+    print(f"max z: {z_ok:.2f} with the window sweep, {z_bad:.1f} with a window sweep that ignores the other records")
+    assert z_ok < Z_MAX, (ref, sampler_moments(got))
+    assert z_bad > 2 * Z_MAX, (ref, sampler_moments(bad))
+
+
+@pytest.mark.slow  # ~30 s
+def test_cuberoot_joint_move_alone_is_exact_and_a_missing_jacobian_is_caught() -> None:
+    """Only the Wilson-Hilferty joint move updates alpha (between full record sweeps): the grid posterior.
+
+    The same move with the Jacobian of the map left out of the ratio is rejected.
+    """
+    import noiseaware.dirichlet._dpmcmc as m
+
+    rel = tiny_release()
+    prior = dist.Gamma(jnp.full(2, SHAPE), RATE)
+    sampler = m._Sampler("cuberoot", 1.0, 0, 10, 5)
+    ref = grid_moments(np.asarray(rel.values, dtype=np.float64), N, A, float(rel.mechanism.scale))
+    got = _with_sampler(rel, prior, sampler, seed=31, draws=4000, warmup=400, alpha_given_records=False)
+    z_ok = max_z(ref, sampler_moments(got))
+    assert 0.1 < float(got.sample_stats["joint_accept_prob"].mean()) < 0.6
+
+    def no_jacobian(log_prior, b, d, steps):  # type: ignore[no-untyped-def]
+        return m._joint_move_cuberoot(log_prior, b, d, steps, jacobian=False)
+
+    bad = _with_sampler(rel, prior, sampler, seed=31, draws=2000, warmup=400, alpha_given_records=False,
+                        move_factory=no_jacobian)
+    z_bad = max_z(ref, sampler_moments(bad))
+    print(f"max z: {z_ok:.2f} with the cube-root joint move, {z_bad:.1f} without its Jacobian")
+    assert z_ok < Z_MAX, (ref, sampler_moments(got))
+    assert z_bad > 2 * Z_MAX, (ref, sampler_moments(bad))

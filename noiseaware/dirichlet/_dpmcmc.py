@@ -12,7 +12,8 @@ with :math:`s_0(D,a) = n^{-1}\sum_i \log\max(x_i, a)`, by the data-augmentation 
 (2022) (seed ``001_310683b496f39172.txt`` §3): the confidential records are latent, each is updated
 by Metropolis with a proposal from its prior :math:`\text{Dirichlet}(\alpha)` (so only the Laplace
 ratio enters the acceptance) and an O(d) update of the censored log-sum (the record sweep of
-:mod:`noiseaware.augment`); :math:`\alpha\mid D` is drawn by random-walk Metropolis on the
+:mod:`noiseaware.augment`, on a random window of the records per iteration);
+:math:`\alpha\mid D` is drawn by random-walk Metropolis on the
 complete-data posterior, and a joint move of :math:`\alpha` and all records keeps the chain from
 sticking. Its stationary law is the exact posterior :math:`\pi(\alpha\mid s_L)`: no normal
 approximation, censoring included. The whole sampler is one compiled JAX program with the
@@ -52,7 +53,7 @@ from .._core._noise import NOISE_LAWS
 from .._engine import RWM_TARGET_ACCEPT, FitResult, ProgramCache, SamplingSettings, check_settings
 from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
-from ..augment._sweep import noise_log_density, record_sweep
+from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
 
@@ -70,6 +71,10 @@ P1_RATE = 0.1
 JOINT_STEPS = 10
 #: Random-walk Metropolis steps of log alpha given the records per iteration (O(d) each).
 ALPHA_STEPS = 5
+#: Fraction of the latent records updated by the record sweep of one iteration (a window at a
+#: random offset; all records when there are at most ``SWEEP_MIN``).
+SWEEP_FRACTION = 0.1
+SWEEP_MIN = 100
 #: Iterations per compiled block (the host loop between blocks drives the progress bar).
 CHUNK = 100
 _ALPHA = "alpha"
@@ -177,6 +182,22 @@ def _proposal_cholesky(alpha: np.ndarray, n: int, scale_sum: float) -> np.ndarra
     return _random_walk_cholesky(jac.T @ np.linalg.solve(var_s, jac))
 
 
+def _conditional_proposal_cholesky(alpha: np.ndarray, n: int, scale_sum: float) -> np.ndarray:
+    r"""Cholesky factor of the proposal of :func:`_joint_move_cuberoot` for :math:`\log\alpha`.
+
+    The joint move keeps the standardized records fixed, so it explores :math:`\alpha` given them:
+    :math:`S_0` is then a deterministic function of :math:`\alpha` with Jacobian
+    :math:`J = nC\,\mathrm{diag}(\alpha)` (as in :func:`_proposal_cholesky`) and only the Laplace
+    noise (variance :math:`2b^2` per part) is left, so the precision is :math:`J^\top J/(2b^2)`
+    (narrower than the marginal posterior, and of a different shape when ``d`` is large). Scaled
+    by :math:`2.38^2/d`; a fixed matrix, so the random walk stays symmetric.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    cov_log = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
+    jac = n * cov_log * alpha[None, :]
+    return _random_walk_cholesky(jac.T @ jac / (2.0 * scale_sum**2))
+
+
 # ----------------------------------------------------------------------------- the two alpha moves
 def _alpha_given_records(log_prior: Callable[[Any], Any], b: int, steps: int) -> Callable[..., Any]:
     r"""``steps`` random-walk Metropolis steps of :math:`\log\alpha` given the records.
@@ -276,7 +297,125 @@ def _joint_move(log_prior: Callable[[Any], Any], b: int, d: int, steps: int = 1)
     return move
 
 
+def _joint_move_cuberoot(
+    log_prior: Callable[[Any], Any], b: int, d: int, steps: int = 1, *, jacobian: bool = True
+) -> Callable[..., Any]:
+    r"""The joint move of :func:`_joint_move` with a Wilson-Hilferty map of the Gamma variables.
+
+    Same extended target and same steps 1, 2, 4 as :func:`_joint_move`; only the map carrying the
+    records along differs. With :math:`u_{ij}=g_{ij}^{1/3}` (nearly normal for a Gamma variable:
+    Wilson & Hilferty 1931), mean :math:`m_j=\Gamma(\alpha_j+1/3)/\Gamma(\alpha_j)` and sd
+    :math:`s_j=\{\Gamma(\alpha_j+2/3)/\Gamma(\alpha_j)-m_j^2\}^{1/2}`,
+
+    .. math:: u'_{ij}=m'_j+(s'_j/s_j)(u_{ij}-m_j),\qquad y'_{ij}=3\log u'_{ij},
+
+    an involution together with :math:`\varepsilon\to-\varepsilon` (the map back is its exact
+    inverse); in :math:`y=\log g` its Jacobian is :math:`\prod_{ij}(s'_j/s_j)\,u_{ij}/u'_{ij}`.
+    A proposal with some :math:`u'_{ij}\le 0` lies outside the support and is rejected (its
+    reverse proposal is outside the support too, so detailed balance holds on the extended space).
+    The map is far closer to the exact push-forward of :math:`\text{Gamma}(\alpha_j)` to
+    :math:`\text{Gamma}(\alpha'_j)` than the affine map of :math:`\log g`, so the Gamma-density
+    part of the ratio stays near 1 for larger steps of :math:`\alpha`: the move is then nearly a
+    random walk on the non-centred posterior of :math:`\alpha` given the standardized records.
+
+    ``jacobian=False`` leaves the Jacobian out of the ratio: a wrong move, for the tests only.
+    Returns ``move(key, alpha, logx, log_noise, h, chol) -> (alpha, logx, mean acceptance probability)``.
+    """
+    jac_factor = 1.0 if jacobian else 0.0
+
+    def moments(alpha: Any) -> tuple[Any, Any]:
+        g0 = gammaln(alpha)
+        m = jnp.exp(gammaln(alpha + 1.0 / 3.0) - g0)
+        var = jnp.exp(gammaln(alpha + 2.0 / 3.0) - g0) - m * m
+        return m, jnp.sqrt(jnp.maximum(var, 1e-300))
+
+    def log_gamma(alpha: Any, log_u: Any, u: Any) -> Any:  # sum_ij log[Gamma(g | alpha_j) g], g = u^3
+        return 3.0 * jnp.sum(alpha * jnp.sum(log_u, axis=0)) - jnp.sum(u * u * u) - b * jnp.sum(gammaln(alpha))
+
+    def move(key: Any, alpha0: Any, logx: Any, log_noise: Callable[[Any], Any], step: Any, chol: Any) -> Any:
+        k_g, k_steps = random.split(key)
+        log_u0 = (logx + loggamma(k_g, jnp.sum(alpha0), (b, 1))) / 3.0  # log u = log(g) / 3
+        u0 = jnp.exp(log_u0)
+
+        def one(carry: Any, k: Any) -> Any:
+            alpha, u, log_u, _, lp, lg, ln = carry
+            k_eps, k_u = random.split(k)
+            eps = step * (chol @ random.normal(k_eps, (d,), dtype=jnp.float64))
+            alpha_new = alpha * jnp.exp(eps)
+            m, sd = moments(alpha)
+            m_new, sd_new = moments(alpha_new)
+            u_new = m_new + (sd_new / sd) * (u - m)
+            log_u_new = jnp.log(u_new)  # NaN where u_new <= 0: the ratio is NaN and rejects
+            cube = u_new * u_new * u_new
+            logx_new = 3.0 * log_u_new - jnp.log(jnp.sum(cube, axis=-1, keepdims=True))
+            lp_new = log_prior(alpha_new) + jnp.sum(jnp.log(alpha_new))
+            lg_new = log_gamma(alpha_new, log_u_new, u_new)
+            ln_new = log_noise(logx_new)
+            log_jac = b * jnp.sum(jnp.log(sd_new / sd)) + jnp.sum(log_u) - jnp.sum(log_u_new)
+            log_r = lp_new - lp + lg_new - lg + jac_factor * log_jac + ln_new - ln
+            ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r  # NaN rejects
+            prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
+            new = (alpha_new, u_new, log_u_new, logx_new, lp_new, lg_new, ln_new)
+            return tuple(jnp.where(ok, a, c) for a, c in zip(new, carry, strict=True)), prob
+
+        init = (alpha0, u0, log_u0, logx, log_prior(alpha0) + jnp.sum(jnp.log(alpha0)),
+                log_gamma(alpha0, log_u0, u0), log_noise(logx))
+        (alpha, _, _, logx, *_), probs = lax.scan(one, init, random.split(k_steps, steps))
+        return alpha, logx, jnp.mean(probs)
+
+    return move
+
+
 # ----------------------------------------------------------------------------- the compiled sampler
+def _window_sweep(
+    key: Any, logx: Any, alpha: Any, s_dp: Any, m: int, statistic: Callable[..., Any], laplace: Callable[..., Any]
+) -> tuple[Any, Any]:
+    r"""The record sweep of :mod:`noiseaware.augment` on ``m`` of the ``b`` records.
+
+    The records :math:`i\in W=\{k, k+1, \dots, k+m-1\} \bmod b` with :math:`k` uniform (drawn
+    independently of the state) get the Metropolis-within-Gibbs step of seed 001 §3 in turn; the
+    others are held fixed, so their part :math:`s_{\text{rest}}` of the log-sum is a constant and
+    the Laplace density of :math:`s_{dp}` at :math:`s_W+s_{\text{rest}}` is that of
+    :math:`s_{dp}-s_{\text{rest}}` at :math:`s_W` (a location family). Each step leaves
+    :math:`\pi(\alpha, D\mid s_L)` invariant, hence so does their composition, for every
+    :math:`k`, and so does the mixture over :math:`k`. Returns ``(records, accept_rate)``.
+    """
+    b = logx.shape[0]
+    k_off, k_sweep = random.split(key)
+    idx = (random.randint(k_off, (), 0, b) + jnp.arange(m)) % b
+    sub = logx[idx]
+    s_rest = statistic_total(statistic, logx, s_dp) - statistic_total(statistic, sub, s_dp)
+    new_sub, accept = record_sweep(
+        k_sweep, sub, alpha, s_dp - s_rest,
+        latent=lambda k, a: log_dirichlet(k, a, (m,)), statistic=statistic, log_density=laplace, per_record=False,
+    )
+    return logx.at[idx].set(new_sub), accept
+
+
+class _Sampler(NamedTuple):
+    """The kernel mix of one iteration (part of the compiled program's cache key)."""
+
+    joint_map: str  # "cuberoot" (:func:`_joint_move_cuberoot`) or "log" (:func:`_joint_move`)
+    sweep_fraction: float
+    sweep_min: int
+    joint_steps: int
+    alpha_steps: int
+
+    def sweep_records(self, b: int) -> int:
+        """Records updated by one iteration's sweep."""
+        if self.sweep_fraction >= 1 or b <= self.sweep_min:
+            return b
+        return min(b, max(self.sweep_min, round(self.sweep_fraction * b)))
+
+
+#: The default kernels (issue 15 item 3).
+DEFAULT_SAMPLER = _Sampler("cuberoot", SWEEP_FRACTION, SWEEP_MIN, JOINT_STEPS, ALPHA_STEPS)
+#: The sampler before issue 15 item 3 (full sweep, affine map of log g): kept for the benchmark
+#: ``benchmarks/dpmcmc_speed.py`` and the tests.
+BASELINE_SAMPLER = _Sampler("log", 1.0, 0, 10, 5)
+_JOINT_MAPS: dict[str, Callable[..., Any]] = {"cuberoot": _joint_move_cuberoot, "log": _joint_move}
+
+
 class _Data(NamedTuple):
     """One release's numbers, as arrays (arguments of the compiled program, not constants)."""
 
@@ -285,7 +424,8 @@ class _Data(NamedTuple):
     scale_sum: Any  # () Laplace scale of the log-sum, -d log(a) / epsilon_1
     w: Any  # () weight of a latent record, n / b
     chol_alpha: Any  # (d, d) proposal of the draw of log alpha given the records
-    chol_joint: Any  # (d, d) proposal of the joint move
+    chol_joint: Any  # (d, d) proposal of the joint move (affine map of log g: marginal covariance)
+    chol_joint_cond: Any  # (d, d) proposal of the joint move (cube-root map: conditional covariance)
 
 
 class _Chain(NamedTuple):
@@ -307,6 +447,8 @@ class _Static(NamedTuple):
     releases: int
     joint: bool
     alpha_given_records: bool  # False only in tests of the joint move alone
+    sampler: _Sampler
+    exact: bool  # b == n (DPMCMC): the window sweep is used only then
 
 
 #: Compiled (init, advance) programs keyed by (:class:`_Static`, prior): the release's numbers are
@@ -317,15 +459,18 @@ _PROGRAMS = ProgramCache(maxsize=16)
 def _program(static: _Static, prior: Any, move_factory: Callable[..., Any] | None = None) -> tuple[Any, Any]:
     """(init, advance): compiled, vectorized over releases and chains; cached unless given a factory."""
     if move_factory is None:
-        return _PROGRAMS.get((static, prior), lambda: _make_program(static, prior, _joint_move))
+        factory = _JOINT_MAPS[static.sampler.joint_map]
+        return _PROGRAMS.get((static, prior), lambda: _make_program(static, prior, factory))
     return _make_program(static, prior, move_factory)
 
 
 def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any]) -> tuple[Any, Any]:
     b, d = static.b, static.d
+    # the window sweep only on the exact target (DPreMCMC's pseudo-Gibbs scheme keeps its full sweep)
+    m_sweep = static.sampler.sweep_records(b) if static.exact else b
     log_prior, _ = _prior_logdensity(prior, d)
-    alpha_move = _alpha_given_records(log_prior, b, ALPHA_STEPS)
-    joint = move_factory(log_prior, b, d, JOINT_STEPS)
+    alpha_move = _alpha_given_records(log_prior, b, static.sampler.alpha_steps)
+    joint = move_factory(log_prior, b, d, static.sampler.joint_steps)
 
     def pieces(data: _Data) -> tuple[Any, Any, Any]:
         def statistic(logx_i: Any, s: Any) -> Any:
@@ -348,10 +493,13 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         statistic, laplace, latent = pieces(data)
         key, k_sweep, k_alpha, k_joint = random.split(state.key, 4)
         h = jnp.exp(state.adapt.log_step)
-        logx, accept = record_sweep(
-            k_sweep, state.logx, state.alpha, data.s_dp,
-            latent=latent, statistic=statistic, log_density=laplace, per_record=False,
-        )
+        if m_sweep >= b:
+            logx, accept = record_sweep(
+                k_sweep, state.logx, state.alpha, data.s_dp,
+                latent=latent, statistic=statistic, log_density=laplace, per_record=False,
+            )
+        else:
+            logx, accept = _window_sweep(k_sweep, state.logx, state.alpha, data.s_dp, m_sweep, statistic, laplace)
         alpha, p_alpha = state.alpha, jnp.ones((), jnp.float64)
         if static.alpha_given_records:
             alpha, p_alpha = alpha_move(k_alpha, alpha, jnp.sum(logx, axis=0), data.w, data.chol_alpha, h[0])
@@ -360,7 +508,8 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
             def log_noise(lx: Any) -> Any:
                 return noise_log_density(lx, data.s_dp, statistic=statistic, log_density=laplace, per_record=False)
 
-            alpha, logx, p_joint = joint(k_joint, alpha, logx, log_noise, h[1], data.chol_joint)
+            chol = data.chol_joint_cond if static.sampler.joint_map == "cuberoot" else data.chol_joint
+            alpha, logx, p_joint = joint(k_joint, alpha, logx, log_noise, h[1], chol)
         # both step sizes adapt during warmup and then freeze (the engine's dual averaging)
         adapt = adapt_step(state.adapt, state.i, jnp.stack([p_alpha, p_joint]), target, warmup)
         new = _Chain(alpha, logx, adapt, state.i + 1, key)
@@ -430,6 +579,7 @@ def _prepare(
         w=np.float64(w),
         chol_alpha=_log_fisher_cholesky(ref, w * b),
         chol_joint=_proposal_cholesky(ref, n, scale_sum),
+        chol_joint_cond=_conditional_proposal_cholesky(ref, n, scale_sum),
     )
     return _Prepared(data, inits, p, b, w, use_joint)
 
@@ -445,11 +595,13 @@ def _run(
     target_accept: float = RWM_TARGET_ACCEPT,
     alpha_given_records: bool = True,
     move_factory: Callable[..., Any] | None = None,
+    sampler: _Sampler = DEFAULT_SAMPLER,
 ) -> dict[str, np.ndarray]:
     """Run the compiled sampler on prepared releases of one shape; arrays ``(release, chain, draw, ...)``."""
     first = preps[0]
     chains, d = first.inits.shape
-    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records)
+    exact = first.b == first.part.n
+    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records, sampler, exact)
     init, advance = _program(static, prior, move_factory)
     data = _Data(*(jnp.asarray(np.stack([np.asarray(getattr(p.data, f)) for p in preps]), dtype=jnp.float64)
                    for f in _Data._fields))
@@ -515,10 +667,12 @@ def _idata(
     columns = list(release.metadata.get("columns") or [f"x{j}" for j in range(d)])
     method = "DPMCMC" if b == n else "DPreMCMC"
     _, prior_text = _prior_logdensity(prior, d)
+    smp = DEFAULT_SAMPLER
+    swept = smp.sweep_records(b) if b == n else b
     sampler = (
-        "data augmentation (seed 001 §3; noiseaware.augment record sweep) with "
-        f"{ALPHA_STEPS} random-walk Metropolis steps of log alpha given the records"
-        + (f", then {JOINT_STEPS} joint moves of alpha and the records" if prep.joint else "")
+        f"data augmentation (seed 001 §3; noiseaware.augment record sweep of {swept} of the {b} records "
+        f"per iteration) with {smp.alpha_steps} random-walk Metropolis steps of log alpha given the records"
+        + (f", then {smp.joint_steps} joint moves of alpha and the records (cube-root map)" if prep.joint else "")
     )
     attrs = {
         "method": method,
@@ -573,7 +727,10 @@ def dpmcmc(
     1. a sweep over the records, :math:`x_i^*\sim\text{Dirichlet}(\alpha)`, accepted with
        probability :math:`\min\{1, \prod_j p_{\text{Lap}}(s_{L,j}\mid s^*_{0,j}) /
        p_{\text{Lap}}(s_{L,j}\mid s_{0,j})\}` (Ju et al. 2022; seed 001 §3; the record sweep of
-       :mod:`noiseaware.augment`),
+       :mod:`noiseaware.augment`); for DPMCMC, only a window of
+       ``max(SWEEP_MIN, SWEEP_FRACTION * n)`` records (100 and 10%) at a random offset is swept
+       per iteration (the others are fixed, their part of the log-sum a constant: each step still
+       leaves eq. (2) invariant, and the joint moves, which cost O(nd) each, dominate the time),
     2. ``ALPHA_STEPS = 5`` random-walk Metropolis steps of :math:`\log\alpha` on the complete-data
        posterior :math:`\pi_0(\alpha)\prod_i p_{\text{Dir}}(x_i\mid\alpha)
        =\pi_0(\alpha)\exp\{(\alpha-1)^\top\sum_i\log x_i - n\log B(\alpha)\}` (eq. 1), which
@@ -683,13 +840,18 @@ def dpmcmc(
     **Joint move** (``joint_move``, on by default for DPMCMC). Plain augmentation is sticky here:
     ``n`` records pin :math:`\alpha` while each record moves little per sweep (seed 001 §6). So
     each iteration ends with ``JOINT_STEPS = 10`` Metropolis-Hastings moves of :math:`\alpha` and
-    *all* records together: :math:`\log\alpha` takes a random-walk step (covariance from the
-    large-``n`` posterior, scale adapted during warmup), and each record, written as
-    :math:`x_{ij}=g_{ij}/\sum_k g_{ik}` with :math:`g_{ij}\sim\text{Gamma}(\alpha_j)` (the
-    totals drawn afresh as auxiliary variables), is carried along by the affine map of
-    :math:`\log g_{ij}` that matches its mean :math:`\psi(\alpha_j)` and sd
-    :math:`\psi_1(\alpha_j)^{1/2}`; the full Metropolis-Hastings ratio (prior, Gamma densities,
-    Jacobian, Laplace density of the new censored log-sum) keeps eq. (2) exact.
+    *all* records together: :math:`\log\alpha` takes a random-walk step (covariance
+    :math:`(J^\top J/2b^2)^{-1}` of :math:`\alpha` given the standardized records, from the
+    large-``n`` Jacobian :math:`J` of :math:`S_0`; scale adapted during warmup), and each record,
+    written as :math:`x_{ij}=g_{ij}/\sum_k g_{ik}` with :math:`g_{ij}\sim\text{Gamma}(\alpha_j)`
+    (the totals drawn afresh as auxiliary variables), is carried along by the affine map of
+    :math:`g_{ij}^{1/3}` that matches its mean and sd (Wilson-Hilferty: the cube root of a Gamma
+    variable is nearly normal, so the map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward
+    to :math:`\text{Gamma}(\alpha'_j)`); the full Metropolis-Hastings ratio (prior, Gamma
+    densities, Jacobian, Laplace density of the new censored log-sum) keeps eq. (2) exact.
+    Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), the
+    covariance the marginal one and every record was swept every iteration; the new kernels
+    give 1.2-3 times more effective draws per second (``docs/benchmarks.md``, "dpmcmc speed").
 
     **Compilation.** The sampler is one JAX program whose inputs are the release's numbers
     (:math:`s_L`, ``a``, the scale, the starting values), compiled once per shape

@@ -1,0 +1,170 @@
+"""Effective draws per second of ``dirichlet.dpmcmc``: the sampler before and after issue 15 item 3.
+
+For every cell of n in {1500, 5000}, epsilon in {0.5, 1}, d in {3, 6}: simulate Dirichlet records,
+release them with ``privatize(..., statistic="dirichlet_logmean", threshold=1e-3)`` (simulation
+mode), and run, on the same release and in the same process, the baseline kernels
+(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g -- the code of main before this
+change) and the new default (``DEFAULT_SAMPLER``). Reported: smallest bulk ESS of alpha, wall
+seconds without and with compilation, effective draws per second and their ratio; the machine
+load (``uptime``) before and after. With ``--moments`` it also runs ``dirichlet.fit`` (NUTS on the
+censoring-aware moments) on the release and reports, per component, the distance of its
+posterior mean from the exact one in exact posterior sd and the ratio of the 90% interval
+widths. Not run in CI::
+
+    .venv/bin/python benchmarks/dpmcmc_speed.py --moments --write docs/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import arviz as az
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import noiseaware as na
+from noiseaware.dirichlet import _dpmcmc as M
+
+ALPHA = {3: np.array([2.0, 3.0, 4.0]), 6: np.array([1.5, 2.0, 3.0, 4.0, 5.0, 6.0])}
+
+
+def release(n: int, d: int, eps: float, seed: int) -> na.Release:
+    """A simulated ``dirichlet_logmean`` release of n Dirichlet(ALPHA[d]) records."""
+    x = np.random.default_rng(seed).dirichlet(ALPHA[d], size=n)
+    return na.privatize(
+        x, statistic="dirichlet_logmean", epsilon=eps, threshold=1e-3, rng=np.random.default_rng(seed + 1)
+    )
+
+
+def run_sampler(rel: na.Release, sampler: M._Sampler, chains: int, draws: int, warmup: int, seed: int) -> dict:
+    """Compile (timed), then sample (timed); min bulk ESS of alpha and the draws."""
+    prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
+    t0 = time.perf_counter()
+    M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler)  # compile + one block
+    t_first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    raw = M._run([prep], None, draws, warmup, seed + 1, False, sampler=sampler)
+    wall = time.perf_counter() - t0
+    iters = -(-(draws + warmup) // M.CHUNK) * M.CHUNK
+    compile_s = max(0.0, t_first - wall * M.CHUNK / iters)
+    alpha = raw["alpha"][0]
+    ess = float(az.ess(az.from_dict(posterior={"alpha": alpha}))["alpha"].min())
+    return {
+        "ess": ess,
+        "wall": wall,
+        "wall_compile": wall + compile_s,
+        "eff_per_s": ess / wall,
+        "eff_per_s_compile": ess / (wall + compile_s),
+        "alpha": alpha.reshape(-1, alpha.shape[-1]),
+        "joint_accept": float(raw["joint_accept_prob"].mean()),
+    }
+
+
+def moments_route(rel: na.Release, exact: np.ndarray, seed: int) -> dict:
+    """dirichlet.fit against the exact draws: |mean difference| / exact sd and interval-width ratio."""
+    t0 = time.perf_counter()
+    res = na.dirichlet.fit(rel, chains=4, draws=1000, warmup=1000, seed=seed, check_mixing=False)
+    wall = time.perf_counter() - t0
+    mom = np.asarray(res.posterior["alpha"]).reshape(-1, exact.shape[-1])
+    sd = exact.std(axis=0)
+    z = np.abs(mom.mean(axis=0) - exact.mean(axis=0)) / sd
+    w_exact = np.diff(np.quantile(exact, [0.05, 0.95], axis=0), axis=0)[0]
+    w_mom = np.diff(np.quantile(mom, [0.05, 0.95], axis=0), axis=0)[0]
+    ratio = w_mom / w_exact
+    return {
+        "max_z": float(z.max()),
+        "width_ratio_min": float(ratio.min()),
+        "width_ratio_max": float(ratio.max()),
+        "fit_wall": wall,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line; prints a JSON line per cell and a Markdown table."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, nargs="+", default=[1500, 5000])
+    p.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0])
+    p.add_argument("--d", type=int, nargs="+", default=[3, 6])
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--draws", type=int, default=1000)
+    p.add_argument("--warmup", type=int, default=500)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--moments", action="store_true", help="also compare dirichlet.fit with the exact posterior")
+    p.add_argument("--no-baseline", action="store_true", help="run only the new sampler")
+    p.add_argument("--write", type=Path, help="Markdown file whose 'dpmcmc_speed' section is (re)written")
+    args = p.parse_args(argv)
+    load0 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    rows = []
+    for n in args.n:
+        for eps in args.eps:
+            for d in args.d:
+                rel = release(n, d, eps, args.seed + 7 * n + d)
+                row: dict = {"n": n, "eps": eps, "d": d}
+                samplers = [("new", M.DEFAULT_SAMPLER)]
+                if not args.no_baseline:
+                    samplers.insert(0, ("base", M.BASELINE_SAMPLER))
+                for name, smp in samplers:
+                    r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed)
+                    row |= {f"{name}_{k}": v for k, v in r.items() if k != "alpha"}
+                    if name == "new":
+                        exact = r["alpha"]
+                if "base_ess" in row:
+                    row["ratio"] = row["new_eff_per_s"] / row["base_eff_per_s"]
+                    row["ratio_compile"] = row["new_eff_per_s_compile"] / row["base_eff_per_s_compile"]
+                if args.moments:
+                    row |= moments_route(rel, exact, args.seed)
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    load1 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    lines = [
+        "| n | eps | d | base ESS | base s (incl. compile) | base ESS/s | new ESS | new s (incl. compile) "
+        "| new ESS/s | ratio (incl. compile) |"
+        + (" moments: max abs(mean diff)/sd | 90% width ratio |" if args.moments else ""),
+        "|---" * (10 + 2 * args.moments) + "|",
+    ]
+    for r in rows:
+        base = (
+            f"{r['base_ess']:.0f} | {r['base_wall']:.1f} ({r['base_wall_compile']:.1f}) | {r['base_eff_per_s']:.1f}"
+            if "base_ess" in r
+            else "- | - | -"
+        )
+        ratio = f"{r['ratio']:.1f} ({r['ratio_compile']:.1f})" if "ratio" in r else "-"
+        line = (
+            f"| {r['n']} | {r['eps']:g} | {r['d']} | {base} | {r['new_ess']:.0f} | {r['new_wall']:.1f} "
+            f"({r['new_wall_compile']:.1f}) | {r['new_eff_per_s']:.1f} | {ratio} |"
+        )
+        if args.moments:
+            line += f" {r['max_z']:.2f} | {r['width_ratio_min']:.2f}-{r['width_ratio_max']:.2f} |"
+        lines.append(line)
+    table = "\n".join(lines)
+    print(f"load before: {load0}\nload after: {load1}\n\n{table}")
+    if args.write:
+        from _report import machine, write_section
+
+        cmd = " ".join([".venv/bin/python benchmarks/dpmcmc_speed.py", *(argv if argv is not None else sys.argv[1:])])
+        write_section(
+            args.write,
+            "dpmcmc_speed",
+            "\n".join(
+                [
+                    "## dpmcmc speed (issue 15 item 3)",
+                    "",
+                    f"Command: `{cmd}`. Machine: {machine()}.",
+                    "",
+                    f"Load: before `{load0}`; after `{load1}`.",
+                    "",
+                    table,
+                ]
+            ),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
