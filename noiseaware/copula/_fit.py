@@ -819,8 +819,7 @@ def _numpyro_fit(
     else:
         run = nuts_run(dense=False)
         z_hat, A = _diagonal_precondition(model, _start_point(model, higham_iter=50))
-    dense = A.ndim == 2
-    run = nuts_run(dense)
+    dense = A.ndim == 2  # the run chosen above has this preconditioner's shape
 
     # Chains start at independent draws from the Laplace approximation (dispersed at the posterior's
     # own scale, so that R-hat can still flag a chain that does not reach the bulk); their potential
