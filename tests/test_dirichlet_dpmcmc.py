@@ -440,7 +440,7 @@ def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float
 def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_rejects(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Where the surrogate move's exact correction accepts too rarely in warmup, the run restarts with the cube-root move.
+    """Where the surrogate move's correction accepts too rarely in warmup, the run restarts with the cube-root move.
 
     With an unreachable threshold the returned draws are the cube-root kernels' (the sampler attribute
     says so and the joint step statistics are theirs); with a threshold of 0 the surrogate run is kept.

@@ -563,14 +563,9 @@ def _after_chunk(bar: Any, done: int) -> None:
         bar.update(done - bar.n)
 
 
-#: NumPyro's mass-matrix adaptation on top of the Laplace preconditioner: diagonal (the default) or,
-#: when True, dense. Private: a switch for ``benchmarks/copula_mass.py`` (issue 15 item 1 measured
-#: dense adaptation: higher ESS per draw, lower ESS per second; docs/benchmarks.md, "copula_mass").
-_DENSE_ADAPT = False
-
-
 def _build_nuts(
-    programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float, groups: int = 1
+    programs: _Programs, dense: bool, chains: int, draws: int, warmup: int, target_accept: float, groups: int = 1,
+    dense_mass: bool = False,
 ) -> _NutsRun:
     """The NUTS run ``(key, u0, pe0, grad0, z_hat, A, data[, bar]) -> (L, stats)``, data as arguments.
 
@@ -616,7 +611,7 @@ def _build_nuts(
                 inverse_mass_matrix=None,
                 adapt_step_size=True,
                 adapt_mass_matrix=True,
-                dense_mass=_DENSE_ADAPT,
+                dense_mass=dense_mass,
                 target_accept_prob=target_accept,
                 num_steps=None,
                 trajectory_length=None,
@@ -753,6 +748,7 @@ def _numpyro_fit(
     progressbar: bool,
     target_accept: float,
     preconditioner: str = "auto",
+    mass_matrix: str = "diagonal",
 ) -> Any:
     import arviz as az
     import jax
@@ -768,9 +764,10 @@ def _numpyro_fit(
     def nuts_run(dense: bool) -> _NutsRun:
         # Compiled once per shape and settings (the key), z_hat, A and the counts are its arguments: a
         # second release of the same shape reuses it.
-        key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), groups, _DENSE_ADAPT)
+        dense_mass = mass_matrix == "dense"
+        key = ("nuts", programs.static, dense, chains, draws, warmup, float(target_accept), groups, dense_mass)
         run = _PROGRAMS.get(
-            key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), groups)
+            key, lambda: _build_nuts(programs, dense, chains, draws, warmup, float(target_accept), groups, dense_mass)
         )
         # the chunk program is a fit's longest compile: start it now, on the other core, while the
         # preconditioner is computed (a no-op once compiled)
@@ -864,6 +861,7 @@ def _numpyro_fit(
         coords={"row": cols, "col": cols},
     )
     idata.attrs["noiseaware_preconditioner"] = "dense" if dense else "diagonal"
+    idata.attrs["noiseaware_mass_matrix"] = mass_matrix
     return idata
 
 
@@ -1190,6 +1188,7 @@ def fit(
     prior: Any = None,
     cores: int | None = None,
     preconditioner: str = "auto",
+    mass_matrix: str = "diagonal",
 ) -> CopulaFit:
     r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
 
@@ -1244,6 +1243,13 @@ def fit(
           at ``n = 300``), else diagonal.
 
         The choice is recorded in ``idata.attrs["noiseaware_preconditioner"]``.
+    mass_matrix : {"diagonal", "dense"}
+        NumPyro only: the mass matrix NUTS adapts during warmup in the preconditioned coordinates
+        ``u`` (NumPyro's ``dense_mass``). ``"dense"`` corrects what the preconditioner left of the
+        posterior's correlations and gives more effective draws per draw, at a higher cost per
+        draw: at ``n = 5820``, ``p = 7`` (seeds 0-6, 4 x (1000 + 1000)) 0.80-0.97 effective draws
+        per draw against 0.48-0.76, but 6-16% fewer per second (``docs/benchmarks.md``,
+        "copula_mass"). Recorded in ``idata.attrs["noiseaware_mass_matrix"]``.
 
     Returns
     -------
@@ -1289,12 +1295,20 @@ def fit(
     )
     chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))
+    mass_matrix = v.choice(_OWNER, "mass_matrix", mass_matrix, ("diagonal", "dense"))
     p = int(release.metadata["p"])
     if backend == "numpyro":
         if cores is not None:
             raise NoiseawareValueError(f"{_OWNER}: cores applies to backend='pymc' only; got cores={cores!r}.")
-        idata = _numpyro_fit(release, pr, chains, draws, warmup, seed, progressbar, target_accept, preconditioner)
+        idata = _numpyro_fit(
+            release, pr, chains, draws, warmup, seed, progressbar, target_accept, preconditioner, mass_matrix
+        )
     else:
+        if mass_matrix != "diagonal":
+            raise NoiseawareValueError(
+                f"{_OWNER}: mass_matrix applies to backend='numpyro' only (PyMC adapts its own); "
+                f"got mass_matrix={mass_matrix!r}."
+            )
         if preconditioner != "auto":
             raise NoiseawareValueError(
                 f"{_OWNER}: preconditioner applies to backend='numpyro' only; got preconditioner={preconditioner!r}."

@@ -1,0 +1,123 @@
+"""ESS per draw and per second of ``copula.fit``: diagonal vs dense mass-matrix adaptation (issue 15 item 1).
+
+``copula.fit`` (NumPyro) samples in the coordinates of its Laplace preconditioner and lets NumPyro
+adapt a *diagonal* mass matrix on top. Issue 15 asks for "a mass matrix that gives at least Stan's
+ESS per draw". This script runs the NHANES-size case of ``speed_race.py`` (n = 5,820, p = 7, the
+same simulated release, 4 x (1000 + 1000)) for several seeds with the diagonal adaptation and
+with NumPyro's dense adaptation (``copula.fit(..., mass_matrix="dense")``), each
+setting in its own process, and reports per seed: min bulk ESS of the correlations, ESS per draw,
+mean leapfrog steps, and the wall time of the fit (the first seed of a process includes
+compilation and is left out of the means). Not run in CI::
+
+    .venv/bin/python benchmarks/copula_mass.py --seeds 7 --write docs/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def worker(dense: bool, seeds: int, release_path: str) -> None:
+    """Fit the release for seeds 0 .. seeds-1 in this process; a JSON line per fit."""
+    sys.path.insert(0, str(HERE))
+    import speed_race as sr
+
+    from noiseaware.copula import fit
+
+    rel = sr._load_release(release_path)
+    iu, ju = np.triu_indices(7, 1)
+    for s in range(seeds):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = fit(rel, chains=4, draws=1000, warmup=1000, seed=s, progressbar=False,
+                      mass_matrix="dense" if dense else "diagonal")
+        wall = time.perf_counter() - t0
+        r = np.asarray(res.idata["posterior"]["R"].values)[:, :, iu, ju]
+        ess, _ = sr.min_bulk_ess(r)
+        steps = float(np.asarray(res.idata["sample_stats"]["n_steps"]).mean())
+        print(json.dumps({"dense": dense, "seed": s, "wall": wall, "ess": ess, "leapfrog": steps}), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=7)
+    p.add_argument("--write", type=Path, help="Markdown file whose 'copula_mass' section is (re)written")
+    p.add_argument("--worker", choices=["diag", "dense"], help=argparse.SUPPRESS)
+    p.add_argument("--release", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        worker(args.worker == "dense", args.seeds, args.release)
+        return 0
+    sys.path.insert(0, str(HERE))
+    import jax  # noqa: F401 -- for the versions machine() reports
+    import numpyro  # noqa: F401
+    import speed_race as sr
+
+    load0 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    rows: dict[str, list[dict]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "release.json")
+        sr.make_release(5820, 7, 2026 + 5820 + 7, path)  # speed_race.py's release for this case
+        for kind in ("diag", "dense"):
+            out = subprocess.run(
+                [sys.executable, __file__, "--worker", kind, "--seeds", str(args.seeds), "--release", path],
+                capture_output=True, text=True, check=True,
+            ).stdout
+            rows[kind] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            for r in rows[kind]:
+                print(kind, r, flush=True)
+    load1 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    draws = 4000
+    lines = [
+        "| adaptation | ESS per draw, seeds 0.. | min-max | mean | mean leapfrog | mean wall s (seeds >= 1) "
+        "| mean ESS per s (seeds >= 1) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for kind, rs in rows.items():
+        epd = np.array([r["ess"] / draws for r in rs])
+        later = rs[1:]
+        wall = float(np.mean([r["wall"] for r in later]))
+        eps = float(np.mean([r["ess"] / r["wall"] for r in later]))
+        lines.append(
+            f"| {kind} | {', '.join(f'{x:.2f}' for x in epd)} | {epd.min():.2f}-{epd.max():.2f} | {epd.mean():.2f} "
+            f"| {np.mean([r['leapfrog'] for r in rs]):.1f} | {wall:.2f} | {eps:.0f} |"
+        )
+    table = "\n".join(lines)
+    print(f"load before: {load0}\nload after: {load1}\n\n{table}")
+    if args.write:
+        from _report import machine, write_section
+
+        cmd = " ".join([".venv/bin/python benchmarks/copula_mass.py", *(argv if argv is not None else sys.argv[1:])])
+        write_section(
+            args.write,
+            "copula_mass",
+            "\n".join(
+                [
+                    "## copula.fit: diagonal vs dense mass adaptation (issue 15 item 1)",
+                    "",
+                    f"Command: `{cmd}`. Machine: {machine()}. n = 5,820, p = 7 (speed_race.py's release), "
+                    "4 x (1000 + 1000), NumPyro; ESS = min bulk ESS over the 21 correlations.",
+                    "",
+                    f"Load: before `{load0}`; after `{load1}`.",
+                    "",
+                    table,
+                ]
+            ),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
