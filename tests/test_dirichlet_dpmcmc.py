@@ -449,11 +449,12 @@ def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_reje
 
     rel = tiny_release()
     monkeypatch.setattr(m, "SURROGATE_MIN_ACCEPT", 1.01)
-    fell = dpmcmc(rel, chains=2, draws=200, warmup=300, seed=5, check_mixing=False)
-    assert "started again" in fell.attrs["sampler"] and "cuberoot map" in fell.attrs["sampler"]
     prep = m._prepare(rel, None, 2, 5, 1, part=None, init=None, joint_move=None)
-    raw = m._run([prep], None, 200, 300, 5, False)
+    raw = m._run([prep], None, 100, 200, 5, False)
     assert raw["sampler"] == m.CUBEROOT_SAMPLER and raw["fallback_from"] == m.DEFAULT_SAMPLER
+    assert raw["alpha"].shape == (1, 2, 100, 2)
+    idata = m._idata(raw, 0, prep, rel, None, m.check_settings("t", chains=2, draws=100, warmup=200, seed=5))
+    assert "started again" in idata.attrs["sampler"] and "cuberoot map" in idata.attrs["sampler"]
     monkeypatch.setattr(m, "SURROGATE_MIN_ACCEPT", 0.0)
-    kept = dpmcmc(rel, chains=2, draws=200, warmup=300, seed=5, check_mixing=False)
+    kept = dpmcmc(rel, chains=2, draws=100, warmup=200, seed=5, check_mixing=False)
     assert "started again" not in kept.attrs["sampler"] and "O(d) surrogate" in kept.attrs["sampler"]
