@@ -459,3 +459,19 @@ def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_reje
     monkeypatch.setattr(m, "SURROGATE_MIN_ACCEPT", 0.0)
     kept = dpmcmc(rel, chains=2, draws=100, warmup=200, seed=5, check_mixing=False)
     assert "started again" not in kept.attrs["sampler"] and "O(d) surrogate" in kept.attrs["sampler"]
+
+
+def test_chains_spread_over_devices_give_the_same_draws_as_one_device() -> None:
+    """The chain groups run each chain on its own key: the draws of one device."""
+    import jax
+
+    import noiseaware.dirichlet._dpmcmc as m
+
+    if jax.local_device_count() < 2:
+        pytest.skip("one JAX device here: nothing to spread the chains over (NOISEAWARE_HOST_DEVICES)")
+    rel = tiny_release()
+    prep = m._prepare(rel, None, 4, 9, 1, part=None, init=None, joint_move=None)
+    one = m._run([prep], None, 100, 100, 9, False, devices=1)
+    spread = m._run([prep], None, 100, 100, 9, False)
+    np.testing.assert_allclose(spread["alpha"], one["alpha"], rtol=1e-9)
+    assert not np.allclose(one["alpha"][0, 0], one["alpha"][0, 1])  # the chains differ from each other
