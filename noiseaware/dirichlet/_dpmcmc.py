@@ -56,6 +56,7 @@ from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
+from ._power_map import power
 
 __all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit", "dpmcmc", "dpmcmc_batch"]
 
@@ -72,11 +73,12 @@ JOINT_STEPS = 10
 #: Corrected rounds of the surrogate joint move per iteration (the default) and random-walk steps
 #: on the O(d) surrogate per round (:func:`_joint_move_surrogate`).
 SURROGATE_ROUNDS = 1
-SURROGATE_STEPS = 40
+SURROGATE_STEPS = 120
 #: Below this mean acceptance of the surrogate move's exact correction over the second half of
-#: warmup, ``dpmcmc`` starts again with the cube-root joint move (``_run``). Measured: 0.68-0.96
-#: on the simulated grid of ``benchmarks/dpmcmc_speed.py``, 0.18-0.19 on BudgetUK (d = 6), where
-#: the surrogate move mixed 4-8 times worse than the full-sweep kernels of issue 15's start.
+#: warmup, ``dpmcmc`` starts again with the cube-root joint move (``_run``). Measured with the
+#: fitted power map and the censoring-aware expansion of the log-sum: 0.85-0.97 on the simulated
+#: grid of ``benchmarks/dpmcmc_speed.py``, 0.47-0.71 on BudgetUK (d = 6); before them 0.18-0.31 on
+#: BudgetUK, where the fallback then ran.
 SURROGATE_MIN_ACCEPT = 0.4
 #: Random-walk Metropolis steps of log alpha given the records per iteration (O(d) each).
 ALPHA_STEPS = 5
@@ -373,12 +375,14 @@ def _joint_move_cuberoot(
 
 
 def _power(alpha: Any) -> Any:
-    r"""Exponent :math:`p_j=\min(\max(\alpha_j, 0.03), 1)/3` of the power map :math:`u=g^{p}` of the surrogate move.
+    r"""Exponent :math:`p_j=p(\alpha_j)` of the power map :math:`u=g^{p}` of the surrogate move.
 
-    1/3 (Wilson-Hilferty) for shapes of at least 1; smaller below, where the law of
-    :math:`\log G` approaches a shifted exponential and a power nearer the logarithm fits better.
+    The exponent that makes the law of the standardized power least informative about
+    :math:`\log\alpha` (:mod:`noiseaware.dirichlet._power_map`: 0.165 at :math:`\alpha=1`, 0.23
+    at 2, about :math:`1/3-0.18/\alpha` for large shapes), so that holding the standardized
+    records fixed pins :math:`\alpha` least.
     """
-    return jnp.clip(alpha, 0.03, 1.0) / 3.0
+    return power(alpha)
 
 
 def _power_moments(alpha: Any, p: Any) -> tuple[Any, Any]:
@@ -426,9 +430,12 @@ def _surrogate_expansion(
     arithmetic on the arrays of one evaluation, no automatic differentiation over the ``b x d``
     records. The censored log-sum :math:`T_k=w\sum_i\max(\log x_{ik},\log a)`,
     :math:`\log x_i=y_i-\log\sum_ke^{y_{ik}}`, has
-    :math:`\partial T_k/\partial c_j=w\sum_i1[\log x_{ik}>\log a]\,y_{c,ij}(\delta_{kj}-x_{ij})`.
+    :math:`\partial T_k/\partial c_j=w\sum_i1[\log x_{ik}>\log a]\,y_{c,ij}(\delta_{kj}-x_{ij})`,
+    and :math:`\partial T_k/\partial\lambda_j` alike with :math:`y_\lambda` (censored elements,
+    :math:`\log x_{ik}\le\log a`, contribute nothing: what an expected log-sum that ignores
+    censoring gets wrong).
     ``jac_factor = 0`` leaves out the Jacobian terms as the test-only wrong move does.
-    Returns ``(gradient in (lambda, c) (2d,), d^2 D / dc_j^2 (d,), T (d,), dT/dc (d, d))``.
+    Returns ``(gradient in (lambda, c) (2d,), d^2 D / dc_j^2 (d,), T (d,), dT/d(lambda, c) (d, 2d))``.
     """
     b = zc.shape[0]
     a = jnp.exp(lam)
@@ -455,8 +462,11 @@ def _surrogate_expansion(
     grad = jnp.concatenate([jnp.sum(e_l, axis=0) + jax.vmap(jax.grad(scalar_part))(lam, p), jnp.sum(e_c, axis=0)])
     mask = (logx > log_a).astype(jnp.float64)
     t = w * jnp.sum(jnp.maximum(logx, log_a), axis=0)
-    jac_t = w * (jnp.diag(jnp.sum(mask * y_c, axis=0)) - mask.T @ (x * y_c))
-    return grad, jnp.sum(e_cc, axis=0), t, jac_t
+
+    def jac(y_v: Any) -> Any:  # dT_k / dv_j for a per-part coordinate v_j moving y_ij by y_v,ij
+        return w * (jnp.diag(jnp.sum(mask * y_v, axis=0)) - mask.T @ (x * y_v))
+
+    return grad, jnp.sum(e_cc, axis=0), t, jnp.concatenate([jac(y_l), jac(y_c)], axis=1)
 
 
 def _joint_move_surrogate(
@@ -469,9 +479,10 @@ def _joint_move_surrogate(
     :func:`_joint_move` (:math:`g_{ij}=G_ix_{ij}`, :math:`y=\log g`), and the records are
     written by their standardized powers :math:`z_{ij}=(g_{ij}^{p_j}-m_j(\alpha))/s_j(\alpha)`,
     with :math:`m_j, s_j` the mean and sd of :math:`G^{p_j}` (:func:`_power_moments`) and
-    :math:`p_j=\min(\alpha_{\text{ref},j},1)/3` (:func:`_power`: Wilson-Hilferty's cube root for
-    shapes of at least 1, a smaller power for small shapes, whose :math:`\log G` is far from
-    normal). Split :math:`z_{ij}=z^c_{ij}+c_j` into the records' mean :math:`c=\bar z` and the
+    :math:`p_j=p(\alpha_{\text{ref},j})` (:func:`_power`: the exponent whose standardized power
+    carries the least Fisher information about :math:`\log\alpha`, 0.165 at shape 1 and near
+    Wilson-Hilferty's 1/3 only for large shapes; :mod:`noiseaware.dirichlet._power_map`).
+    Split :math:`z_{ij}=z^c_{ij}+c_j` into the records' mean :math:`c=\bar z` and the
     centred :math:`z^c` (a linear change of variables with a constant Jacobian). The move holds
     :math:`z^c` fixed and updates :math:`\theta=(\lambda, c)`, :math:`\lambda=\log\alpha`: the
     records are then a function of :math:`\theta`, :math:`u_{ij}=m_j+s_j(z^c_{ij}+c_j)`,
@@ -491,7 +502,7 @@ def _joint_move_surrogate(
 
     .. math:: \tilde f(\theta)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j
               +\nabla D^\top\Delta+\tfrac12\textstyle\sum_j\partial^2_{c_j}D\,c_j^2
-              +\log\eta\bigl(s_{dp}\bigm|bw\,\mu(\alpha)+R_{\text{ref}}+J_cc\bigr),\qquad
+              +\log\eta\bigl(s_{dp}\bigm|\tilde T(\theta)\bigr),\qquad
               \mu_j(\alpha)=\psi(\alpha_j)-\psi(\textstyle\sum_k\alpha_k),
 
     with :math:`\Delta=\theta-\theta_{\text{ref}}`, :math:`\theta_{\text{ref}}=(\log\alpha_{\text{ref}}, 0)`:
@@ -500,9 +511,10 @@ def _joint_move_surrogate(
     forward to :math:`\text{Gamma}(\alpha'_j)`; its curvature there is left out, as it
     extrapolates badly along the weakly identified scale of :math:`\alpha` and made chains stick
     at epsilon = 0.5) and quadratic in :math:`c` (close to :math:`-b|c|^2/2`), the expected
-    log-sum (censoring ignored), the residual
-    :math:`R_{\text{ref}}=T(\theta_{\text{ref}})-bw\,\mu(\alpha_{\text{ref}})` and the Jacobian
-    :math:`J_c=\partial T/\partial c` there, all in closed form from one O(nd) pass
+    log-sum's curvature, and the censored log-sum to first order at the reference point: with
+    :math:`J=\partial T/\partial\theta` there (censored elements contribute nothing),
+    :math:`\tilde T(\theta)=T(\theta_{\text{ref}})+J\Delta+bw\{\mu(\alpha)-\mu(\alpha_{\text{ref}})
+    -\mu'(\alpha_{\text{ref}})\Delta_\lambda\}`, all in closed form from one O(nd) pass
     (:func:`_surrogate_expansion`). :math:`\alpha_{\text{ref}}` follows the chain during warmup and
     is fixed after. ``surrogate_steps`` random-walk Metropolis steps on :math:`\tilde f` (proposal
     :math:`h\,L\varepsilon`, :math:`L` from the warmup draws of :math:`\theta`, :func:`_adapt_walk`)
@@ -571,12 +583,15 @@ def _joint_move_surrogate(
         slope, curv, t_ref, jac_t = _surrogate_expansion(theta_ref[:d], zc, p, w, log_a, jac_factor)
         fine = jnp.all(jnp.isfinite(slope)) & jnp.all(jnp.isfinite(curv)) & jnp.all(jnp.isfinite(jac_t))
         slope, curv, jac_t = (jnp.where(fine, x, 0.0) for x in (slope, curv, jac_t))
-        residual = t_ref - mean_total(theta_ref[:d])
+        # T's expansion: exact first order at the reference (censoring included), plus the curvature of the
+        # expected log-sum in log alpha (its remainder past first order)
+        mt_ref = mean_total(theta_ref[:d])
+        dmt_ref = jax.jacfwd(mean_total)(theta_ref[:d])
 
         def surrogate(theta: Any) -> Any:
             lam, dt = theta[:d], theta - theta_ref
             f = (log_prior(jnp.exp(lam)) + jnp.sum(lam) + jnp.dot(slope, dt) + 0.5 * jnp.sum(curv * dt[d:] ** 2)
-                 + log_eta(mean_total(lam) + residual + jac_t @ theta[d:]))
+                 + log_eta(t_ref + jac_t @ dt + mean_total(lam) - mt_ref - dmt_ref @ dt[:d]))
             return jnp.where(jnp.isnan(f), -jnp.inf, f)
 
         def one_round(carry: Any, k: Any) -> Any:
@@ -1223,18 +1238,21 @@ def dpmcmc(
     :math:`\alpha_j\ge1`: the map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward to
     :math:`\text{Gamma}(\alpha'_j)`), and :math:`\log\alpha`, together with a common shift
     :math:`c` of all standardized records, moves by a *surrogate transition* (Liu 2001, §9.4.3):
-    ``SURROGATE_STEPS = 40`` random-walk steps on an O(d) approximation of the target (the
-    expected log-sum :math:`n\{\psi(\alpha_j)-\psi(\sum_k\alpha_k)\}` plus the records'
-    residual, its derivative in :math:`c` and a second-order expansion of the Gamma densities, at
-    a reference point fixed after warmup), then one Metropolis-Hastings correction with the
+    ``SURROGATE_STEPS = 120`` random-walk steps on an O(d) approximation of the target (the
+    censored log-sum to first order in :math:`(\log\alpha, c)` plus the curvature of the expected
+    log-sum :math:`n\{\psi(\alpha_j)-\psi(\sum_k\alpha_k)\}`, and a second-order expansion of
+    the Gamma densities, at a reference point fixed after warmup), then one Metropolis-Hastings correction with the
     exact O(nd) density (prior, Gamma densities, Jacobian, Laplace density of the new censored
     log-sum), which keeps eq. (2) exact whatever the approximation's error. The shift lets the
     records' sampling noise in the log-sum change within one move. Where the approximation is
     poor (the correction accepts less than ``SURROGATE_MIN_ACCEPT = 0.4`` on average over the
     second half of warmup, for any release of a :func:`dpmcmc_batch` call) the run starts again
     with ten exact random-walk joint moves per iteration on the cube-root map; ``attrs["sampler"]``
-    says which kernels made the draws. Measured: 0.68-0.96 on simulated releases with shapes of
-    1.5-6, 0.18-0.31 on BudgetUK (``docs/dirichlet.md``).
+    says which kernels made the draws. Measured: 0.85-0.97 on simulated releases with shapes of
+    1.5-6, 0.47-0.71 on BudgetUK (``docs/dirichlet.md``). The power :math:`p_j` of the map is the
+    one whose standardized law changes least with :math:`\alpha_j` (:func:`_power`): with the
+    cube root, ``n`` fixed standardized records pinned :math:`\alpha` more tightly than its
+    posterior at small shapes and large ``n``, and the move barely moved.
     Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), each
     iteration ran ten exact random-walk steps at O(nd) each and swept every record; the
     measured gains are in ``docs/benchmarks.md``, "dpmcmc speed".
