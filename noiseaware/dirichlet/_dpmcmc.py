@@ -1234,10 +1234,11 @@ def dpmcmc(
     each iteration ends with a move of :math:`\alpha` and *all* records together: each record,
     written as :math:`x_{ij}=g_{ij}/\sum_k g_{ik}` with :math:`g_{ij}\sim\text{Gamma}(\alpha_j)`
     (the totals drawn afresh as auxiliary variables), is carried along by the affine map of a
-    power :math:`g_{ij}^{p_j}` that matches its mean and sd (Wilson-Hilferty's cube root for
-    :math:`\alpha_j\ge1`: the map nearly pushes :math:`\text{Gamma}(\alpha_j)` forward to
-    :math:`\text{Gamma}(\alpha'_j)`), and :math:`\log\alpha`, together with a common shift
-    :math:`c` of all standardized records, moves by a *surrogate transition* (Liu 2001, §9.4.3):
+    power :math:`g_{ij}^{p_j}` that matches its mean and sd (the exponent whose standardized law
+    changes least with :math:`\alpha_j`, so that the map nearly pushes
+    :math:`\text{Gamma}(\alpha_j)` forward to :math:`\text{Gamma}(\alpha'_j)`), and
+    :math:`\log\alpha`, together with a common shift :math:`c` of all standardized records, moves
+    by a *surrogate transition* (Liu 2001, §9.4.3):
     ``SURROGATE_STEPS = 120`` random-walk steps on an O(d) approximation of the target (the
     censored log-sum to first order in :math:`(\log\alpha, c)` plus the curvature of the expected
     log-sum :math:`n\{\psi(\alpha_j)-\psi(\sum_k\alpha_k)\}`, and a second-order expansion of
