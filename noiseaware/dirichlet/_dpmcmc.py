@@ -76,8 +76,8 @@ SURROGATE_ROUNDS = 1
 SURROGATE_STEPS = 120
 #: Below this mean acceptance of the surrogate move's exact correction over the second half of
 #: warmup, ``dpmcmc`` starts again with the cube-root joint move (``_run``). Measured with the
-#: fitted power map and the censoring-aware expansion of the log-sum: 0.85-0.97 on the simulated
-#: grid of ``benchmarks/dpmcmc_speed.py``, 0.47-0.71 on BudgetUK (d = 6); before them 0.18-0.31 on
+#: fitted power map and the censoring-aware expansion of the log-sum: 0.82-0.97 on the simulated
+#: grid of ``benchmarks/dpmcmc_speed.py``, 0.57-0.69 on BudgetUK (d = 6); before them 0.18-0.31 on
 #: BudgetUK, where the fallback then ran.
 SURROGATE_MIN_ACCEPT = 0.4
 #: Random-walk Metropolis steps of log alpha given the records per iteration (O(d) each).
@@ -1249,8 +1249,8 @@ def dpmcmc(
     poor (the correction accepts less than ``SURROGATE_MIN_ACCEPT = 0.4`` on average over the
     second half of warmup, for any release of a :func:`dpmcmc_batch` call) the run starts again
     with ten exact random-walk joint moves per iteration on the cube-root map; ``attrs["sampler"]``
-    says which kernels made the draws. Measured: 0.85-0.97 on simulated releases with shapes of
-    1.5-6, 0.47-0.71 on BudgetUK (``docs/dirichlet.md``). The power :math:`p_j` of the map is the
+    says which kernels made the draws. Measured: 0.82-0.97 on simulated releases with shapes of
+    1.5-6, 0.57-0.69 on BudgetUK (``docs/dirichlet.md``). The power :math:`p_j` of the map is the
     one whose standardized law changes least with :math:`\alpha_j` (:func:`_power`): with the
     cube root, ``n`` fixed standardized records pinned :math:`\alpha` more tightly than its
     posterior at small shapes and large ``n``, and the move barely moved.
