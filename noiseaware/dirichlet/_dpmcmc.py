@@ -56,7 +56,7 @@ from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
-from ._power_map import power
+from ._power_map import power, power_moments
 
 __all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit", "dpmcmc", "dpmcmc_batch"]
 
@@ -375,25 +375,22 @@ def _joint_move_cuberoot(
 
 
 def _power(alpha: Any) -> Any:
-    r"""Exponent :math:`p_j=p(\alpha_j)` of the power map :math:`u=g^{p}` of the surrogate move.
+    r"""Exponent :math:`p_j=p(\alpha_j)` of the surrogate move's power map :math:`u=g^{p}` (JAX front end).
 
-    The exponent that makes the law of the standardized power least informative about
-    :math:`\log\alpha` (:mod:`noiseaware.dirichlet._power_map`: 0.165 at :math:`\alpha=1`, 0.23
-    at 2, about :math:`1/3-0.18/\alpha` for large shapes), so that holding the standardized
-    records fixed pins :math:`\alpha` least.
+    The exponent whose standardized power is least informative about :math:`\log\alpha`
+    (:func:`noiseaware.dirichlet._power_map.power`: 0.165 at :math:`\alpha=1`, 0.23 at 2, about
+    :math:`1/3-0.18/\alpha` for large shapes), so that holding the standardized records fixed pins
+    :math:`\alpha` least.
     """
-    return power(alpha)
+    return power(alpha, _JB)
 
 
 def _power_moments(alpha: Any, p: Any) -> tuple[Any, Any]:
-    r"""Mean and sd of :math:`G^{p}`, :math:`G\sim\text{Gamma}(\alpha)`.
+    r"""Mean and sd of :math:`G^{p}`, :math:`G\sim\text{Gamma}(\alpha)` (JAX front end).
 
-    :math:`m=\Gamma(\alpha+p)/\Gamma(\alpha)`, :math:`s=\{\Gamma(\alpha+2p)/\Gamma(\alpha)-m^2\}^{1/2}`.
+    See :func:`noiseaware.dirichlet._power_map.power_moments`.
     """
-    g0 = gammaln(alpha)
-    m = jnp.exp(gammaln(alpha + p) - g0)
-    var = jnp.exp(gammaln(alpha + 2.0 * p) - g0) - m * m
-    return m, jnp.sqrt(jnp.maximum(var, 1e-300))
+    return power_moments(alpha, p, _JB)
 
 
 def _from_powers(u: Any, p: Any) -> tuple[Any, Any, Any, Any]:

@@ -40,6 +40,10 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from .._core._backend import Backend, get_backend
+
+_NP = get_backend("numpy")
+
 _TABLE_TEXT = """
 0.02 0.00040632
 0.0271871 0.000753276
@@ -72,12 +76,23 @@ _TABLE_TEXT = """
 _NODES = 20_001
 
 
+def power_moments(alpha: Any, p: Any, backend: Backend = _NP) -> tuple[Any, Any]:
+    r"""Mean and sd of :math:`G^{p}`, :math:`G\sim\text{Gamma}(\alpha)`, on any backend.
+
+    :math:`m=\Gamma(\alpha+p)/\Gamma(\alpha)`, :math:`s=\{\Gamma(\alpha+2p)/\Gamma(\alpha)-m^2\}^{1/2}`
+    (``dpmcmc``'s joint move calls it with the JAX backend).
+    """
+    xp = backend.xp
+    g0 = backend.gammaln(alpha)
+    m = xp.exp(backend.gammaln(alpha + p) - g0)
+    var = xp.exp(backend.gammaln(alpha + 2.0 * p) - g0) - m * m
+    return m, xp.sqrt(xp.maximum(var, 1e-300))
+
+
 def _moments(alpha: float, p: float) -> tuple[float, float, float, float]:
     """m, s of G^p (G ~ Gamma(alpha)) and their derivatives in alpha."""
-    g0 = special.gammaln(alpha)
-    m = math.exp(special.gammaln(alpha + p) - g0)
-    e2 = math.exp(special.gammaln(alpha + 2 * p) - g0)
-    s = math.sqrt(max(e2 - m * m, 1e-300))
+    m, s = (float(x) for x in power_moments(alpha, p))
+    e2 = s * s + m * m
     dm = m * (special.digamma(alpha + p) - special.digamma(alpha))
     de2 = e2 * (special.digamma(alpha + 2 * p) - special.digamma(alpha))
     return m, s, dm, (de2 - 2 * m * dm) / (2 * s)
@@ -132,29 +147,17 @@ def table_shapes() -> np.ndarray:
     return np.exp(np.linspace(math.log(0.02), math.log(200.0), 31))[:26]
 
 
-def power_numpy(alpha: Any) -> np.ndarray:
-    """:func:`power` in NumPy (for tests and scripts)."""
-    a = np.asarray(alpha, dtype=np.float64)
-    ka = np.array([k[0] for k in POWER_TABLE])
-    kp = np.array([k[1] for k in POWER_TABLE])
-    inside = np.exp(np.interp(np.log(a), np.log(ka), np.log(kp)))
-    tail = 1.0 / 3.0 - _TAIL_C / a
-    return np.where(a > ka[-1], tail, inside)
-
-
-def power(alpha: Any) -> Any:
-    r"""The exponent :math:`p(\alpha)` of the power map (JAX): :data:`POWER_TABLE` interpolated in log-log.
+def power(alpha: Any, backend: Backend = _NP) -> Any:
+    r"""The exponent :math:`p(\alpha)` of the power map: :data:`POWER_TABLE` interpolated in log-log.
 
     Above the last knot :math:`1/3-C/\alpha` (the asymptote of :func:`optimal_power`, with
-    :math:`C` matching the last knot); below the first knot, the first knot's exponent.
+    :math:`C` matching the last knot); below the first knot, the first knot's exponent. On any
+    backend with ``interp`` (NumPy, JAX; ``dpmcmc`` calls it with JAX).
     """
-    import jax.numpy as jnp
-
-    ka = jnp.asarray(np.log([k[0] for k in POWER_TABLE]))
-    kp = jnp.asarray(np.log([k[1] for k in POWER_TABLE]))
-    a = jnp.asarray(alpha, dtype=jnp.float64)
-    inside = jnp.exp(jnp.interp(jnp.log(a), ka, kp))
-    return jnp.where(a > POWER_TABLE[-1][0], 1.0 / 3.0 - _TAIL_C / a, inside)
+    xp = backend.xp
+    a = backend.asarray(alpha)
+    inside = xp.exp(xp.interp(xp.log(a), _LOG_KNOTS[0], _LOG_KNOTS[1]))
+    return backend.where(a > POWER_TABLE[-1][0], 1.0 / 3.0 - _TAIL_C / a, inside)
 
 
 def _parse(text: str) -> tuple[tuple[float, float], ...]:
@@ -172,6 +175,7 @@ def _tail_c(table: tuple[tuple[float, float], ...]) -> float:
 #: :math:`1/3-C/\alpha` with :math:`C` continuous there; below the first, the first knot's p.
 POWER_TABLE: tuple[tuple[float, float], ...] = _parse(_TABLE_TEXT)
 _TAIL_C = _tail_c(POWER_TABLE)
+_LOG_KNOTS = np.log(np.asarray(POWER_TABLE)).T  # (log alpha, log p) of the knots
 
 
 def _main() -> None:
