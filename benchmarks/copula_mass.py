@@ -7,7 +7,8 @@ same simulated release, 4 x (1000 + 1000)) for several seeds with the diagonal a
 with NumPyro's dense adaptation (``copula.fit(..., mass_matrix="dense")``), each
 setting in its own process, and reports per seed: min bulk ESS of the correlations, ESS per draw,
 mean leapfrog steps, and the wall time of the fit (the first seed of a process includes
-compilation and is left out of the means). Not run in CI::
+compilation and is left out of the means). ``--target-accept`` sets NUTS's step-size target of
+every fit (default 0.8, ``copula.fit``'s). Not run in CI::
 
     .venv/bin/python benchmarks/copula_mass.py --seeds 7 --write docs/benchmarks.md
 """
@@ -28,7 +29,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 
 
-def worker(dense: bool, seeds: int, release_path: str) -> None:
+def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.8) -> None:
     """Fit the release for seeds 0 .. seeds-1 in this process; a JSON line per fit."""
     sys.path.insert(0, str(HERE))
     import speed_race as sr
@@ -42,7 +43,7 @@ def worker(dense: bool, seeds: int, release_path: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = fit(rel, chains=4, draws=1000, warmup=1000, seed=s, progressbar=False,
-                      mass_matrix="dense" if dense else "diagonal")
+                      mass_matrix="dense" if dense else "diagonal", target_accept=target_accept)
         wall = time.perf_counter() - t0
         r = np.asarray(res.idata["posterior"]["R"].values)[:, :, iu, ju]
         ess, _ = sr.min_bulk_ess(r)
@@ -54,11 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=7)
     p.add_argument("--write", type=Path, help="Markdown file whose 'copula_mass' section is (re)written")
+    p.add_argument("--target-accept", type=float, default=0.8,
+                   help="NUTS step-size target of every fit (copula.fit's default 0.8)")
     p.add_argument("--worker", choices=["diag", "dense"], help=argparse.SUPPRESS)
     p.add_argument("--release", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        worker(args.worker == "dense", args.seeds, args.release)
+        worker(args.worker == "dense", args.seeds, args.release, args.target_accept)
         return 0
     sys.path.insert(0, str(HERE))
     import jax  # noqa: F401 -- for the versions machine() reports
@@ -73,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         sr.make_release(5820, 7, 2026 + 5820 + 7, path)  # speed_race.py's release for this case
         for kind in ("diag", "dense"):
             out = subprocess.run(
-                [sys.executable, __file__, "--worker", kind, "--seeds", str(args.seeds), "--release", path],
+                [sys.executable, __file__, "--worker", kind, "--seeds", str(args.seeds), "--release", path,
+                 "--target-accept", str(args.target_accept)],
                 capture_output=True, text=True, check=True,
             ).stdout
             rows[kind] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
