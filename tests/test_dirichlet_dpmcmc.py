@@ -439,6 +439,31 @@ def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float
         assert not np.allclose(wrong, np.diag(h_cc), rtol=1e-3)
 
 
+def test_surrogate_reference_is_fixed_at_the_warmup_geometric_mean_of_alpha() -> None:
+    """At the end of warmup the surrogate's reference point is set to exp(mean log alpha) over warmup's second half.
+
+    It is then fixed (the kept draws see one kernel); the moving average it followed before would
+    fail the first comparison.
+    """
+    import noiseaware.dirichlet._dpmcmc as m
+
+    prep = m._prepare(tiny_release(), None, 2, 5, 1, part=None, init=None, joint_move=None)
+    static = m._Static(prep.b, 2, 2, 1, True, True, m.DEFAULT_SAMPLER, True, m.chain_groups(2))
+    init, advance = m._program(static, None)
+    data = m._Data(*(jnp.asarray(np.asarray(getattr(prep.data, f))[None], dtype=jnp.float64) for f in m._Data._fields))
+    state = init(random.split(random.key(0), 2).reshape(1, 2), jnp.asarray(prep.inits[None]), data)
+    warmup, target = jnp.asarray(2 * m.CHUNK, jnp.int32), jnp.asarray(m.RWM_TARGET_ACCEPT)
+    draws, refs = [], []
+    for _ in range(3):
+        state, res = advance(state, data, warmup, target)
+        draws.append(np.asarray(res[0]))
+        refs.append(np.asarray(state.alpha_ref))
+    alpha = np.concatenate(draws, axis=2)  # (release, chain, iteration, d)
+    expected = np.exp(np.log(alpha[:, :, m.CHUNK : 2 * m.CHUNK]).mean(axis=2))
+    np.testing.assert_allclose(refs[1], expected, rtol=1e-12)
+    np.testing.assert_array_equal(refs[2], refs[1])
+
+
 def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_rejects(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

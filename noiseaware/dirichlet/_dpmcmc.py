@@ -512,8 +512,12 @@ def _joint_move_surrogate(
     :math:`J=\partial T/\partial\theta` there (censored elements contribute nothing),
     :math:`\tilde T(\theta)=T(\theta_{\text{ref}})+J\Delta+bw\{\mu(\alpha)-\mu(\alpha_{\text{ref}})
     -\mu'(\alpha_{\text{ref}})\Delta_\lambda\}`, all in closed form from one O(nd) pass
-    (:func:`_surrogate_expansion`). :math:`\alpha_{\text{ref}}` follows the chain during warmup and
-    is fixed after. ``surrogate_steps`` random-walk Metropolis steps on :math:`\tilde f` (proposal
+    (:func:`_surrogate_expansion`). :math:`\alpha_{\text{ref}}` follows the chain during warmup (a
+    geometric moving average) and is then fixed at the geometric mean of :math:`\alpha` over the second
+    half of warmup: the expansion's error grows with the distance from the reference point, and a
+    reference at the posterior's centre keeps it small wherever the chain goes (a moving average's last
+    value can lie far out where the scale of :math:`\alpha` is weakly identified).
+    ``surrogate_steps`` random-walk Metropolis steps on :math:`\tilde f` (proposal
     :math:`h\,L\varepsilon`, :math:`L` from the warmup draws of :math:`\theta`, :func:`_adapt_walk`)
     carry :math:`\theta` to :math:`\theta^*`, which is accepted with probability
 
@@ -744,8 +748,10 @@ class _Chain(NamedTuple):
     adapt: StepAdaptation  # (2,) log step sizes (alpha | records, joint move) and their dual averaging
     i: Any
     key: Any
-    alpha_ref: Any  # (d,) reference point of the surrogate joint move: tracks alpha in warmup, then fixed
+    alpha_ref: Any  # (d,) reference point of the surrogate joint move: tracks alpha in warmup, then fixed at
+    #                 the geometric mean of alpha over the second half of warmup
     walk: _WalkAdaptation  # proposal of the surrogate joint move's random walk, from warmup draws
+    log_alpha_sum: Any  # (d,) sum of log alpha over the second half of warmup (the fixed reference is its mean)
 
 
 class _Static(NamedTuple):
@@ -805,7 +811,8 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         kw = 2 * d if surrogate else d
         chol0 = jax.scipy.linalg.block_diag(data.chol_joint_cond, jnp.eye(kw - d) / math.sqrt(b))
         walk = _WalkAdaptation(jnp.zeros((), jnp.float64), jnp.zeros((kw,)), jnp.zeros((kw, kw)), chol0)
-        return _Chain(alpha0, logx, init_adaptation((2,)), jnp.zeros((), jnp.int32), k_run, alpha0, walk)
+        return _Chain(alpha0, logx, init_adaptation((2,)), jnp.zeros((), jnp.int32), k_run, alpha0, walk,
+                      jnp.zeros((d,), jnp.float64))
 
     def iterate(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
         statistic, laplace, latent = pieces(data)
@@ -854,11 +861,14 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         a0 = adapt_step(a0, state.i, p_alpha[None], target, warmup)
         a1 = adapt_step(a1, i1, p_step[None], target, warm1)
         adapt = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), a0, a1)
-        # the surrogate's reference point follows alpha (geometric moving average) during warmup only
+        # the surrogate's reference point follows alpha (geometric moving average) during warmup; at its end it is
+        # set to the geometric mean of alpha over warmup's second half and stays there
+        log_sum = state.log_alpha_sum + jnp.where((state.i >= w_end) & (state.i < warmup), jnp.log(alpha), 0.0)
         ref = jnp.where(
             state.i < warmup, jnp.exp(0.9 * jnp.log(state.alpha_ref) + 0.1 * jnp.log(alpha)), state.alpha_ref
         )
-        new = _Chain(alpha, logx, adapt, state.i + 1, key, ref, walk)
+        ref = jnp.where(state.i == warmup - 1, jnp.exp(log_sum / jnp.maximum(warmup - w_end, 1)), ref)
+        new = _Chain(alpha, logx, adapt, state.i + 1, key, ref, walk, log_sum)
         return new, (alpha, accept, p_alpha, p_joint, jnp.exp(adapt.log_step[1]))
 
     def advance_chain(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
