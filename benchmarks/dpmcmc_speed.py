@@ -58,15 +58,20 @@ def release(n: int, d: int, eps: float, seed: int) -> na.Release:
 
 
 def run_sampler(
-    rel: na.Release, sampler: M._Sampler, chains: int, draws: int, warmup: int, seed: int, devices: int | None = None
+    rel: na.Release, sampler: M._Sampler, chains: int, draws: int, warmup: int, seed: int, devices: int | None = None,
+    fallback: M._Sampler | None = M.CUBEROOT_SAMPLER,
 ) -> dict:
-    """Compile (timed), then sample (timed); min bulk ESS of alpha and the draws (chains on ``devices``)."""
+    """Compile (timed), then sample (timed); min bulk ESS of alpha and the draws (chains on ``devices``).
+
+    ``fallback`` as in ``_run`` (``dpmcmc``'s default; ``None`` keeps ``sampler``'s draws whatever its
+    acceptance).
+    """
     prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
     t0 = time.perf_counter()
     M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler, devices=devices)  # compile + one block
     t_first = time.perf_counter() - t0
     t0 = time.perf_counter()
-    raw = M._run([prep], None, draws, warmup, seed + 1, False, sampler=sampler, devices=devices)
+    raw = M._run([prep], None, draws, warmup, seed + 1, False, sampler=sampler, devices=devices, fallback=fallback)
     wall = time.perf_counter() - t0
     iters = -(-(draws + warmup) // M.CHUNK) * M.CHUNK
     compile_s = max(0.0, t_first - wall * M.CHUNK / iters)

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-import arviz as az
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpmcmc_speed import budget_uk_cells, release
+from dpmcmc_speed import budget_uk_cells, release, run_sampler
 
 from noiseaware.dirichlet import _dpmcmc as M
 
@@ -55,15 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         rels = [release(args.n, args.d, args.eps, s) for s in range(args.releases)]
         print(f"n = {args.n}, d = {args.d}, epsilon = {args.eps}, releases 0..{args.releases - 1}")
     for spec in args.variants:
-        smp = sampler(spec)
-        ess, wall = [], []
-        for s, rel in enumerate(rels):
-            prep = M._prepare(rel, None, 4, s, 1, part=None, init=None, joint_move=None)
-            M._run([prep], None, M.CHUNK, 0, s, False, sampler=smp, fallback=None)  # compile
-            t0 = time.perf_counter()
-            raw = M._run([prep], None, 1000, 500, s + 1, False, sampler=smp, fallback=None)
-            wall.append(time.perf_counter() - t0)
-            ess.append(float(az.ess(az.from_dict(posterior={"alpha": raw["alpha"][0]}))["alpha"].min()))
+        runs = [run_sampler(rel, sampler(spec), 4, 1000, 500, s, fallback=None) for s, rel in enumerate(rels)]
+        ess, wall = [r["ess"] for r in runs], [r["wall"] for r in runs]
         print(f"{spec or 'default'}: ESS {[round(e) for e in ess]}, mean {np.mean(ess):.0f}; "
               f"mean wall {np.mean(wall):.2f} s; ESS/s {np.mean(ess) / np.mean(wall):.0f}", flush=True)
     return 0
