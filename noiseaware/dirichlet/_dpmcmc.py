@@ -1249,7 +1249,8 @@ def dpmcmc(
     ``SURROGATE_STEPS = 120`` random-walk steps on an O(d) approximation of the target (the
     censored log-sum to first order in :math:`(\log\alpha, c)` plus the curvature of the expected
     log-sum :math:`n\{\psi(\alpha_j)-\psi(\sum_k\alpha_k)\}`, and a second-order expansion of
-    the Gamma densities, at a reference point fixed after warmup), then one Metropolis-Hastings correction with the
+    the Gamma densities, at a reference point fixed after warmup at the geometric mean of
+    :math:`\alpha` over warmup's second half), then one Metropolis-Hastings correction with the
     exact O(nd) density (prior, Gamma densities, Jacobian, Laplace density of the new censored
     log-sum), which keeps eq. (2) exact whatever the approximation's error. The shift lets the
     records' sampling noise in the log-sum change within one move. Where the approximation is
@@ -1257,10 +1258,9 @@ def dpmcmc(
     second half of warmup, for any release of a :func:`dpmcmc_batch` call) the run starts again
     with ten exact random-walk joint moves per iteration on the cube-root map; ``attrs["sampler"]``
     says which kernels made the draws. Measured: 0.82-0.97 on simulated releases with shapes of
-    1.5-6, 0.57-0.69 on BudgetUK (``docs/dirichlet.md``). The power :math:`p_j` of the map is the
-    one whose standardized law changes least with :math:`\alpha_j` (:func:`_power`): with the
-    cube root, ``n`` fixed standardized records pinned :math:`\alpha` more tightly than its
-    posterior at small shapes and large ``n``, and the move barely moved.
+    1.5-6, 0.57-0.69 on BudgetUK (``docs/dirichlet.md``). (With Wilson-Hilferty's cube root as the
+    power, ``n`` fixed standardized records pinned :math:`\alpha` more tightly than its posterior at
+    small shapes and large ``n``, and the move barely moved: :func:`_power`.)
     Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), each
     iteration ran ten exact random-walk steps at O(nd) each and swept every record; the
     measured gains are in ``docs/benchmarks.md``, "dpmcmc speed".
