@@ -448,9 +448,7 @@ def test_surrogate_reference_is_fixed_at_the_warmup_geometric_mean_of_alpha() ->
     import noiseaware.dirichlet._dpmcmc as m
 
     prep = m._prepare(tiny_release(), None, 2, 5, 1, part=None, init=None, joint_move=None)
-    static = m._Static(prep.b, 2, 2, 1, True, True, m.DEFAULT_SAMPLER, True, m.chain_groups(2))
-    init, advance = m._program(static, None)
-    data = m._Data(*(jnp.asarray(np.asarray(getattr(prep.data, f))[None], dtype=jnp.float64) for f in m._Data._fields))
+    init, advance, data = m._stage([prep], None, m.DEFAULT_SAMPLER)
     state = init(random.split(random.key(0), 2).reshape(1, 2), jnp.asarray(prep.inits[None]), data)
     warmup, target = jnp.asarray(2 * m.CHUNK, jnp.int32), jnp.asarray(m.RWM_TARGET_ACCEPT)
     draws, refs = [], []

@@ -949,6 +949,25 @@ def _prepare(
     return _Prepared(data, inits, p, b, w, use_joint)
 
 
+def _stage(
+    preps: list[_Prepared], prior: Any, sampler: _Sampler, alpha_given_records: bool = True,
+    devices: int | None = None, move_factory: Callable[..., Any] | None = None,
+) -> tuple[Any, Any, _Data]:
+    """The compiled ``(init, advance)`` for prepared releases of one shape, and their data stacked over releases.
+
+    ``devices`` caps the chain groups (default: one per local device that divides the chains).
+    """
+    first = preps[0]
+    chains, d = first.inits.shape
+    exact = first.b == first.part.n
+    groups = chain_groups(chains) if devices is None else math.gcd(chain_groups(chains), max(1, devices))
+    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records, sampler, exact, groups)
+    init, advance = _program(static, prior, move_factory)
+    data = _Data(*(jnp.asarray(np.stack([np.asarray(getattr(p.data, f)) for p in preps]), dtype=jnp.float64)
+                   for f in _Data._fields))
+    return init, advance, data
+
+
 def _run(
     preps: list[_Prepared],
     prior: Any,
@@ -974,13 +993,8 @@ def _run(
     cube-root joint move). The returned ``"sampler"`` is the kernel mix whose draws are returned.
     """
     first = preps[0]
-    chains, d = first.inits.shape
-    exact = first.b == first.part.n
-    groups = chain_groups(chains) if devices is None else math.gcd(chain_groups(chains), max(1, devices))
-    static = _Static(first.b, d, chains, len(preps), first.joint, alpha_given_records, sampler, exact, groups)
-    init, advance = _program(static, prior, move_factory)
-    data = _Data(*(jnp.asarray(np.stack([np.asarray(getattr(p.data, f)) for p in preps]), dtype=jnp.float64)
-                   for f in _Data._fields))
+    chains = first.inits.shape[0]
+    init, advance, data = _stage(preps, prior, sampler, alpha_given_records, devices, move_factory)
     keys = random.split(random.key(seed), len(preps) * chains).reshape(len(preps), chains)
     state = init(keys, jnp.asarray(np.stack([p.inits for p in preps]), dtype=jnp.float64), data)
     total = warmup + draws
