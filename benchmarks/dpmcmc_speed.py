@@ -3,8 +3,10 @@
 For every cell of n in {1500, 5000}, epsilon in {0.5, 1}, d in {3, 6}: simulate Dirichlet records,
 release them with ``privatize(..., statistic="dirichlet_logmean", threshold=1e-3)`` (simulation
 mode), and run, on the same release and in the same process, the baseline kernels
-(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g, chains on one device -- the
-code of main when issue 15 was filed), optionally the cube-root kernels of an intermediate stop
+(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g, chains on one device, compiled
+with XLA's default options -- the code of main when issue 15 was filed), the same kernels compiled with
+the engine's XLA options (``noiseaware._engine._compile``: what the options alone give), optionally
+the cube-root kernels of an intermediate stop
 (``CUBEROOT_SAMPLER``, ``--previous``), and the new default (``DEFAULT_SAMPLER``: window sweep,
 surrogate-transition joint move with the records' common shift) on one device and with the
 chains spread over every local device (what ``dpmcmc`` does).
@@ -44,6 +46,7 @@ if __name__ == "__main__" and "--warm-cache" not in sys.argv:
     os.environ["NOISEAWARE_JAX_CACHE"] = "0"
 
 import noiseaware as na
+from noiseaware._engine._compile import xla_defaults as xla_defaults_scope
 from noiseaware.dirichlet import _dpmcmc as M
 
 ALPHA = {3: np.array([2.0, 3.0, 4.0]), 6: np.array([1.5, 2.0, 3.0, 4.0, 5.0, 6.0])}
@@ -59,13 +62,21 @@ def release(n: int, d: int, eps: float, seed: int) -> na.Release:
 
 def run_sampler(
     rel: na.Release, sampler: M._Sampler, chains: int, draws: int, warmup: int, seed: int, devices: int | None = None,
-    fallback: M._Sampler | None = M.CUBEROOT_SAMPLER,
+    fallback: M._Sampler | None = M.CUBEROOT_SAMPLER, xla_defaults: bool = False,
 ) -> dict:
     """Compile (timed), then sample (timed); min bulk ESS of alpha and the draws (chains on ``devices``).
 
     ``fallback`` as in ``_run`` (``dpmcmc``'s default; ``None`` keeps ``sampler``'s draws whatever its
-    acceptance).
+    acceptance). ``xla_defaults``: compile with XLA's default options, as the code at issue 15's start
+    did, instead of the engine's (``noiseaware._engine._compile``).
     """
+    if xla_defaults:
+        M._PROGRAMS.clear()  # neither reuse a program compiled with the engine's options nor leave this one
+        try:
+            with xla_defaults_scope():
+                return run_sampler(rel, sampler, chains, draws, warmup, seed, devices, fallback)
+        finally:
+            M._PROGRAMS.clear()
     prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
     t0 = time.perf_counter()
     M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler, devices=devices)  # compile + one block
@@ -151,13 +162,16 @@ def main(argv: list[str] | None = None) -> int:
         label = rel[0] if rel is not None else None
         rel = rel[1] if rel is not None else release(n, d, eps, args.seed + 7 * n + d)
         row: dict = {"n": n, "eps": eps, "d": d, "label": label}
-        samplers = [("new1", M.DEFAULT_SAMPLER, 1), ("new", M.DEFAULT_SAMPLER, None)]
+        samplers = [("new1", M.DEFAULT_SAMPLER, 1, False), ("new", M.DEFAULT_SAMPLER, None, False)]
         if args.previous:
-            samplers.insert(0, ("prev", M.CUBEROOT_SAMPLER, 1))
+            samplers.insert(0, ("prev", M.CUBEROOT_SAMPLER, 1, False))
         if not args.no_baseline:
-            samplers.insert(0, ("base", M.BASELINE_SAMPLER, 1))
-        for name, smp, devices in samplers:
-            r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed, devices)
+            # the code at the issue's start: baseline kernels compiled with XLA's defaults; and the same kernels with
+            # the engine's compiler options, to show what the options alone give
+            samplers[:0] = [("base", M.BASELINE_SAMPLER, 1, True), ("baseopt", M.BASELINE_SAMPLER, 1, False)]
+        for name, smp, devices, xla_defaults in samplers:
+            r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed, devices,
+                            xla_defaults=xla_defaults)
             row |= {f"{name}_{k}": v for k, v in r.items() if k != "alpha"}
             if name == "new":
                 exact = r["alpha"]
@@ -165,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             for name in ("new1", "new"):
                 row[f"ratio_{name}"] = row[f"{name}_eff_per_s"] / row["base_eff_per_s"]
                 row[f"ratio_{name}_compile"] = row[f"{name}_eff_per_s_compile"] / row["base_eff_per_s_compile"]
+            row["ratio_baseopt"] = row["new_eff_per_s"] / row["baseopt_eff_per_s"]
+            row["ratio_baseopt_compile"] = row["new_eff_per_s_compile"] / row["baseopt_eff_per_s_compile"]
         if args.moments:
             row |= moments_route(rel, exact, args.seed)
         print(json.dumps(row), flush=True)
@@ -184,15 +200,18 @@ def main(argv: list[str] | None = None) -> int:
         "| data | n | eps | d | base ESS | base s (incl. compile) | base ESS/s "
         + ("| prev ESS | prev s (incl. compile) | prev ESS/s " if prev else "")
         + "| new, 1 device: ESS | s (incl. compile) | ESS/s | new, all devices: ESS | s (incl. compile) | ESS/s "
-        "| new 1 device / base (incl. compile) | new all devices / base (incl. compile) |"
+        "| new 1 device / base (incl. compile) | new all devices / base (incl. compile) "
+        "| base, engine options: ESS/s | new all devices / that (incl. compile) |"
         + (" moments: max abs(mean diff)/sd | 90% width ratio |" if args.moments else ""),
-        "|---" * (15 + 3 * prev + 2 * args.moments) + "|",
+        "|---" * (17 + 3 * prev + 2 * args.moments) + "|",
     ]
     for r in rows:
         line = (
             f"| {r['label'] or 'simulated'} | {r['n']} | {r['eps']:g} | {r['d']} | {cell(r, 'base')} | "
             + (f"{cell(r, 'prev')} | " if prev else "")
-            + f"{cell(r, 'new1')} | {cell(r, 'new')} | {ratio(r, 'new1')} | {ratio(r, 'new')} |"
+            + f"{cell(r, 'new1')} | {cell(r, 'new')} | {ratio(r, 'new1')} | {ratio(r, 'new')} | "
+            + (f"{r['baseopt_eff_per_s']:.1f} | " if "baseopt_eff_per_s" in r else "- | ")
+            + f"{ratio(r, 'baseopt')} |"
         )
         if args.moments:
             line += f" {r['max_z']:.2f} | {r['width_ratio_min']:.2f}-{r['width_ratio_max']:.2f} |"

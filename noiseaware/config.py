@@ -58,6 +58,13 @@ started before noiseaware was imported the fits simply use the devices JAX has
 (:func:`host_devices` says what happened). Other JAX code is unaffected: arrays and programs
 still go to the first device unless asked otherwise.
 
+**Per-program XLA options (not process-wide).** :func:`noiseaware.dirichlet.dpmcmc` compiles its
+program with XLA:CPU's YNNPACK fusions kept to dot products (``jax.jit(..., compiler_options=...)``;
+``noiseaware._engine._compile``): XLA's YNN fusions of reductions over the records axis ran several
+times slower than its own loops there. Only the package's own programs get the option, only on the
+CPU backend and only if this jaxlib accepts it; ``NOISEAWARE_XLA_DEFAULTS=1`` (:data:`XLA_DEFAULTS_ENV`)
+compiles them with XLA's defaults.
+
 JAX's cache is trusted code: whoever can write to the directory can run code in your process.
 noiseaware therefore refuses (with a :class:`CacheWarning`, running without the cache) a directory
 that is not owned by you or that others can write to.
@@ -84,6 +91,7 @@ from .exceptions import NoiseawareTypeError
 
 __all__ = [
     "JAX_CACHE_ENV",
+    "XLA_DEFAULTS_ENV",
     "HOST_DEVICES_ENV",
     "MAX_HOST_DEVICES",
     "MIN_COMPILE_TIME_SECS",
@@ -107,6 +115,10 @@ MIN_COMPILE_TIME_SECS = 0.0
 
 #: Environment variable: the number of XLA host (CPU) devices noiseaware asks for (see "Host devices").
 HOST_DEVICES_ENV = "NOISEAWARE_HOST_DEVICES"
+
+#: Environment variable: ``1``/``true``/``on``/``yes`` compile the package's own programs with XLA's default
+#: options (see "Per-program XLA options").
+XLA_DEFAULTS_ENV = "NOISEAWARE_XLA_DEFAULTS"
 
 #: Most host devices set automatically (one per core up to this).
 MAX_HOST_DEVICES = 8

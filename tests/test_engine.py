@@ -397,3 +397,65 @@ def test_program_cache_lru_and_unhashable_keys() -> None:
     cache.clear()
     assert len(cache) == 0 and cache.info == {"hits": 0, "misses": 0}
     assert dirichlet_fit._PROGRAMS.maxsize == 16 and isinstance(_dpmcmc._PROGRAMS, ProgramCache)
+
+
+# ----------------------------------------------------------------------------- compiler options
+def _reduce_over_records(x: typing.Any) -> typing.Any:
+    return jnp.sum(x * x - x / (1.0 + x * x), axis=0)  # a sum over the records axis of an (n, d) array
+
+
+def _ynn_fusions(compiled: typing.Any) -> int:
+    return compiled.as_text().count("__ynn_fusion")
+
+
+def test_engine_jit_keeps_reductions_out_of_ynn_fusions_where_xla_would_fuse_them() -> None:
+    x = jnp.ones((5000, 3))  # XLA fuses reductions into YNNPACK from about 2000 x 3 elements
+    if _engine._compile.compiler_options() is None:
+        pytest.skip("this jaxlib does not accept the option (the programs get XLA's defaults)")
+    ours = _ynn_fusions(_engine.jit(_reduce_over_records).lower(x).compile())
+    assert ours == 0
+    # the option must be what removes them: with XLA's defaults this jaxlib fuses the reduction into YNNPACK
+    default = _ynn_fusions(jax.jit(_reduce_over_records).lower(x).compile())
+    if default == 0:
+        pytest.skip("XLA's defaults do not use YNN fusions for this reduction in this jaxlib")
+    assert default > 0
+
+
+def test_engine_jit_falls_back_to_xla_defaults_when_the_option_is_unknown(monkeypatch) -> None:
+    from noiseaware._engine import _compile
+
+    monkeypatch.setattr(_compile, "CPU_OPTIONS", {"xla_cpu_no_such_option_in_any_jaxlib": "1"})
+    _compile.compiler_options.cache_clear()
+    try:
+        assert _compile.compiler_options() is None
+        assert float(_compile.jit(lambda v: v + 1.0)(jnp.ones(()))) == 2.0
+    finally:
+        _compile.compiler_options.cache_clear()
+
+
+def test_engine_jit_env_switch_gives_xla_defaults(monkeypatch) -> None:
+    from noiseaware._engine import _compile
+
+    monkeypatch.setenv(na.config.XLA_DEFAULTS_ENV, "1")
+    _compile.compiler_options.cache_clear()
+    try:
+        assert _compile.compiler_options() is None
+    finally:
+        _compile.compiler_options.cache_clear()
+    monkeypatch.delenv(na.config.XLA_DEFAULTS_ENV)
+    assert _compile.compiler_options() in (None, _compile.CPU_OPTIONS)
+
+
+def test_dpmcmc_program_is_compiled_with_the_engine_options(monkeypatch) -> None:
+    seen = []
+    real = _dpmcmc.jit
+
+    def spy(fn, **kw):
+        seen.append(fn)
+        return real(fn, **kw)
+
+    monkeypatch.setattr(_dpmcmc, "jit", spy)
+    static = _dpmcmc._Static(b=20, d=3, chains=2, releases=1, joint=True, alpha_given_records=True,
+                             sampler=_dpmcmc.DEFAULT_SAMPLER, exact=True)
+    _dpmcmc._program(static, None, move_factory=_dpmcmc._joint_move_surrogate)
+    assert len(seen) == 2  # init and advance

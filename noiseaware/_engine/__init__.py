@@ -13,7 +13,8 @@ Every fit of the package builds on these pieces, so that they behave alike:
 * :mod:`._adapt` -- dual averaging and the warmup-then-freeze step-size adaptation of the package's
   own Metropolis moves (the joint moves of ``augment`` and ``dirichlet.dpmcmc``); imported on
   demand (it needs JAX);
-* :class:`ProgramCache` -- compile once, with the data as arguments;
+* :class:`ProgramCache` -- compile once, with the data as arguments; :func:`jit` -- ``jax.jit`` with
+  the XLA:CPU options the samplers run fastest with;
 * :func:`pymc_sample` -- ``pm.sample`` that cannot end silently short on Ctrl-C.
 
 See ``docs/architecture.md`` ("Sampling convention").
@@ -22,6 +23,7 @@ See ``docs/architecture.md`` ("Sampling convention").
 from __future__ import annotations
 
 from ._cache import ProgramCache
+from ._compile import jit
 from ._devices import chain_groups
 from ._mixing import ESS_PER_CHAIN, RHAT_MAX, check_mixing
 from ._numpyro import numpyro_nuts
@@ -51,6 +53,7 @@ __all__ = [
     "chain_groups",
     "check_mixing",
     "check_settings",
+    "jit",
     "pymc_sample",
     "standard_stats",
 ]

@@ -50,7 +50,15 @@ from .._core._backend import get_backend
 from .._core._dirichlet_release import LogMeanPart, select_part
 from .._core._gamma import log_dirichlet, loggamma
 from .._core._noise import NOISE_LAWS
-from .._engine import RWM_TARGET_ACCEPT, FitResult, ProgramCache, SamplingSettings, chain_groups, check_settings
+from .._engine import (
+    RWM_TARGET_ACCEPT,
+    FitResult,
+    ProgramCache,
+    SamplingSettings,
+    chain_groups,
+    check_settings,
+    jit,
+)
 from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
@@ -888,7 +896,7 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         c, r = P(None, "chains"), P()
         init = jax.shard_map(init, mesh=mesh, in_specs=(c, c, r), out_specs=c, check_vma=False)
         advance = jax.shard_map(advance, mesh=mesh, in_specs=(c, r, r, r), out_specs=(c, c), check_vma=False)
-    return jax.jit(init), jax.jit(advance)
+    return jit(init), jit(advance)
 
 
 # ----------------------------------------------------------------------------- inputs

@@ -1,0 +1,73 @@
+"""``jax.jit`` with the XLA:CPU options a program is measured to run fastest with (private).
+
+XLA:CPU in jaxlib 0.10 hands reductions to YNNPACK ("YNN fusions", ``__ynn_fusion`` in the compiled
+HLO) by default. For the sums over the records axis of an ``(n, d)`` array with a short minor axis
+(d = 3-6) that ``dirichlet.dpmcmc`` computes every iteration, those fusions are several times slower
+than XLA's own loop fusions: at n = 5000, d = 3 (2 chains per core) one sum of six elementwise
+operations took 200 us an iteration (about 7 ns an element), and with YNN fusions kept to dot
+products an iteration took 2.5 ms instead of 3.1 ms; at d = 6, 3.8 ms instead of 5.6 ms
+(``docs/benchmarks.md``, "dpmcmc speed"). :func:`jit` compiles with YNN fusions for dot products only.
+It is used where it was measured to help: ``dirichlet.dpmcmc``. (The NUTS programs of ``copula.fit``
+at n = 5,820, p = 7 and of ``dirichlet.fit`` ran as fast either way in ad hoc runs; they keep XLA's
+defaults.)
+
+The option is experimental in XLA and may be renamed or dropped by a later jaxlib; it is probed once
+on a trivial program, and where it is not accepted (or the default backend is not the CPU) programs
+are compiled with XLA's defaults. ``NOISEAWARE_XLA_DEFAULTS=1`` (:data:`noiseaware.config.XLA_DEFAULTS_ENV`)
+compiles with XLA's defaults always (for comparisons; read once per process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..config import XLA_DEFAULTS_ENV
+
+__all__ = ["CPU_OPTIONS", "compiler_options", "jit", "xla_defaults"]
+
+_DEFAULTS_NOW = [False]
+
+#: Per-program XLA debug options (``jax.jit(..., compiler_options=...)``): YNN fusions for dot products only.
+CPU_OPTIONS: dict[str, str] = {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"}
+
+
+@functools.cache
+def compiler_options() -> dict[str, str] | None:
+    """:data:`CPU_OPTIONS` where the default backend is the CPU and this jaxlib accepts them, else None."""
+    if os.environ.get(XLA_DEFAULTS_ENV, "").strip().lower() in {"1", "true", "on", "yes"}:
+        return None
+    import jax
+    import jax.numpy as jnp
+
+    if jax.default_backend() != "cpu":
+        return None
+    try:
+        jax.jit(lambda x: jnp.sum(x, axis=0), compiler_options=CPU_OPTIONS).lower(jnp.ones((2, 3))).compile()
+    except Exception:  # an unknown option or value (a jaxlib without it): XLA's defaults
+        return None
+    return dict(CPU_OPTIONS)
+
+
+def jit(fn: Callable[..., Any], **kwargs: Any) -> Any:
+    """``jax.jit(fn, **kwargs)`` compiled with :func:`compiler_options`."""
+    import jax
+
+    return jax.jit(fn, compiler_options=None if _DEFAULTS_NOW[0] else compiler_options(), **kwargs)
+
+
+@contextlib.contextmanager
+def xla_defaults() -> Iterator[None]:
+    """Within the block, :func:`jit` uses XLA's default options (benchmarks: the code before the options).
+
+    A program built inside keeps its options after the block: callers that cache programs clear that cache.
+    """
+    before = _DEFAULTS_NOW[0]
+    _DEFAULTS_NOW[0] = True
+    try:
+        yield
+    finally:
+        _DEFAULTS_NOW[0] = before
