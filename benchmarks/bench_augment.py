@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+# every run compiles cold: "including compilation" must not read programs an earlier run left in JAX's
+# persistent cache (noiseaware's default); set NOISEAWARE_JAX_CACHE yourself to measure with it
+os.environ.setdefault("NOISEAWARE_JAX_CACHE", "0")
 import jax
 
 jax.config.update("jax_enable_x64", True)

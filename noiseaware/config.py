@@ -58,8 +58,9 @@ started before noiseaware was imported the fits simply use the devices JAX has
 (:func:`host_devices` says what happened). Other JAX code is unaffected: arrays and programs
 still go to the first device unless asked otherwise.
 
-**Per-program XLA options (not process-wide).** :func:`noiseaware.dirichlet.dpmcmc` compiles its
-program with XLA:CPU's YNNPACK fusions kept to dot products (``jax.jit(..., compiler_options=...)``;
+**Per-program XLA options (not process-wide).** :func:`noiseaware.dirichlet.dpmcmc` and the
+package's own sampler in :func:`noiseaware.augment.sample` compile their programs with XLA:CPU's
+YNNPACK fusions kept to dot products (``jax.jit(..., compiler_options=...)``;
 ``noiseaware._engine._compile``): XLA's YNN fusions of reductions over the records axis ran several
 times slower than its own loops there. Only the package's own programs get the option, only on the
 CPU backend and only if this jaxlib accepts it; ``NOISEAWARE_XLA_DEFAULTS=1`` (:data:`XLA_DEFAULTS_ENV`)

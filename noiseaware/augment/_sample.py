@@ -33,6 +33,7 @@ from .._engine import (
     SamplingSettings,
     check_mixing,
     check_settings,
+    jit,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
@@ -668,7 +669,7 @@ def initial_values(
         return theta, free, recs
 
     fixed = {k: jnp.asarray(x) for k, x in given.items()}
-    out = jax.jit(jax.vmap(one))(keys, fixed)
+    out = jit(jax.vmap(one))(keys, fixed)
     return tuple({k: np.asarray(x) for k, x in part.items()} for part in out)  # type: ignore[return-value]
 
 
@@ -722,5 +723,5 @@ def _check_shapes(
 
 
 def _jit_vmap(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Chains vectorized *and* compiled as one program (initialization included)."""
-    return jax.jit(jax.vmap(fn))
+    """Chains vectorized *and* compiled as one program (initialization included), with the engine's options."""
+    return jit(jax.vmap(fn))
