@@ -412,13 +412,10 @@ def test_engine_jit_keeps_reductions_out_of_ynn_fusions_where_xla_would_fuse_the
     x = jnp.ones((5000, 3))  # XLA fuses reductions into YNNPACK from about 2000 x 3 elements
     if _engine._compile.compiler_options() is None:
         pytest.skip("this jaxlib does not accept the option (the programs get XLA's defaults)")
-    ours = _ynn_fusions(_engine.jit(_reduce_over_records).lower(x).compile())
-    assert ours == 0
-    # the option must be what removes them: with XLA's defaults this jaxlib fuses the reduction into YNNPACK
-    default = _ynn_fusions(jax.jit(_reduce_over_records).lower(x).compile())
-    if default == 0:
+    if _ynn_fusions(jax.jit(_reduce_over_records).lower(x).compile()) == 0:
         pytest.skip("XLA's defaults do not use YNN fusions for this reduction in this jaxlib")
-    assert default > 0
+    # XLA's defaults fuse the reduction into YNNPACK; the engine's options must keep it out
+    assert _ynn_fusions(_engine.jit(_reduce_over_records).lower(x).compile()) == 0
 
 
 def test_engine_jit_falls_back_to_xla_defaults_when_the_option_is_unknown(monkeypatch) -> None:
@@ -459,3 +456,16 @@ def test_dpmcmc_program_is_compiled_with_the_engine_options(monkeypatch) -> None
                              sampler=_dpmcmc.DEFAULT_SAMPLER, exact=True)
     _dpmcmc._program(static, None, move_factory=_dpmcmc._joint_move_surrogate)
     assert len(seen) == 2  # init and advance
+
+
+def test_augment_sampler_is_compiled_with_the_engine_options(monkeypatch) -> None:
+    seen = []
+    real = augment_sample.jit
+
+    def spy(fn, **kw):
+        seen.append(fn)
+        return real(fn, **kw)
+
+    monkeypatch.setattr(augment_sample, "jit", spy)
+    program = augment_sample._jit_vmap(lambda v: v * 2.0)
+    assert len(seen) == 1 and np.allclose(program(jnp.arange(3.0)), [0.0, 2.0, 4.0])
