@@ -443,15 +443,21 @@ def test_engine_jit_env_switch_gives_xla_defaults(monkeypatch) -> None:
     assert _compile.compiler_options() in (None, _compile.CPU_OPTIONS)
 
 
-def test_dpmcmc_program_is_compiled_with_the_engine_options(monkeypatch) -> None:
-    seen = []
-    real = _dpmcmc.jit
+def _spy_on_jit(monkeypatch: pytest.MonkeyPatch, module: typing.Any) -> list:
+    """Record the functions ``module`` compiles through the engine's ``jit`` (still compiling them)."""
+    seen: list = []
+    real = module.jit
 
     def spy(fn, **kw):
         seen.append(fn)
         return real(fn, **kw)
 
-    monkeypatch.setattr(_dpmcmc, "jit", spy)
+    monkeypatch.setattr(module, "jit", spy)
+    return seen
+
+
+def test_dpmcmc_program_is_compiled_with_the_engine_options(monkeypatch) -> None:
+    seen = _spy_on_jit(monkeypatch, _dpmcmc)
     static = _dpmcmc._Static(b=20, d=3, chains=2, releases=1, joint=True, alpha_given_records=True,
                              sampler=_dpmcmc.DEFAULT_SAMPLER, exact=True)
     _dpmcmc._program(static, None, move_factory=_dpmcmc._joint_move_surrogate)
@@ -459,13 +465,6 @@ def test_dpmcmc_program_is_compiled_with_the_engine_options(monkeypatch) -> None
 
 
 def test_augment_sampler_is_compiled_with_the_engine_options(monkeypatch) -> None:
-    seen = []
-    real = augment_sample.jit
-
-    def spy(fn, **kw):
-        seen.append(fn)
-        return real(fn, **kw)
-
-    monkeypatch.setattr(augment_sample, "jit", spy)
+    seen = _spy_on_jit(monkeypatch, augment_sample)
     program = augment_sample._jit_vmap(lambda v: v * 2.0)
     assert len(seen) == 1 and np.allclose(program(jnp.arange(3.0)), [0.0, 2.0, 4.0])
