@@ -71,12 +71,8 @@ def run_sampler(
     did, instead of the engine's (``noiseaware._engine._compile``).
     """
     if xla_defaults:
-        M._PROGRAMS.clear()  # neither reuse a program compiled with the engine's options nor leave this one
-        try:
-            with xla_defaults_scope():
-                return run_sampler(rel, sampler, chains, draws, warmup, seed, devices, fallback)
-        finally:
-            M._PROGRAMS.clear()
+        with xla_defaults_scope():  # dpmcmc's program cache keys on the options: no program is shared
+            return run_sampler(rel, sampler, chains, draws, warmup, seed, devices, fallback)
     prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
     t0 = time.perf_counter()
     M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler, devices=devices)  # compile + one block

@@ -61,6 +61,7 @@ from .._engine import (
 )
 from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
+from .._engine._compile import options_key
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
@@ -776,7 +777,7 @@ class _Static(NamedTuple):
     groups: int = 1  # chain groups, one per local device (:func:`~noiseaware._engine.chain_groups`)
 
 
-#: Compiled (init, advance) programs keyed by (:class:`_Static`, prior): the release's numbers are
+#: Compiled (init, advance) programs keyed by (:class:`_Static`, prior, compiler options): the release's numbers are
 #: arguments, so another release of the same shape reuses its program (the engine's cache).
 _PROGRAMS = ProgramCache(maxsize=16)
 
@@ -785,7 +786,7 @@ def _program(static: _Static, prior: Any, move_factory: Callable[..., Any] | Non
     """(init, advance): compiled, vectorized over releases and chains; cached unless given a factory."""
     if move_factory is None:
         factory = _JOINT_MAPS[static.sampler.joint_map]
-        return _PROGRAMS.get((static, prior), lambda: _make_program(static, prior, factory))
+        return _PROGRAMS.get((static, prior, options_key()), lambda: _make_program(static, prior, factory))
     return _make_program(static, prior, move_factory)
 
 
