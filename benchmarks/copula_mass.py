@@ -4,13 +4,15 @@
 adapt a *diagonal* mass matrix on top. Issue 15 asks for "a mass matrix that gives at least Stan's
 ESS per draw". This script runs the NHANES-size case of ``speed_race.py`` (n = 5,820, p = 7, the
 same simulated release, 4 x (1000 + 1000)) for several seeds with the diagonal adaptation and
-with NumPyro's dense adaptation (``copula.fit(..., mass_matrix="dense")``), each
+with NumPyro's dense adaptation (``copula.fit(..., mass_matrix="dense")``), in the variables' pivoted
+order (``variable_order="pivoted"``, the default) and in the release's order (``"given"``), each
 setting in its own process, and reports per seed: min bulk ESS of the correlations, ESS per draw,
-mean leapfrog steps, and the wall time of the fit (the first seed of a process includes
-compilation and is left out of the means). ``--target-accept`` sets NUTS's step-size target of
+mean leapfrog steps (and effective draws per 1000 leapfrog steps, i.e. per 1000 gradients), and
+the wall time of the fit (the first seed of a process includes compilation and is left out of the
+means). ``--target-accept`` sets NUTS's step-size target of
 every fit (default 0.8, ``copula.fit``'s). Not run in CI::
 
-    .venv/bin/python benchmarks/copula_mass.py --seeds 7 --write docs/benchmarks.md
+    .venv/bin/python benchmarks/copula_mass.py --seeds 10 --write docs/benchmarks.md
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 
 
-def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.8) -> None:
+def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.8, order: str = "pivoted") -> None:
     """Fit the release for seeds 0 .. seeds-1 in this process; a JSON line per fit."""
     sys.path.insert(0, str(HERE))
     import speed_race as sr
@@ -43,12 +45,14 @@ def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = fit(rel, chains=4, draws=1000, warmup=1000, seed=s, progressbar=False,
-                      mass_matrix="dense" if dense else "diagonal", target_accept=target_accept)
+                      mass_matrix="dense" if dense else "diagonal", target_accept=target_accept,
+                      variable_order=order)
         wall = time.perf_counter() - t0
         r = np.asarray(res.idata["posterior"]["R"].values)[:, :, iu, ju]
         ess, _ = sr.min_bulk_ess(r)
         steps = float(np.asarray(res.idata["sample_stats"]["n_steps"]).mean())
-        print(json.dumps({"dense": dense, "seed": s, "wall": wall, "ess": ess, "leapfrog": steps}), flush=True)
+        print(json.dumps({"dense": dense, "order": order, "seed": s, "wall": wall, "ess": ess, "leapfrog": steps}),
+              flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,11 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write", type=Path, help="Markdown file whose 'copula_mass' section is (re)written")
     p.add_argument("--target-accept", type=float, default=0.8,
                    help="NUTS step-size target of every fit (copula.fit's default 0.8)")
+    p.add_argument("--variable-order", nargs="+", choices=["pivoted", "given"], default=["pivoted", "given"],
+                   help="copula.fit's variable_order values to run (default both)")
     p.add_argument("--worker", choices=["diag", "dense"], help=argparse.SUPPRESS)
     p.add_argument("--release", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        worker(args.worker == "dense", args.seeds, args.release, args.target_accept)
+        worker(args.worker == "dense", args.seeds, args.release, args.target_accept, args.variable_order[0])
         return 0
     sys.path.insert(0, str(HERE))
     import jax  # noqa: F401 -- for the versions machine() reports
@@ -74,21 +80,23 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "release.json")
         sr.make_release(5820, 7, 2026 + 5820 + 7, path)  # speed_race.py's release for this case
-        for kind in ("diag", "dense"):
-            out = subprocess.run(
-                [sys.executable, __file__, "--worker", kind, "--seeds", str(args.seeds), "--release", path,
-                 "--target-accept", str(args.target_accept)],
-                capture_output=True, text=True, check=True,
-            ).stdout
-            rows[kind] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-            for r in rows[kind]:
-                print(kind, r, flush=True)
+        for order in args.variable_order:
+            for kind in ("diag", "dense"):
+                out = subprocess.run(
+                    [sys.executable, __file__, "--worker", kind, "--seeds", str(args.seeds), "--release", path,
+                     "--target-accept", str(args.target_accept), "--variable-order", order],
+                    capture_output=True, text=True, check=True,
+                ).stdout
+                name = f"{kind}, {order} order"
+                rows[name] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+                for r in rows[name]:
+                    print(name, r, flush=True)
     load1 = load()
     draws = 4000
     lines = [
-        "| adaptation | ESS per draw, seeds 0.. | min-max | mean | mean leapfrog | mean wall s (seeds >= 1) "
-        "| mean ESS per s (seeds >= 1) |",
-        "|---|---|---|---|---|---|---|",
+        "| adaptation, variable order | ESS per draw, seeds 0.. | min-max | mean | mean leapfrog "
+        "| ESS per 1000 leapfrog steps | mean wall s (seeds >= 1) | mean ESS per s (seeds >= 1) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for kind, rs in rows.items():
         epd = np.array([r["ess"] / draws for r in rs])
@@ -97,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         eps = float(np.mean([r["ess"] / r["wall"] for r in later]))
         lines.append(
             f"| {kind} | {', '.join(f'{x:.2f}' for x in epd)} | {epd.min():.2f}-{epd.max():.2f} | {epd.mean():.2f} "
-            f"| {np.mean([r['leapfrog'] for r in rs]):.1f} | {wall:.2f} | {eps:.0f} |"
+            f"| {np.mean([r['leapfrog'] for r in rs]):.1f} "
+            f"| {1000 * np.mean([r['ess'] / (draws * r['leapfrog']) for r in rs]):.1f} | {wall:.2f} | {eps:.0f} |"
         )
     table = "\n".join(lines)
     print(f"load before: {load0}\nload after: {load1}\n\n{table}")
