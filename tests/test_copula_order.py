@@ -115,6 +115,9 @@ def test_pivoted_fit_samples_the_same_posterior(near_singular) -> None:
     L = np.asarray(piv.idata["posterior"]["L_corr"].values)
     np.testing.assert_allclose(L @ np.swapaxes(L, -1, -2), np.asarray(piv.idata["posterior"]["R"].values), atol=1e-12)
     assert np.allclose(np.triu(L, 1), 0.0)
+    # the diagonal preconditioner (large p) keeps the release's order
+    diag = fit(near_singular, seed=3, preconditioner="diagonal", **cfg)
+    assert diag.idata.attrs["noiseaware_variable_order"] == [0, 1, 2]
     with pytest.raises(NoiseawareValueError, match="variable_order"):
         fit(near_singular, variable_order="sorted", **cfg)
     with pytest.raises(NoiseawareValueError, match="numpyro"):

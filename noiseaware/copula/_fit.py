@@ -760,19 +760,6 @@ def _numpyro_fit(
     n = int(model.args["n"])
     k = p * (p - 1) // 2
     plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner)  # refuses before compiling
-    # NUTS runs in the variables' pivoted order (_pivot_order of the start point, _reorder): nearly
-    # dependent variables last, so that the long tail a near-singular R puts on the canonical partial
-    # correlations stays in the last rows instead of reaching every row after it. The posterior of R is
-    # the same in any order; at n = 5,820, p = 7 (benchmarks/copula_mass.py) it took fewer leapfrog steps
-    # for as many effective draws.
-    start = _start_matrix(model, 10_000 if plan.preconditioner == "dense" else 50)
-    order = _pivot_order(start) if variable_order == "pivoted" else np.arange(p)
-    reordered = _reorder(model, order)
-    if reordered is None:  # a subset of the pairs: the pivoted order would need other programs
-        order = np.arange(p)
-    else:
-        model = reordered
-    z_start = _chol_to_unconstrained(np.linalg.cholesky(start[np.ix_(order, order)]))
     groups = chain_groups(chains)
 
     def nuts_run(dense: bool) -> _NutsRun:
@@ -797,19 +784,37 @@ def _numpyro_fit(
         )
         return run
 
-    value_grad: Any = lambda x: programs.value_grad(x, model.data)  # noqa: E731
-    hessian: Any = None
+    compiled: Any = None
     if plan.preconditioner == "dense":
         run = nuts_run(dense=True)
-        if k <= _FD_MAX_D:
-            hessian = lambda x: _fd_hessian(value_grad, x)  # noqa: E731
-        else:
+        if k > _FD_MAX_D:
             # XLA knows the compiled program's memory before running it: decide (or refuse) on that figure
             compiled = _dense_program(model)
             measured = _compiled_bytes(compiled)
             plan = _plan_memory("numpyro", p, n, chains, draws, warmup, preconditioner, dense_bytes=measured)
-            value_grad = lambda x: compiled(x, model.data)[:2]  # noqa: E731
-            hessian = lambda x: np.asarray(compiled(jnp.asarray(x), model.data)[2], dtype=np.float64)  # noqa: E731
+    dense_route = plan.preconditioner == "dense"
+
+    # With the dense preconditioner, NUTS runs in the variables' pivoted order (_pivot_order of the start
+    # point, _reorder): nearly dependent variables last, so that the long tail a near-singular R puts on
+    # the canonical partial correlations stays in the last rows instead of reaching every row after it.
+    # The posterior of R is the same in any order; at n = 5,820, p = 7 (benchmarks/copula_mass.py) it took
+    # fewer leapfrog steps for more effective draws. The diagonal route (large p: unmeasured there, and
+    # mapping the draws back costs O(p^3) per draw) keeps the release's order.
+    start = _start_matrix(model, 10_000 if dense_route else 50)
+    order = _pivot_order(start) if variable_order == "pivoted" and dense_route else np.arange(p)
+    reordered = _reorder(model, order)
+    if reordered is None:  # a subset of the pairs: the pivoted order would need other programs
+        order = np.arange(p)
+    else:
+        model = reordered
+    z_start = _chol_to_unconstrained(np.linalg.cholesky(start[np.ix_(order, order)]))
+    data = model.data
+    if compiled is None:
+        value_grad: Any = lambda x: programs.value_grad(x, data)  # noqa: E731
+        hessian: Any = lambda x: _fd_hessian(value_grad, x)  # noqa: E731
+    else:
+        value_grad = lambda x: compiled(x, data)[:2]  # noqa: E731
+        hessian = lambda x: np.asarray(compiled(jnp.asarray(x), data)[2], dtype=np.float64)  # noqa: E731
 
     # Preconditioning (efficiency only, the posterior is unchanged). At large n the posterior is very
     # concentrated (sd ~ 1e-3 at n = 10^6) and has strongly unequal scales in the unconstrained
@@ -823,7 +828,7 @@ def _numpyro_fit(
     # Large p: the dense Hessian has d^2 entries and its program ~30 d^2 doubles (90 GB at p = 200),
     # so above a size (see _plan_memory) A is diagonal, from the Hessian's diagonal computed without
     # forming the matrix (_diagonal_curvature).
-    if plan.preconditioner == "dense" and hessian is not None:
+    if dense_route:
         z_hat, A = _laplace_precondition(value_grad, hessian, z_start)
     else:
         run = nuts_run(dense=False)
@@ -854,12 +859,13 @@ def _numpyro_fit(
         bar = tqdm(total=warmup + draws, desc=f"NUTS, {chains} chain(s)")
     try:
         u0j, pe0j, grad0j, z_hatj, Aj = (jnp.asarray(x) for x in (u0, pe0, grad0, z_hat, A))
-        hist = run(jax.random.PRNGKey(seed), u0j, pe0j, grad0j, z_hatj, Aj, model.data, bar)
+        hist = run(jax.random.PRNGKey(seed), u0j, pe0j, grad0j, z_hatj, Aj, data, bar)
     finally:
         if bar is not None:
             bar.close()
     L, num_steps, accept_prob, potential_energy, diverging = (np.asarray(x) for x in hist)
-    L = _unpermute_cholesky(L, order)
+    if not np.array_equal(order, np.arange(p)):  # chain by chain: one chain's temporaries at a time
+        L = np.stack([_unpermute_cholesky(chain, order) for chain in L])
     R = L @ np.swapaxes(L, -1, -2)
     cols = _cols(release)
     idata = az.from_dict(
@@ -926,10 +932,7 @@ def _unpermute_cholesky(L: np.ndarray, order: np.ndarray) -> np.ndarray:
     ``r`` of the QR factorization of :math:`F^\top` with its diagonal made positive -- no Cholesky
     factorization of ``R`` itself, which fails on draws numerically at the singular boundary.
     """
-    o = np.asarray(order, dtype=np.int64)
-    if np.array_equal(o, np.arange(o.size)):
-        return L
-    pos = np.argsort(o)
+    pos = np.argsort(np.asarray(order, dtype=np.int64))
     r = np.linalg.qr(np.swapaxes(L[..., pos, :], -1, -2), mode="r")
     sign = np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0.0, -1.0, 1.0)
     return np.swapaxes(r * sign[..., :, None], -1, -2)
@@ -1339,14 +1342,15 @@ def fit(
     variable_order : {"pivoted", "given"}
         NumPyro only: the order of the variables in the sampler's LKJ-Cholesky coordinates (the
         posterior of ``R`` is the same in any order; the draws are always in the release's order).
-        ``"pivoted"`` (default) orders them as a diagonally pivoted Cholesky factorization of the
-        start point does, largest conditional variance first, so that variables nearly determined
-        by the others come last: a near-singular ``R`` then puts its long-tailed canonical partial
-        correlations in the last rows only. ``"given"`` keeps the release's order. Releases with a
-        subset of the pairs keep the release's order. At ``n = 5820``, ``p = 7`` (smallest
-        eigenvalue of ``R`` 0.003) the pivoted order gave 1.45x the effective draws per leapfrog
-        step with the diagonal mass matrix (``docs/benchmarks.md``, "copula_mass"). Recorded
-        (``order[i]``: the release's variable at place ``i``) in
+        ``"pivoted"`` (default): with the dense preconditioner, the order of a diagonally pivoted
+        Cholesky factorization of the start point, largest conditional variance first, so that
+        variables nearly determined by the others come last: a near-singular ``R`` then puts its
+        long-tailed canonical partial correlations in the last rows only. ``"given"`` keeps the
+        release's order, as do the diagonal preconditioner and releases with a subset of the
+        pairs. At ``n = 5820``, ``p = 7`` (smallest eigenvalue of ``R`` 0.003) the pivoted order
+        gave 1.45x the effective draws per leapfrog step with the diagonal mass matrix
+        (``docs/benchmarks.md``, "copula_mass"). Recorded (``order[i]``: the release's variable
+        at place ``i``) in
         ``idata.attrs["noiseaware_variable_order"]``.
 
     Returns
