@@ -31,7 +31,7 @@ def machine() -> str:
         mod = sys.modules.get(name)
         if mod is not None:
             libs.append(f"{name} {getattr(mod, '__version__', '?')}")
-    return f"{cpu}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, {', '.join(libs)}, {platform.system()}"
+    return ", ".join([cpu, f"{os.cpu_count()} cores", f"Python {sys.version.split()[0]}", *libs, platform.system()])
 
 
 def write_section(path: str | os.PathLike[str], name: str, markdown: str) -> None:
