@@ -81,6 +81,12 @@ def test_reorder_refuses_a_permutation_that_leaves_the_pairs() -> None:
     assert swapped is not None
     np.testing.assert_array_equal(swapped.data[0], [130.0, 120.0])
     np.testing.assert_array_equal(swapped.data[1], [0.6, 0.5])
+    # a pair listed the other way round is the same pair
+    st_rev = _fit._Static(3, 500, ((1, 0), (0, 2)), 1.0)
+    rev = _fit._NumpyroModel(3, data[0], {"n": 500, "alpha": data[1]}, _fit._Programs(st_rev), data)
+    swapped_rev = _fit._reorder(rev, np.array([0, 2, 1]))
+    assert swapped_rev is not None
+    np.testing.assert_array_equal(swapped_rev.data[0], [130.0, 120.0])
 
 
 def test_unpermuted_cholesky_is_the_release_orders_factor() -> None:

@@ -971,7 +971,7 @@ def _reorder(model: _NumpyroModel, order: np.ndarray) -> _NumpyroModel | None:
     reordered model would need other programs.
     """
     pairs = np.asarray(model.programs.static.pairs, dtype=np.int64).reshape(-1, 2)
-    where = {(int(a), int(b)): t for t, (a, b) in enumerate(pairs.tolist())}
+    where = {(min(a, b), max(a, b)): t for t, (a, b) in enumerate(pairs.tolist())}  # a pair either way round
     o = np.asarray(order, dtype=np.int64)
     perm = []
     for a, b in pairs.tolist():
