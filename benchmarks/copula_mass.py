@@ -39,7 +39,8 @@ def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.
     from noiseaware.copula import fit
 
     rel = sr._load_release(release_path)
-    iu, ju = np.triu_indices(7, 1)
+    p = int(rel.metadata["p"])
+    iu, ju = np.triu_indices(p, 1)
     for s in range(seeds):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
@@ -63,9 +64,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="NUTS step-size target of every fit (copula.fit's default 0.8)")
     p.add_argument("--variable-order", nargs="+", choices=["pivoted", "given"], default=["pivoted", "given"],
                    help="copula.fit's variable_order values to run (default both)")
+    p.add_argument("--mass-matrix", nargs="+", choices=["diag", "dense"], default=["diag", "dense"],
+                   help="mass-matrix adaptations to run (default both)")
+    p.add_argument("--case", help="another release: N,P,SEED for speed_race.make_release(N, P, SEED) "
+                   "(default: speed_race.py's n = 5820, p = 7 release); not with --write")
     p.add_argument("--worker", choices=["diag", "dense"], help=argparse.SUPPRESS)
     p.add_argument("--release", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.case and args.write:
+        p.error("--write records the default release only")
     if args.worker:
         worker(args.worker == "dense", args.seeds, args.release, args.target_accept, args.variable_order[0])
         return 0
@@ -79,9 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "release.json")
-        sr.make_release(5820, 7, 2026 + 5820 + 7, path)  # speed_race.py's release for this case
+        case = tuple(int(x) for x in args.case.split(",")) if args.case else (5820, 7, 2026 + 5820 + 7)
+        R = sr.make_release(*case, path)  # default: speed_race.py's release for this case
+        print(f"release n, p, seed = {case}: smallest eigenvalue of R {np.linalg.eigvalsh(R)[0]:.4f}")
         for order in args.variable_order:
-            for kind in ("diag", "dense"):
+            for kind in args.mass_matrix:
                 out = subprocess.run(
                     [sys.executable, __file__, "--worker", kind, "--seeds", str(args.seeds), "--release", path,
                      "--target-accept", str(args.target_accept), "--variable-order", order],
