@@ -1001,67 +1001,52 @@ def _run(
     weakly identified scale of alpha), the run starts again with the ``fallback`` kernels (the
     cube-root joint move). The returned ``"sampler"`` is the kernel mix whose draws are returned.
     """
-    args = (preps, prior, draws, warmup, seed, progressbar, target_accept, alpha_given_records, move_factory, devices)
-    raw = _sample(*args, sampler=sampler, check=fallback is not None)
+
+    def attempt(kernels: _Sampler, check: bool) -> dict[str, Any] | None:
+        """One run with ``kernels``; ``None`` where ``check`` finds the surrogate's correction failing."""
+        first = preps[0]
+        chains = first.inits.shape[0]
+        init, advance, data = _stage(preps, prior, kernels, alpha_given_records, devices, move_factory)
+        keys = random.split(random.key(seed), len(preps) * chains).reshape(len(preps), chains)
+        state = init(keys, jnp.asarray(np.stack([p.inits for p in preps]), dtype=jnp.float64), data)
+        total = warmup + draws
+        n_chunks = -(-total // CHUNK)
+        out: list[tuple[np.ndarray, ...]] = []
+        bar = None
+        if progressbar:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n_chunks * CHUNK, desc=f"{_OWNER} ({len(preps)} x {chains} chains)")
+        warm = jnp.asarray(warmup, dtype=jnp.int32)
+        target = jnp.asarray(target_accept, dtype=jnp.float64)  # an argument: any target, one program
+        surrogate = kernels.joint_map == "surrogate" and first.joint and move_factory is None
+        check_at = warmup // CHUNK if surrogate and check else 0
+        try:
+            for i in range(n_chunks):
+                state, res = advance(state, data, warm, target)
+                out.append(tuple(np.asarray(x) for x in res))
+                if bar is not None:
+                    bar.update(CHUNK)
+                if check_at and i + 1 == check_at and check_at * CHUNK >= warmup // 2 + CHUNK // 2:
+                    p_corr = np.concatenate([o[3] for o in out], axis=2)[:, :, warmup // 2 :]
+                    if float(p_corr.mean(axis=(1, 2)).min()) < SURROGATE_MIN_ACCEPT:
+                        return None
+        finally:
+            if bar is not None:
+                bar.close()
+        names = ("alpha", "accept_rate", "alpha_accept_prob", "joint_accept_prob", "joint_step_size")
+        raw: dict[str, Any] = {
+            k: np.concatenate([o[j] for o in out], axis=2)[:, :, warmup:total] for j, k in enumerate(names)
+        }
+        return raw | {"sampler": kernels}
+
+    raw = attempt(sampler, check=fallback is not None)
     if raw is None:  # the surrogate's correction accepted too little: the fallback's kernels, unchecked
         assert fallback is not None
-        raw = _sample(*args, sampler=fallback, check=False)
+        raw = attempt(fallback, check=False)
         assert raw is not None
         raw["fallback_from"] = sampler
     return raw
-
-
-def _sample(
-    preps: list[_Prepared],
-    prior: Any,
-    draws: int,
-    warmup: int,
-    seed: int,
-    progressbar: bool,
-    target_accept: float,
-    alpha_given_records: bool,
-    move_factory: Callable[..., Any] | None,
-    devices: int | None,
-    *,
-    sampler: _Sampler,
-    check: bool,
-) -> dict[str, Any] | None:
-    """One run of :func:`_run` with ``sampler``'s kernels; ``None`` where ``check`` finds the surrogate failing."""
-    first = preps[0]
-    chains = first.inits.shape[0]
-    init, advance, data = _stage(preps, prior, sampler, alpha_given_records, devices, move_factory)
-    keys = random.split(random.key(seed), len(preps) * chains).reshape(len(preps), chains)
-    state = init(keys, jnp.asarray(np.stack([p.inits for p in preps]), dtype=jnp.float64), data)
-    total = warmup + draws
-    n_chunks = -(-total // CHUNK)
-    out: list[tuple[np.ndarray, ...]] = []
-    bar = None
-    if progressbar:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n_chunks * CHUNK, desc=f"{_OWNER} ({len(preps)} x {chains} chains)")
-    warm = jnp.asarray(warmup, dtype=jnp.int32)
-    target = jnp.asarray(target_accept, dtype=jnp.float64)  # an argument: any target, one program
-    surrogate = sampler.joint_map == "surrogate" and first.joint and move_factory is None
-    check_at = warmup // CHUNK if surrogate and check else 0
-    try:
-        for i in range(n_chunks):
-            state, res = advance(state, data, warm, target)
-            out.append(tuple(np.asarray(x) for x in res))
-            if bar is not None:
-                bar.update(CHUNK)
-            if check_at and i + 1 == check_at and check_at * CHUNK >= warmup // 2 + CHUNK // 2:
-                p_corr = np.concatenate([o[3] for o in out], axis=2)[:, :, warmup // 2 :]
-                if float(p_corr.mean(axis=(1, 2)).min()) < SURROGATE_MIN_ACCEPT:
-                    return None
-    finally:
-        if bar is not None:
-            bar.close()
-    names = ("alpha", "accept_rate", "alpha_accept_prob", "joint_accept_prob", "joint_step_size")
-    raw: dict[str, Any] = {
-        k: np.concatenate([o[j] for o in out], axis=2)[:, :, warmup:total] for j, k in enumerate(names)
-    }
-    return raw | {"sampler": sampler}
 
 
 @dataclass
