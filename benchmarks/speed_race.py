@@ -12,7 +12,7 @@ For each case, one release is made with ``noiseaware.privatize(x, statistic="med
 epsilon=1, rng=...)`` on data from ``noiseaware.datasets.simulate_gaussian_copula`` and fitted by
 every engine, each in a fresh Python process (so JIT / C++ compilation is counted):
 
-- ``numpyro``: ``noiseaware.copula.fit(release, backend="numpyro")``;
+- ``numpyro``: ``noiseaware.copula.fit(release, backend="numpyro")`` (plus ``--fit-options``, JSON keywords);
 - ``pymc``: ``noiseaware.copula.fit(release, backend="pymc")``;
 - ``stan``: ``stan.build(STAN_PROGRAM, data=...)`` then ``posterior.sample(num_chains=4, ...)``.
 
@@ -198,6 +198,10 @@ def _test_matrices(p: int, count: int, seed: int) -> list[np.ndarray]:
 # ----------------------------------------------------------------------------------------------
 
 
+#: Environment variable carrying ``--fit-options`` (JSON) to the NumPyro workers.
+FIT_OPTIONS_ENV = "SPEED_RACE_FIT_OPTIONS"
+
+
 def worker_noiseaware(
     backend: str, release_path: str, chains: int, draws: int, warmup: int, seed: int, out_path: str
 ) -> dict:
@@ -215,10 +219,13 @@ def worker_noiseaware(
     from noiseaware.copula import fit
 
     release = _load_release(release_path)
+    # --fit-options (NumPyro only), handed over by the parent process
+    opts = json.loads(os.environ.get(FIT_OPTIONS_ENV, "{}")) if backend == "numpyro" else {}
     la0 = loadavg()
     c0 = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    res = fit(release, backend=backend, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=False)
+    res = fit(release, backend=backend, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=False,
+              **opts)
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - c0
     la1 = loadavg()
@@ -244,7 +251,8 @@ def worker_noiseaware(
     c1 = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a MixingWarning of the rerun is not this benchmark's business
-        fit(release, backend=backend, chains=chains, draws=draws, warmup=warmup, seed=seed + 1, progressbar=False)
+        fit(release, backend=backend, chains=chains, draws=draws, warmup=warmup, seed=seed + 1, progressbar=False,
+            **opts)
     out["rerun_s"] = time.perf_counter() - t1
     out["compile_s"] = max(wall - out["rerun_s"], 0.0)
     out["sample_cpu_s"] = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - c1
@@ -401,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stan-recompile", action="store_true", help="drop httpstan's cached build of the program first")
     ap.add_argument("--stan-reduced", action="store_true", help="let Stan run STAN_REDUCED iterations (no ratios then)")
     ap.add_argument("--stan-full", action="store_true", help="the default (kept for old command lines)")
+    ap.add_argument("--fit-options", default="{}",
+                    help="JSON keywords for the NumPyro fits, e.g. '{\"mass_matrix\": \"dense\"}' (default none)")
     ap.add_argument("--worker", nargs="+", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -465,7 +475,8 @@ def main(argv: list[str] | None = None) -> int:
             elif eng == "numpyro":
                 # first process: an empty JAX compilation cache (a first-ever fit of this shape); second
                 # process: the cache the first one wrote (what every later session fitting this shape gets)
-                env = {"NOISEAWARE_JAX_CACHE": os.path.join(tmp, f"jax_cache_{n}_{p}")}
+                cache = os.path.join(tmp, f"jax_cache_{n}_{p}")
+                env = {"NOISEAWARE_JAX_CACHE": cache, FIT_OPTIONS_ENV: args.fit_options}
                 res = run_worker([eng, rel_path, *base], args.timeout, env=env)
                 case[eng] = res
                 print(f"   {eng:8s} {summary_line(res)}", flush=True)
