@@ -35,6 +35,7 @@ import json
 import math
 import os
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -437,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
 
-    command = "python benchmarks/speed_race.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/speed_race.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     tmp = tempfile.mkdtemp(prefix="speed_race_")
     results: dict = {"cases": [], "command": command.strip()}
     recompile = args.stan_recompile
