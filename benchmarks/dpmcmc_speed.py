@@ -26,6 +26,7 @@ widths. Not run in CI::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -70,16 +71,16 @@ def run_sampler(
     acceptance). ``xla_defaults``: compile with XLA's default options, as the code at issue 15's start
     did, instead of the engine's (``noiseaware._engine._compile``).
     """
-    if xla_defaults:
-        with xla_defaults_scope():  # dpmcmc's program cache keys on the options: no program is shared
-            return run_sampler(rel, sampler, chains, draws, warmup, seed, devices, fallback)
-    prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
-    t0 = time.perf_counter()
-    M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler, devices=devices)  # compile + one block
-    t_first = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    raw = M._run([prep], None, draws, warmup, seed + 1, False, sampler=sampler, devices=devices, fallback=fallback)
-    wall = time.perf_counter() - t0
+    # dpmcmc's program cache keys on the options: a program compiled with XLA's defaults is never shared
+    with xla_defaults_scope() if xla_defaults else contextlib.nullcontext():
+        prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
+        t0 = time.perf_counter()
+        M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler, devices=devices)  # compile + one block
+        t_first = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        raw = M._run([prep], None, draws, warmup, seed + 1, False, sampler=sampler, devices=devices,
+                     fallback=fallback)
+        wall = time.perf_counter() - t0
     iters = -(-(draws + warmup) // M.CHUNK) * M.CHUNK
     compile_s = max(0.0, t_first - wall * M.CHUNK / iters)
     alpha = raw["alpha"][0]
