@@ -57,7 +57,7 @@ def test_cached_program_uses_each_calls_data_and_keeps_no_state():
     fb = nd.fit(b, seed=2, **CFG)  # reuses the program compiled for (or before) `a`
     # each posterior sits at its own data: the compositions are ordered oppositely
     for res, truth in ((fa, alpha_a), (fb, alpha_b)):
-        m = res.mean_composition.mean(0)
+        m = res.composition.mean(0)
         np.testing.assert_allclose(m, truth / truth.sum(), atol=0.03)
         z = (res.posterior_mean - truth) / res.alpha.std(0)
         assert np.all(np.abs(z) < 4.0), (res.posterior_mean, truth)
@@ -100,7 +100,7 @@ def test_idata_groups_noncentered():
     for k in (0, 77, 299):
         mean, cov = core.logmean_moments(get_backend("numpy"), alpha[k], np.log(p.a), "asymptotic")
         np.testing.assert_allclose(s0.reshape(-1, 3)[k], mean + np.linalg.cholesky(cov / p.n) @ z[k], rtol=1e-10)
-    np.testing.assert_allclose(res.mean_composition, res.alpha / res.alpha.sum(1, keepdims=True))
+    np.testing.assert_allclose(res.composition, res.alpha / res.alpha.sum(1, keepdims=True))
 
 
 def test_cache_is_bounded_and_keyed_by_the_static_structure(monkeypatch):

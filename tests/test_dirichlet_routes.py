@@ -136,7 +136,7 @@ def test_dpboots_from_release_recovers_alpha():
     lo, hi = res.interval(0.999)
     assert np.all((lo < ALPHA3) & (ALPHA3 < hi)), (lo, hi)
     assert np.all(np.abs(np.median(res.alpha, 0) / ALPHA3 - 1) < 0.1)
-    np.testing.assert_allclose(res.mean_composition.mean(0), ALPHA3 / ALPHA3.sum(), atol=0.01)
+    np.testing.assert_allclose(res.composition.mean(0), ALPHA3 / ALPHA3.sum(), atol=0.01)
     assert res.part.n == 5000 and res.part.a == rel.metadata["a"]
 
 
@@ -161,7 +161,7 @@ def test_dpabc_p4_recovers_alpha_and_p1_the_mean_composition():
     assert np.all(np.abs(res.posterior_mean / ALPHA3 - 1) < 0.1), res.posterior_mean
     assert res.part.n == rel.metadata["n_parts"][1]
     res1 = nd.dpabc(rel, "p1", n_sims=3000, rng=8)
-    np.testing.assert_allclose(res1.mean_composition.mean(0), ALPHA3 / ALPHA3.sum(), atol=0.03)
+    np.testing.assert_allclose(res1.composition.mean(0), ALPHA3 / ALPHA3.sum(), atol=0.03)
     assert res1.delta >= res1.distances.max() - 1e-15
 
 
@@ -177,7 +177,7 @@ def test_fit_numpyro_p1_censored_recovers_alpha():
     lo, hi = res.interval(0.99, of="mean")
     truth = ALPHA3 / ALPHA3.sum()
     assert np.all((lo < truth) & (truth < hi))
-    np.testing.assert_allclose(res.mean_composition, post / post.sum(1, keepdims=True))
+    np.testing.assert_allclose(res.composition, post / post.sum(1, keepdims=True))
     assert set(res.idata["posterior"].data_vars) >= {"alpha", "mean", "s0_s0"}
 
 

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from arviz import InferenceData
 
 from .. import _validation as v
-from ..exceptions import NoiseawareValueError
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._settings import SamplingSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    import arviz
     import pandas
 
 __all__ = ["FitResult", "standard_stats"]
@@ -46,26 +46,33 @@ def _constant_entries_ok() -> Iterator[None]:
         yield
 
 
-@dataclass
-class FitResult:
-    r"""A fit's posterior: ArviZ ``InferenceData`` plus the settings that made it.
+class FitResult(InferenceData):
+    r"""A fit's posterior: an ArviZ ``InferenceData`` that also knows the settings that made it.
 
     Every fit of the package returns this class or a subclass (``CopulaFit``, ``DirichletFit``,
-    ``DPCopulaFit``, ``DPMCMCFit``, ``AugmentationFit``, ``CovarianceFit``) with the same
-    :meth:`summary`, :meth:`interval`, :meth:`plot` and :attr:`diagnostics`.
+    ``DPCopulaFit``, ``DPMCMCFit``, ``AugmentationFit``, ``CovarianceFit``). It *is* an
+    :class:`arviz.InferenceData`, so every ArviZ function takes it as it takes the result of
+    ``pm.sample`` (``az.summary(fit)``, ``az.plot_trace(fit)``, ``az.to_netcdf(fit, path)``, and
+    ``az.loo(fit)`` where the fit stores a ``log_likelihood`` group), and it adds
+    :meth:`summary`, :meth:`interval`, :meth:`draws_of`, :meth:`plot`, :attr:`diagnostics` and
+    :attr:`settings`. :attr:`idata` returns the result itself (code written for the older
+    ``result.idata`` keeps working).
 
-    Attribute access falls through to :attr:`idata`: ``result.posterior``,
-    ``result.sample_stats``, ``result.attrs``, ``result["posterior"]`` and ``result.groups()`` work
-    as on the ``InferenceData`` that these fits returned before (so code written for the old
-    return type keeps working); pass ``result.idata`` where a true ``InferenceData`` is required.
-
-    Attributes
+    Parameters
     ----------
-    idata : arviz.InferenceData
-        ``posterior``, ``sample_stats`` (the acceptance statistic always as ``accept_rate``;
-        ``diverging`` for NUTS), and the fit's own groups and ``attrs``.
-    settings : SamplingSettings or None
+    idata : arviz.InferenceData, optional
+        The groups and ``attrs`` to take over (the datasets are shared, not copied).
+    settings : SamplingSettings, optional
         The resolved sampler settings (the seed used, chains, draws, warmup, target_accept).
+    **groups : xarray.Dataset
+        Further groups, as for :class:`arviz.InferenceData` (they win over ``idata``'s).
+
+    Notes
+    -----
+    ArviZ's selection methods (``sel``, ``isel``, ``copy``, ...) return the same class with the
+    fit's own attributes copied. Readers that build a new object (``az.from_netcdf``,
+    ``az.concat``) return a plain ``InferenceData``: the groups and ``attrs`` survive (the
+    result's class is recorded in ``attrs["noiseaware_result"]``), the Python-side helpers do not.
 
     Examples
     --------
@@ -75,37 +82,49 @@ class FitResult:
     >>> lo, hi = res.interval(0.9, var="mu")
     >>> bool(-2.0 < lo < -1.0 < 1.0 < hi < 2.0)
     True
-    >>> res.posterior["mu"].shape  # falls through to idata
-    (2, 400)
+    >>> isinstance(res, az.InferenceData), res.posterior["mu"].shape
+    (True, (2, 400))
     >>> sorted(res.diagnostics)
     ['accept_rate', 'divergences', 'ess_bulk_min', 'r_hat_max']
     """
 
-    idata: arviz.InferenceData
-    settings: SamplingSettings | None = field(default=None, kw_only=True, repr=False)
-
     #: The variable :meth:`interval`, :meth:`draws_of` and :attr:`diagnostics` use by default.
     default_var: ClassVar[str | None] = None
 
-    def __getattr__(self, name: str) -> Any:
-        # only called when normal lookup fails; never for idata itself (unpickling, copying)
-        if name.startswith("__") or name in ("idata", "settings"):
-            raise AttributeError(name)
-        try:
-            idata = object.__getattribute__(self, "idata")
-        except AttributeError:
-            raise AttributeError(name) from None
-        try:
-            return getattr(idata, name)
-        except AttributeError:
-            raise AttributeError(f"{type(self).__name__!s} (and its InferenceData) has no attribute {name!r}") from None
+    def __init__(
+        self, idata: InferenceData | None = None, /, *, settings: SamplingSettings | None = None, **groups: Any
+    ) -> None:
+        attrs: dict[str, Any] = {}
+        if idata is not None:
+            if not isinstance(idata, InferenceData):
+                raise NoiseawareTypeError(
+                    v.message(type(self).__name__, "idata", "must be an arviz.InferenceData", type(idata).__name__)
+                )
+            groups = {name: getattr(idata, name) for name in idata.groups()} | groups
+            attrs = dict(idata.attrs)
+        attrs["noiseaware_result"] = type(self).__name__
+        super().__init__(attrs=attrs, **groups)
+        self.settings = settings
 
-    def __getitem__(self, key: str) -> Any:
-        return self.idata[key]
+    def __deepcopy__(self, memo: dict[int, Any]) -> FitResult:
+        # ArviZ's sel/isel/copy deep-copy the object: the groups and attrs are copied, the fit's own
+        # records (release, settings, prior: immutable) are shared, as they describe the same fit
+        new = copy.copy(self)
+        new._groups = list(self._groups)
+        new._groups_warmup = list(self._groups_warmup)
+        new._attrs = copy.deepcopy(self._attrs, memo)
+        for name in self.groups():
+            setattr(new, name, copy.deepcopy(getattr(self, name), memo))
+        return new
+
+    @property
+    def idata(self) -> FitResult:
+        """The result itself (it is an ``InferenceData``); kept for code written for older versions."""
+        return self
 
     # ------------------------------------------------------------------ the convention's methods
     def _var(self, var: str | None, owner: str) -> str:
-        post = self.idata["posterior"]
+        post = self["posterior"]
         name = var if var is not None else (self.default_var or str(next(iter(post.data_vars))))
         if name not in post:
             known = sorted(str(k) for k in post.data_vars)
@@ -115,7 +134,7 @@ class FitResult:
     def draws_of(self, var: str | None = None) -> np.ndarray:
         """Draws of ``var`` pooled over chains, shape ``(chains * draws, *event_shape)``."""
         name = self._var(var, f"{type(self).__name__}.draws_of")
-        x = np.asarray(self.idata["posterior"][name].values)
+        x = np.asarray(self["posterior"][name].values)
         return x.reshape((-1, *x.shape[2:]))
 
     def interval(self, level: float = 0.95, var: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -136,7 +155,7 @@ class FitResult:
 
         level = v.open_unit(f"{type(self).__name__}.summary", "level", level)
         with _constant_entries_ok():
-            return az.summary(self.idata, var_names=var_names, hdi_prob=level)
+            return az.summary(self, var_names=var_names, hdi_prob=level)
 
     def plot(self, path: str | None = None, *, var_names: Any = None) -> Any:
         """ArviZ trace plot of ``var_names`` (default: all); saves a PNG at ``path``. Needs matplotlib."""
@@ -149,7 +168,7 @@ class FitResult:
         with warnings.catch_warnings():
             # ArviZ 0.23's trace plot calls a matplotlib helper deprecated in matplotlib 3.11 (its issue, not ours)
             warnings.filterwarnings("ignore", ".*alias_mapping to normalize_kwargs", DeprecationWarning)
-            axes = az.plot_trace(self.idata, var_names=var_names)
+            axes = az.plot_trace(self, var_names=var_names)
         fig = np.asarray(axes).ravel()[0].figure
         if path is not None:
             fig.savefig(path, dpi=100)
@@ -166,13 +185,13 @@ class FitResult:
         import arviz as az
 
         out = {"divergences": 0.0, "accept_rate": float("nan"), "ess_bulk_min": float("nan"), "r_hat_max": float("nan")}
-        if "sample_stats" in self.idata.groups():
-            stats = self.idata["sample_stats"]
+        if "sample_stats" in self.groups():
+            stats = self["sample_stats"]
             if "diverging" in stats:
                 out["divergences"] = float(np.sum(np.asarray(stats["diverging"])))
             if "accept_rate" in stats:
                 out["accept_rate"] = float(np.mean(np.asarray(stats["accept_rate"])))
-        post = self.idata["posterior"]
+        post = self["posterior"]
         names = [self.default_var] if self.default_var in post else list(post.data_vars)
         sub = post[names]
         with _constant_entries_ok():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -309,13 +308,11 @@ def _stack(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 _mixing = check_mixing  # `sample` has a parameter of the same name
 
 
-@dataclass
 class AugmentationFit(FitResult):
-    """Result of :func:`sample`: a :class:`~noiseaware._engine.FitResult` over the run's ``InferenceData``.
+    """Result of :func:`sample`: the run's ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`).
 
     ``posterior`` holds the parameters (and the records with ``keep_records``); ``sample_stats``
-    the record acceptance rate ``accept_rate`` and the NUTS / joint-move statistics. Attributes
-    not defined here (``posterior``, ``sample_stats``, ``attrs``, ...) fall through to ``idata``.
+    the record acceptance rate ``accept_rate`` and the NUTS / joint-move statistics.
 
     Examples
     --------

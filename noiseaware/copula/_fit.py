@@ -16,13 +16,21 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, ProgramCache, chain_groups, check_settings, pymc_sample, standard_stats
+from .._engine import (
+    FitResult,
+    ProgramCache,
+    SamplingSettings,
+    chain_groups,
+    check_settings,
+    pymc_sample,
+    standard_stats,
+)
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..exceptions import NoiseawareValueError, ReleaseFormatError
 from ..release import Release
@@ -123,13 +131,14 @@ def partial_slope(R: Any, outcome: int, predictor: int, controls: Sequence[int] 
     return np.asarray(num / den)
 
 
-@dataclass
 class CopulaFit(FitResult):
-    """Posterior of a Bayes-NA fit (returned by :func:`fit`; a :class:`~noiseaware._engine.FitResult`).
+    """Posterior of a Bayes-NA fit (returned by :func:`fit`): an ArviZ ``InferenceData``.
 
+    Every ArviZ function takes it as it takes ``pm.sample``'s result (``az.summary(fit)``,
+    ``az.plot_trace(fit)``, ``az.loo(fit)`` over the pairs' composite log-likelihood terms).
     :meth:`summary`, :meth:`interval` and :meth:`plot` are specialised to the correlation matrix
-    (one row per pair, element-wise intervals, a Figure-3-style plot); ``diagnostics``,
-    ``settings`` and the fall-through to ``idata`` are the engine's.
+    (one row per pair, element-wise intervals, a Figure-3-style plot); ``diagnostics`` and
+    ``settings`` are those of every :class:`noiseaware.FitResult`.
 
     Attributes
     ----------
@@ -146,16 +155,29 @@ class CopulaFit(FitResult):
         The resolved sampler settings (the seed used, ...).
     """
 
-    columns: tuple[str, ...]
-    backend: str
-    release: Release
-    _draws: np.ndarray = field(init=False, repr=False)
-
     default_var = "R"
 
-    def __post_init__(self) -> None:
-        R = np.asarray(self.idata["posterior"]["R"].values, dtype=np.float64)
-        self._draws = R.reshape((-1, *R.shape[-2:]))
+    def __init__(
+        self,
+        idata: Any = None,
+        /,
+        *,
+        columns: tuple[str, ...],
+        backend: str,
+        release: Release,
+        settings: SamplingSettings | None = None,
+        **groups: Any,
+    ) -> None:
+        super().__init__(idata, settings=settings, **groups)
+        self.columns = tuple(columns)
+        self.backend = backend
+        self.release = release
+
+    @property
+    def _draws(self) -> np.ndarray:
+        # computed from the posterior each time: ArviZ's sel/isel copy the object and change the posterior
+        R = np.asarray(self["posterior"]["R"].values, dtype=np.float64)
+        return R.reshape((-1, *R.shape[-2:]))
 
     @property
     def p(self) -> int:
@@ -170,7 +192,7 @@ class CopulaFit(FitResult):
     @property
     def posterior_mean(self) -> np.ndarray:
         """Posterior mean of ``R`` (the Bayes-NA point estimate), shape ``(p, p)``."""
-        return self._draws.mean(axis=0)
+        return np.asarray(self._draws.mean(axis=0))
 
     def interval(self, level: float = 0.95, var: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Element-wise equal-tailed credible interval at ``level``: ``(lower, upper)``, each ``(p, p)`` for ``R``."""
@@ -201,7 +223,7 @@ class CopulaFit(FitResult):
         import xarray as xr
 
         iu, ju = np.triu_indices(self.p, 1)
-        post = self.idata["posterior"]["R"]
+        post = self["posterior"]["R"]
         da = post.isel({post.dims[2]: xr.DataArray(iu, dims="pair"), post.dims[3]: xr.DataArray(ju, dims="pair")})
         labels = [f"{self.columns[j]} x {self.columns[k]}" for j, k in zip(iu, ju, strict=True)]
         return xr.Dataset({"R": da.drop_vars(list(post.dims[2:]), errors="ignore").assign_coords(pair=labels)})
@@ -1257,6 +1279,84 @@ def _pymc_fit(
         )
 
 
+#: Draws per call of the pointwise log-likelihood program (a fixed size: one compiled program per ``(n, k)``).
+_LOGLIK_CHUNK = 256
+
+
+def _pair_loglik_program(n: int) -> Any:
+    """Jitted ``(r (S, k), obs (k,), alpha (k,)) -> (S, k)`` one-pair log-pmfs (eq. 18's factors), cached per ``n``."""
+
+    def build() -> Any:
+        import jax
+
+        from .. import numpyro as nan
+
+        def f(r: Any, obs: Any, alpha: Any) -> Any:
+            return nan.NoisyTwoWayTable(r, n, alpha=alpha, validate_args=False).log_prob(obs)
+
+        return jax.jit(f)
+
+    return _PROGRAMS.get(("pair_loglik", n), build)
+
+
+def pointwise_log_likelihood(release: Release, R: np.ndarray) -> np.ndarray:
+    r"""The composite likelihood's terms, one per pair: :math:`\log P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'})`.
+
+    Wang, Feldman & Reiter's composite likelihood (eq. 18) is the product of these terms, so they
+    are the pointwise log-likelihood that ``az.loo`` / ``az.waic`` use (one "observation" per
+    pair's released count).
+
+    Parameters
+    ----------
+    release : Release
+        A geometric ``median_pairs`` release.
+    R : ndarray, shape (..., p, p)
+        Correlation matrices (posterior draws).
+
+    Returns
+    -------
+    ndarray, shape (..., k)
+        One term per pair, in the release's order.
+    """
+    import jax.numpy as jnp
+
+    from .._core import _release
+
+    args = _release.composite_params(_OWNER, release)
+    obs = np.asarray(args["observed"], dtype=np.float64).reshape(-1)
+    k = obs.size
+    alpha = np.broadcast_to(np.asarray(args["alpha"], dtype=np.float64), (k,)).copy()
+    pairs = np.asarray(args["pairs"], dtype=np.int64).reshape(-1, 2)
+    R = np.asarray(R, dtype=np.float64)
+    lead = R.shape[:-2]
+    r = R.reshape((-1, *R.shape[-2:]))[:, pairs[:, 0], pairs[:, 1]]
+    # |r| = 1 only on the boundary of the LKJ support (never a posterior draw); keep the table finite there
+    r = np.clip(r, -1.0 + 1e-15, 1.0 - 1e-15)
+    prog = _pair_loglik_program(int(args["n"]))
+    out = np.empty(r.shape, dtype=np.float64)
+    for start in range(0, r.shape[0], _LOGLIK_CHUNK):
+        block = r[start : start + _LOGLIK_CHUNK]
+        m = block.shape[0]
+        padded = np.zeros((_LOGLIK_CHUNK, k)) if m < _LOGLIK_CHUNK else block
+        if m < _LOGLIK_CHUNK:
+            padded[:m] = block
+        out[start : start + m] = np.asarray(prog(jnp.asarray(padded), jnp.asarray(obs), jnp.asarray(alpha)))[:m]
+    return out.reshape((*lead, k))
+
+
+def _add_log_likelihood(idata: Any, release: Release) -> None:
+    """Store the pairs' pointwise log-likelihood as the ``log_likelihood`` group (variable ``pairs``)."""
+    import xarray as xr
+
+    R = np.asarray(idata["posterior"]["R"].values, dtype=np.float64)
+    ll = pointwise_log_likelihood(release, R)
+    obs = idata["observed_data"].get("pairs") if "observed_data" in idata.groups() else None
+    dim = str(obs.dims[0]) if obs is not None else "pairs_dim_0"
+    coords = {"chain": idata["posterior"]["chain"].values, "draw": idata["posterior"]["draw"].values}
+    da = xr.DataArray(ll, dims=("chain", "draw", dim), coords=coords)
+    idata.add_groups(log_likelihood=xr.Dataset({"pairs": da}))
+
+
 def _cols(release: Release) -> list[str]:
     return [str(c) for c in release.metadata["columns"]]
 
@@ -1429,6 +1529,8 @@ def fit(
         idata = _pymc_fit(release, pr, chains, draws, warmup, seed, progressbar, target_accept, cores)
     standard_stats(idata)
     idata.attrs.update({**st.as_attrs(), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
+    if "log_likelihood" not in idata.groups():
+        _add_log_likelihood(idata, release)
     cols = tuple(_cols(release))
     if math.comb(len(cols), 2) != release.values.size:
         raise ReleaseFormatError(f"{_OWNER}: release has {release.values.size} values for {len(cols)} columns.")

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
-from .._engine import FitResult, check_settings
+from .._engine import FitResult, SamplingSettings, check_settings
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 
@@ -473,12 +473,12 @@ def margin_posterior(
 
 
 # ----------------------------------------------------------------------------- the fit
-@dataclass
 class DPCopulaFit(FitResult):
     """Joint posterior draws of a ``dpcopula`` release's copula (returned by :func:`fit_dpcopula`).
 
-    A :class:`~noiseaware._engine.FitResult` whose ``idata`` is the Bayes-NA fit's (``R``), so
-    ``summary()``, ``interval()``, ``plot()`` and ``diagnostics`` describe the NUTS run.
+    An ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`) holding the Bayes-NA fit's groups
+    (``R``), so ``az.summary(fit)``, ``summary()``, ``interval()``, ``plot()`` and ``diagnostics``
+    describe the NUTS run; the margins' exact draws are attributes.
 
     Attributes
     ----------
@@ -492,22 +492,35 @@ class DPCopulaFit(FitResult):
     release : Release
     copula_fit : CopulaFit
         The Bayes-NA fit, with its diagnostics (``copula_fit.summary()``).
-    idata : arviz.InferenceData or None
-        The Bayes-NA fit's ``InferenceData`` (None only for a fit assembled by hand).
     settings : SamplingSettings or None
         The resolved sampler settings.
     """
 
-    idata: Any = field(default=None, kw_only=True)
-    correlation: np.ndarray
-    margins: tuple[np.ndarray, ...]
-    columns: tuple[str, ...]
-    dtypes: tuple[str, ...]
-    domains: tuple[Domain, ...]
-    release: Release
-    copula_fit: Any
-
     default_var = "R"
+
+    def __init__(
+        self,
+        idata: Any = None,
+        /,
+        *,
+        correlation: np.ndarray,
+        margins: tuple[np.ndarray, ...],
+        columns: tuple[str, ...],
+        dtypes: tuple[str, ...],
+        domains: tuple[Domain, ...],
+        release: Release,
+        copula_fit: Any,
+        settings: SamplingSettings | None = None,
+        **groups: Any,
+    ) -> None:
+        super().__init__(idata, settings=settings, **groups)
+        self.correlation = correlation
+        self.margins = tuple(margins)
+        self.columns = tuple(columns)
+        self.dtypes = tuple(dtypes)
+        self.domains = tuple(domains)
+        self.release = release
+        self.copula_fit = copula_fit
 
 
 def fit_dpcopula(
@@ -614,13 +627,14 @@ def fit_dpcopula(
 
         from .._engine import check_mixing as _mixing
 
-        _mixing(az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf.idata["sample_stats"]), ["R"], owner=owner)
+        _mixing(az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf["sample_stats"]), ["R"], owner=owner)
     R = cf.draws
     draws = R.shape[0]
     rng = np.random.default_rng(seed + 1)
     alpha = float(rel.mechanism.alpha)  # type: ignore[attr-defined]
     margins = tuple(margin_posterior(h, alpha, n=rel.n, draws=draws, prior=a0, seed=rng) for h in _split(rel))
     return DPCopulaFit(
+        cf,
         correlation=R,
         margins=margins,
         columns=tuple(str(c) for c in rel.metadata["columns"]),
@@ -628,7 +642,6 @@ def fit_dpcopula(
         domains=tuple(_domains(rel)),
         release=rel,
         copula_fit=cf,
-        idata=cf.idata,
         settings=st,
     )
 

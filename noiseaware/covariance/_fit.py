@@ -2,7 +2,6 @@ r"""Noise-aware posterior of the population covariance from a ``pace_ggm`` / ``s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,13 +15,11 @@ from ._analysis import measurements
 __all__ = ["CovarianceFit", "fit"]
 
 
-@dataclass
 class CovarianceFit(FitResult):
-    r"""Posterior of :math:`\Sigma` from :func:`fit` (a :class:`~noiseaware._engine.FitResult`).
+    r"""Posterior of :math:`\Sigma` from :func:`fit`: an ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`).
 
     ``posterior["sigma"]`` holds the draws of the ``d x d`` covariance; :attr:`sigma` pools them
-    over chains. Attributes not defined here (``posterior``, ``sample_stats``, ``attrs``, ...)
-    fall through to ``idata``, as on the ``InferenceData`` :func:`fit` returned before.
+    over chains.
 
     Examples
     --------

@@ -12,6 +12,7 @@ Gaussian-copula data-split prior elicited from :math:`S_L(D_1,a)`, model 4 on :m
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +53,19 @@ class ABCResult:
     n_sims: int
 
     @property
-    def mean_composition(self) -> np.ndarray:
+    def composition(self) -> np.ndarray:
         r"""Draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape (k, d)."""
         return self.alpha / self.alpha.sum(-1, keepdims=True)
+
+    @property
+    def mean_composition(self) -> np.ndarray:
+        """Former name of :attr:`composition` (deprecated)."""
+        warnings.warn(
+            "ABCResult.mean_composition is deprecated; use ABCResult.composition.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.composition
 
     @property
     def posterior_mean(self) -> np.ndarray:

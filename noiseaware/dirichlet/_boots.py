@@ -35,6 +35,7 @@ Cost is ``sweeps * d**2`` vector operations, whatever the distance of :math:`s_L
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,9 +242,19 @@ class DPBootsResult:
         return dirichlet_mle_from_stats(l1_projection(self.part.s_l) - 1e-9).alpha
 
     @property
-    def mean_composition(self) -> np.ndarray:
+    def composition(self) -> np.ndarray:
         r"""Bootstrap draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape (B, d)."""
         return self.alpha / self.alpha.sum(-1, keepdims=True)
+
+    @property
+    def mean_composition(self) -> np.ndarray:
+        """Former name of :attr:`composition` (deprecated)."""
+        warnings.warn(
+            "DPBootsResult.mean_composition is deprecated; use DPBootsResult.composition.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.composition
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         r"""Percentile interval of each :math:`\alpha_j` at ``level`` (NaN rows ignored)."""

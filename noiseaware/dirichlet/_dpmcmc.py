@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import arviz as az
@@ -1049,12 +1048,11 @@ def _run(
     return raw
 
 
-@dataclass
 class DPMCMCFit(FitResult):
-    r"""Result of :func:`dpmcmc`: a :class:`~noiseaware._engine.FitResult` (posterior ``alpha``, ``composition``).
+    r"""Result of :func:`dpmcmc`: an ArviZ ``InferenceData`` with posterior ``alpha`` and ``composition``.
 
-    Attributes not defined here (``posterior``, ``sample_stats``, ``attrs``, ...) fall through to
-    ``idata``, as on the ``InferenceData`` that :func:`dpmcmc` returned before.
+    A :class:`noiseaware.FitResult`:
+    every ArviZ function takes it as it takes ``pm.sample``'s result (``az.summary(res)``).
 
     Examples
     --------

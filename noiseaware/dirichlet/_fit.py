@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -28,7 +29,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_series_terms
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
-from .._engine import FitResult, ProgramCache, check_settings, pymc_sample, standard_stats
+from .._engine import FitResult, ProgramCache, SamplingSettings, check_settings, pymc_sample, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
@@ -39,9 +40,8 @@ _OWNER = "dirichlet.fit"
 _LOG_2PI = math.log(2 * math.pi)
 
 
-@dataclass
 class DirichletFit(FitResult):
-    r"""Posterior of :math:`\alpha` from :func:`fit` (a :class:`~noiseaware._engine.FitResult`).
+    r"""Posterior of :math:`\alpha` from :func:`fit` (an ArviZ ``InferenceData``; see :class:`noiseaware.FitResult`).
 
     Attributes
     ----------
@@ -56,26 +56,45 @@ class DirichletFit(FitResult):
         The resolved sampler settings (the seed used, ...).
     """
 
-    prior: GammaCopulaPrior
-    parts: list[LogMeanPart]
-    backend: str
-    moments: str
-
     default_var = "alpha"
 
-    def _pooled(self, name: str) -> np.ndarray:
-        x = np.asarray(self.idata["posterior"][name].values, dtype=np.float64)
-        return x.reshape(-1, x.shape[-1])
+    def __init__(
+        self,
+        idata: Any = None,
+        /,
+        *,
+        prior: GammaCopulaPrior,
+        parts: list[LogMeanPart],
+        backend: str,
+        moments: str,
+        settings: SamplingSettings | None = None,
+        **groups: Any,
+    ) -> None:
+        super().__init__(idata, settings=settings, **groups)
+        self.prior = prior
+        self.parts = parts
+        self.backend = backend
+        self.moments = moments
 
     @property
     def alpha(self) -> np.ndarray:
         """Posterior draws of alpha pooled over chains, shape ``(chains * draws, d)``."""
-        return self._pooled("alpha")
+        return np.asarray(self.draws_of("alpha"), dtype=np.float64)
+
+    @property
+    def composition(self) -> np.ndarray:
+        r"""Posterior draws of the mean composition :math:`E[x\mid\alpha]`, shape ``(chains * draws, d)``."""
+        return np.asarray(self.draws_of("mean"), dtype=np.float64)
 
     @property
     def mean_composition(self) -> np.ndarray:
-        r"""Posterior draws of :math:`E[x\mid\alpha]`, shape ``(chains * draws, d)``."""
-        return self._pooled("mean")
+        """Former name of :attr:`composition` (deprecated)."""
+        warnings.warn(
+            "DirichletFit.mean_composition is deprecated; use DirichletFit.composition (the name DPMCMCFit uses).",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.composition
 
     @property
     def posterior_mean(self) -> np.ndarray:
@@ -554,7 +573,7 @@ def fit(
     >>> x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=2000)
     >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, rng=np.random.default_rng(1))
     >>> res = fit(rel, chains=1, draws=100, warmup=100, seed=0, moments="asymptotic", check_mixing=False)
-    >>> res.alpha.shape, res.mean_composition.shape
+    >>> res.alpha.shape, res.composition.shape
     ((100, 3), (100, 3))
     """
     parts = logmean_parts(_OWNER, release)  # fail early on a bad release
