@@ -9,7 +9,7 @@
 """
 
 from ._baselines import AsgharResult, asghar_dpc, li_kendall, tetrachoric
-from ._fit import CopulaFit, LKJPrior, fit, partial_slope
+from ._fit import CopulaFit, LKJPrior, fit, partial_slope, pointwise_log_likelihood
 from ._higham import NearestCorrelationResult, nearest_correlation
 from ._mle import MLEResult, eta_from_r, fisher_mean, mle_nn, mle_nn_pair, r_from_eta
 from ._synth import (
@@ -40,6 +40,7 @@ __all__ = [
     "mle_nn_pair",
     "nearest_correlation",
     "partial_slope",
+    "pointwise_log_likelihood",
     "r_from_eta",
     "tetrachoric",
     # seed 003 (DPCopula)

@@ -38,7 +38,7 @@ from ..release import Release
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope"]
+__all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope", "pointwise_log_likelihood"]
 
 _OWNER = "copula.fit"
 

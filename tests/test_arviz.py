@@ -1,0 +1,229 @@
+"""Every fit type goes straight into ArviZ, as ``pm.sample``'s result does.
+
+One small fit per result type; each is run through ``az.summary``, ``az.ess``, ``az.rhat``,
+``az.hdi``, ``az.plot_trace``, ``az.plot_posterior``, a netCDF round trip, and ``az.loo`` /
+``az.waic`` / ``az.compare`` where the fit stores a pointwise log-likelihood.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import arviz as az
+import numpy as np
+import pytest
+
+import noiseaware as na
+from noiseaware import FitResult
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def _copula() -> Any:
+    from noiseaware import copula
+    from noiseaware.datasets import demo_copula_data
+
+    x, _, _ = demo_copula_data(seed=1, n=400)
+    rel = na.privatize(x[:, :3], statistic="median_pairs", epsilon=2.0, rng=np.random.default_rng(0))
+    return copula.fit(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
+
+
+def _dpcopula() -> Any:
+    from noiseaware import copula
+
+    cov = [[1, 0.6, 0.3], [0.6, 1, 0.2], [0.3, 0.2, 1]]
+    x = np.random.default_rng(0).multivariate_normal([0, 0, 0], cov, size=400)
+    doms = [{"lower": -4.0, "upper": 4.0, "bins": 8}] * 3
+    rel = na.privatize(
+        x, statistic="dpcopula", epsilon=4.0, correlation="median", domains=doms, rng=np.random.default_rng(1)
+    )
+    return copula.fit_dpcopula(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
+
+
+def _dirichlet() -> Any:
+    from noiseaware import dirichlet
+
+    x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=500)
+    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, rng=np.random.default_rng(1))
+    return dirichlet.fit(rel, chains=2, draws=60, warmup=60, seed=0, moments="asymptotic", check_mixing=False)
+
+
+def _dpmcmc() -> Any:
+    from noiseaware import dirichlet
+
+    x = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=100)
+    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, threshold=1e-3, rng=np.random.default_rng(1))
+    return dirichlet.dpmcmc(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
+
+
+def _augment() -> Any:
+    import jax
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    from noiseaware.augment import AugmentationModel, mechanism_log_density, sample
+    from noiseaware.mechanisms import GeometricMechanism
+
+    n = 20
+
+    def model(n: int) -> None:
+        pi = numpyro.sample("pi", dist.Dirichlet(jnp.ones(4)))
+        with numpyro.plate("records", n):
+            numpyro.sample("x", dist.Categorical(pi))
+
+    aug = AugmentationModel(
+        statistic=lambda x, s: jax.nn.one_hot(x, 4),
+        log_density=mechanism_log_density(GeometricMechanism(scale=3.0)),
+        model=model,
+        model_args=(n,),
+        posterior=lambda key, x, theta: {"pi": jax.random.dirichlet(key, 1.0 + jnp.bincount(x, length=4))},
+    )
+    return sample(aug, np.array([10, -2, 5, 6]), chains=2, draws=60, warmup=30, seed=0, check_mixing=False)
+
+
+def _covariance() -> Any:
+    from noiseaware import covariance
+
+    x = np.random.default_rng(0).uniform(-1, 1, size=(400, 2))
+    rel = na.privatize(x, statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(1))
+    return covariance.fit(rel, chains=2, draws=60, warmup=60, seed=1, check_mixing=False)
+
+
+#: Each fit type, and its ``log_likelihood`` group: "pointwise" (one term per released value, what
+#: az.loo leaves out), "per part" (one term per released statistic vector: a single one here), or None
+#: (latent-record samplers, and the covariance fits' one joint observation of correlated entries).
+FITS: dict[str, tuple[Callable[[], Any], str | None]] = {
+    "CopulaFit": (_copula, "pointwise"),
+    "DPCopulaFit": (_dpcopula, "pointwise"),
+    "DirichletFit": (_dirichlet, "per part"),
+    "DPMCMCFit": (_dpmcmc, None),
+    "AugmentationFit": (_augment, None),
+    "CovarianceFit": (_covariance, None),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(FITS))
+def fitted(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any, str | None]]:
+    make, has_loglik = FITS[request.param]
+    yield request.param, make(), has_loglik
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    # ESS / R-hat of a constant entry (a correlation matrix's diagonal) divide 0 by 0; loo's Pareto-k
+    # warnings on 120 draws are ArviZ's advice about a short run, not failures
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.filterwarnings("ignore", message=".*Pareto.*", category=UserWarning)
+        warnings.filterwarnings("ignore", message=".*posterior variance of the log predictive.*", category=UserWarning)
+        warnings.filterwarnings("ignore", message=".*more axes than.*", category=UserWarning)
+        warnings.filterwarnings("ignore", message=".*appears to have a single value.*", category=UserWarning)
+        # ArviZ 0.23's own calls into matplotlib 3.11 and pandas 3.1 deprecations (its issue, not the fit's)
+        warnings.filterwarnings("ignore", ".*alias_mapping to normalize_kwargs", DeprecationWarning)
+        warnings.filterwarnings("ignore", ".*inplace keyword in DataFrame.sort_values", Warning)
+        yield
+    plt.close("all")
+
+
+def _var(fit: Any) -> str:
+    return str(fit.default_var or next(iter(fit.posterior.data_vars)))
+
+
+def test_is_an_inference_data_of_its_own_class(fitted: tuple[str, Any, str | None]) -> None:
+    name, fit, _ = fitted
+    assert type(fit).__name__ == name
+    assert isinstance(fit, az.InferenceData) and isinstance(fit, FitResult)
+    assert fit.idata is fit
+    assert fit.attrs["noiseaware_result"] == name
+    assert az.convert_to_inference_data(fit) is fit
+
+
+def test_summary_ess_rhat_hdi(fitted: tuple[str, Any, str | None]) -> None:
+    _, fit, _ = fitted
+    var = _var(fit)
+    table = az.summary(fit, var_names=[var])
+    assert {"mean", "sd", "ess_bulk", "r_hat"} <= set(table.columns) and len(table) > 0
+    ess, rhat, hdi = az.ess(fit, var_names=[var]), az.rhat(fit, var_names=[var]), az.hdi(fit, var_names=[var])
+    draws = np.asarray(fit.posterior[var])
+    assert ess[var].shape == draws.shape[2:] and rhat[var].shape == draws.shape[2:]
+    assert np.nanmax(np.asarray(ess[var])) > 0
+    lo, hi = np.asarray(hdi[var]).T if draws.ndim == 2 else np.moveaxis(np.asarray(hdi[var]), -1, 0)
+    assert np.all(lo <= hi)
+    # the same numbers as on the plain InferenceData
+    plain = az.InferenceData(posterior=fit.posterior)
+    np.testing.assert_allclose(np.asarray(az.ess(plain, var_names=[var])[var]), np.asarray(ess[var]), equal_nan=True)
+
+
+def test_plots(fitted: tuple[str, Any, str | None]) -> None:
+    _, fit, _ = fitted
+    var = _var(fit)
+    coords = None
+    if var == "R":
+        # a correlation matrix's diagonal is constant (ArviZ cannot draw a density of a constant, for any
+        # sampler's LKJ draws): plot one off-diagonal entry, chosen with ArviZ's own coords
+        row, col = (str(d) for d in fit.posterior["R"].dims[2:])
+        coords = {row: [fit.posterior[row].values[0]], col: [fit.posterior[col].values[1]]}
+    axes = az.plot_trace(fit, var_names=[var], coords=coords)
+    assert np.asarray(axes).size >= 2
+    axes = az.plot_posterior(fit, var_names=[var], coords=coords)
+    assert np.asarray(axes).size >= 1
+
+
+def test_netcdf_round_trip(fitted: tuple[str, Any, str | None], tmp_path: Path) -> None:
+    name, fit, _ = fitted
+    path = tmp_path / "fit.nc"
+    az.to_netcdf(fit, str(path))
+    back = az.from_netcdf(str(path))
+    assert set(back.groups()) == set(fit.groups())
+    for group in fit.groups():
+        for var in fit[group].data_vars:
+            np.testing.assert_array_equal(np.asarray(back[group][var]), np.asarray(fit[group][var]))
+    assert back.attrs["noiseaware_result"] == name
+
+
+def test_selection_keeps_the_class(fitted: tuple[str, Any, str | None]) -> None:
+    name, fit, _ = fitted
+    sub = fit.sel(draw=slice(0, 9))
+    assert type(sub).__name__ == name and sub.posterior.sizes["draw"] == 10
+    assert fit.posterior.sizes["draw"] == 60  # the original is untouched
+    var = _var(fit)
+    full = fit.draws_of(var)
+    expect = full.reshape(2, 60, -1)[:, :10].reshape((20, *full.shape[1:]))
+    np.testing.assert_array_equal(sub.draws_of(var), expect)
+
+
+def test_loo_waic_compare_where_a_pointwise_likelihood_exists(fitted: tuple[str, Any, str | None]) -> None:
+    _, fit, loglik = fitted
+    assert ("log_likelihood" in fit.groups()) is (loglik is not None)
+    if loglik == "per part":
+        return
+    if loglik is None:
+        with pytest.raises(TypeError, match="log likelihood"):
+            az.loo(fit)
+        return
+    ll = np.asarray(next(iter(fit.log_likelihood.data_vars.values())))
+    assert ll.shape[:2] == (2, 60) and ll.ndim == 3 and np.all(np.isfinite(ll))
+    loo, waic = az.loo(fit), az.waic(fit)
+    assert np.isfinite(loo.elpd_loo) and np.isfinite(waic.elpd_waic)
+    table = az.compare({"a": fit, "b": fit.sel(draw=slice(0, 59))})
+    assert list(table.index) in (["a", "b"], ["b", "a"])
+
+
+def test_copula_pointwise_terms_sum_to_the_composite_likelihood() -> None:
+    from noiseaware import copula
+
+    fit = _copula()
+    R = np.asarray(fit.posterior["R"])[0, :5]
+    terms = copula.pointwise_log_likelihood(fit.release, R)
+    model = __import__("noiseaware.copula._fit", fromlist=["_numpyro_model"])._numpyro_model(
+        fit.release, copula.LKJPrior()
+    )
+    total = np.array([float(model.loglik_pairs(r)) for r in R])
+    np.testing.assert_allclose(terms.sum(-1), total, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(fit.log_likelihood["pairs"])[0, :5], terms, rtol=1e-12)
