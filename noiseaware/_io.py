@@ -27,10 +27,15 @@ from typing import IO, Any
 
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, OutputExistsError, ReleaseFormatError
 
-__all__ = ["atomic_write_text", "loads_limited", "printable", "read_text_limited", "write_figure"]
+__all__ = ["MAX_RELEASE_BYTES", "atomic_write_text", "loads_limited", "printable", "read_text_limited", "write_figure"]
 
 #: Integers with more decimal digits than this are refused by :func:`loads_limited` (int64 has 19).
 _MAX_INT_DIGITS = 40
+
+#: The largest release file, in bytes, that ``Release.from_json`` reads -- and so the largest that
+#: ``Release.to_json`` writes and ``privatize`` makes (it refuses, before charging any budget, a
+#: release whose JSON could be larger). One limit for all three, read at call time.
+MAX_RELEASE_BYTES = 256 * 2**20
 
 PathLike = str | os.PathLike[str]
 
@@ -317,7 +322,7 @@ def write_figure(fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot
 
 # ------------------------------------------------------------------------------------ reading
 def read_text_limited(
-    source: str | os.PathLike[str], *, max_bytes: int = 256 * 2**20, owner: str = "Release.from_json"
+    source: str | os.PathLike[str], *, max_bytes: int | None = None, owner: str = "Release.from_json"
 ) -> str:
     r"""Read a file of at most ``max_bytes`` bytes as strict UTF-8.
 
@@ -328,8 +333,8 @@ def read_text_limited(
     ----------
     source : str or os.PathLike
         The file to read.
-    max_bytes : int, default 256 MiB
-        The largest file accepted.
+    max_bytes : int, optional
+        The largest file accepted; default :data:`MAX_RELEASE_BYTES` (256 MiB).
     owner : str, default "Release.from_json"
         Who is reading, for the error messages.
 
@@ -365,6 +370,8 @@ def read_text_limited(
     """
     if not isinstance(source, str | os.PathLike):
         raise NoiseawareTypeError(f"{owner}: source must be a path; got {source!r}.")
+    if max_bytes is None:
+        max_bytes = MAX_RELEASE_BYTES
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
         raise NoiseawareValueError(f"{owner}: max_bytes must be an integer >= 0; got max_bytes={max_bytes!r}.")
     name = os.fspath(source)
