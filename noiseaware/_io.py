@@ -3,7 +3,9 @@
 Four guards against the careless-user and attacker cases of project issue 11:
 
 * :func:`atomic_write_text` -- write a file all at once or not at all, never over an existing
-  file unless asked to, never over a protected input (the confidential CSV a release was made from).
+  file unless asked to, never over a protected input (the confidential CSV a release was made from),
+  never over anything but a regular file (a device, a FIFO, a socket, a symbolic link), not even
+  when asked to.
 * :func:`read_text_limited` -- read a bounded amount of strict UTF-8.
 * :func:`loads_limited` -- parse JSON with bounded nesting, no NaN/Infinity, bounded integers
   and no duplicate keys, every failure a :class:`~noiseaware.exceptions.ReleaseFormatError`.
@@ -18,16 +20,22 @@ import math
 import os
 import pathlib
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, OutputExistsError, ReleaseFormatError
 
-__all__ = ["atomic_write_text", "loads_limited", "printable", "read_text_limited"]
+__all__ = ["MAX_RELEASE_BYTES", "atomic_write_text", "loads_limited", "printable", "read_text_limited", "write_figure"]
 
 #: Integers with more decimal digits than this are refused by :func:`loads_limited` (int64 has 19).
 _MAX_INT_DIGITS = 40
+
+#: The largest release file, in bytes, that ``Release.from_json`` reads -- and so the largest that
+#: ``Release.to_json`` writes and ``privatize`` makes (it refuses, before charging any budget, a
+#: release whose JSON could be larger). One limit for all three, read at call time.
+MAX_RELEASE_BYTES = 256 * 2**20
 
 PathLike = str | os.PathLike[str]
 
@@ -55,10 +63,51 @@ def _same_file(a: PathLike, b: PathLike) -> bool:
         return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
 
 
+def _kind(mode: int) -> str | None:
+    """What a file of ``st_mode`` ``mode`` is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kinds = [
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ]
+    return next((word for test, word in kinds if test(mode)), "not a regular file")
+
+
+def _refuse_special(target: pathlib.Path, owner: str) -> None:
+    """Refuse an existing ``target`` that is anything but a regular file, whatever ``overwrite`` says.
+
+    Replacing a device, a FIFO or a socket with a regular file breaks whatever used it (as root,
+    ``-o /dev/null --force`` would break the machine), and writing into one instead is no better.
+    A symbolic link is refused too, even one to a regular file: the atomic rename would replace the
+    link itself, not the file it points to, and a link is how a path is pointed at a device.
+    """
+    try:
+        mode = os.lstat(target).st_mode
+    except (OSError, ValueError):  # missing (the ordinary case) or not a valid path: the write decides
+        return
+    kind = _kind(mode)
+    if kind is None:
+        return
+    hint = (
+        f"give the path of the file it points to ({os.path.realpath(target)}) or remove the link"
+        if stat.S_ISLNK(mode)
+        else "give the path of a regular file"
+    )
+    raise NoiseawareValueError(
+        f"{owner}: refusing to write {target}: it is {kind}, not a regular file, and it is never replaced, "
+        f"not even with overwrite=True (CLI: --force); {hint}."
+    )
+
+
 def _check_output(
     path: PathLike, *, overwrite: bool = False, protect: Sequence[PathLike] = (), owner: str = "write"
 ) -> pathlib.Path:
-    """Refuse an output path that is a protected input, a directory, or (unless ``overwrite``) a file.
+    """Refuse a protected input, anything but a regular file, or (unless ``overwrite``) an existing file.
 
     The checks of :func:`atomic_write_text`, also usable before long work so that it fails early.
 
@@ -67,7 +116,8 @@ def _check_output(
     NoiseawareTypeError
         If ``path`` is not a path.
     NoiseawareValueError
-        If ``path`` is the same file as a path in ``protect``, or is a directory.
+        If ``path`` is the same file as a path in ``protect``, or exists and is not a regular file
+        (a directory, a device, a FIFO, a socket or a symbolic link), whatever ``overwrite`` says.
     OutputExistsError
         If ``path`` exists and ``overwrite`` is False.
     """
@@ -84,6 +134,7 @@ def _check_output(
             )
     if target.is_dir():
         raise NoiseawareValueError(f"{owner}: refusing to write {target}: it is a directory. Give a file name.")
+    _refuse_special(target, owner)
     if not overwrite and os.path.lexists(target):
         raise OutputExistsError(
             f"{owner}: refusing to overwrite {target}: the file already exists; "
@@ -186,7 +237,10 @@ def atomic_write_text(
     text : str
         The content, written as UTF-8 exactly as given (no newline is added).
     overwrite : bool, default False
-        Replace an existing file. Without it an existing file is refused.
+        Replace an existing regular file. Without it an existing file is refused. Anything else at
+        ``path`` -- a directory, a character or block device (``/dev/null``), a FIFO, a socket, a
+        symbolic link (even one to a regular file: the rename would replace the link, not the file
+        it points to) -- is refused even with it.
     protect : sequence of str or os.PathLike
         Inputs that must never be written over, not even with ``overwrite`` (e.g. the data a
         release was computed from). Compared with ``os.path.samefile`` when both exist (so a
@@ -205,7 +259,8 @@ def atomic_write_text(
     OutputExistsError
         If ``path`` exists and ``overwrite`` is False (also a ``FileExistsError``).
     NoiseawareValueError
-        If ``path`` is a file in ``protect``, or a directory, or ``text`` cannot be encoded.
+        If ``path`` is a file in ``protect``, exists and is not a regular file (a directory, a
+        device, a FIFO, a socket, a symbolic link), or ``text`` cannot be encoded.
     NoiseawareTypeError
         If ``text`` is not a ``str`` or ``path`` not a path.
     OSError
@@ -239,9 +294,35 @@ def atomic_write_text(
     return _atomic_write(path, lambda fh: fh.write(data), overwrite=overwrite, protect=protect, owner=owner)
 
 
+def write_figure(fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot") -> pathlib.Path:
+    """Save a matplotlib figure to ``path`` through :func:`_atomic_write` (format from the suffix).
+
+    An existing regular file is replaced, as ``Figure.savefig`` would; anything else at ``path`` (a
+    device, a FIFO, a socket, a symbolic link, a directory) is refused.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or os.PathLike
+        The file to write; its suffix picks the format (``.png``, ``.pdf``, ``.svg``; none: PNG).
+    dpi : int, default 100
+        Resolution of raster formats.
+    owner : str, default "plot"
+        Who is writing, for the error messages.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` as a :class:`~pathlib.Path`.
+    """
+    fmt = pathlib.Path(os.fspath(path)).suffix[1:].lower() or "png"
+    return _atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), overwrite=True, owner=owner)
+
+
 # ------------------------------------------------------------------------------------ reading
 def read_text_limited(
-    source: str | os.PathLike[str], *, max_bytes: int = 256 * 2**20, owner: str = "Release.from_json"
+    source: str | os.PathLike[str], *, max_bytes: int | None = None, owner: str = "Release.from_json"
 ) -> str:
     r"""Read a file of at most ``max_bytes`` bytes as strict UTF-8.
 
@@ -252,8 +333,8 @@ def read_text_limited(
     ----------
     source : str or os.PathLike
         The file to read.
-    max_bytes : int, default 256 MiB
-        The largest file accepted.
+    max_bytes : int, optional
+        The largest file accepted; default :data:`MAX_RELEASE_BYTES` (256 MiB).
     owner : str, default "Release.from_json"
         Who is reading, for the error messages.
 
@@ -289,6 +370,8 @@ def read_text_limited(
     """
     if not isinstance(source, str | os.PathLike):
         raise NoiseawareTypeError(f"{owner}: source must be a path; got {source!r}.")
+    if max_bytes is None:
+        max_bytes = MAX_RELEASE_BYTES
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
         raise NoiseawareValueError(f"{owner}: max_bytes must be an integer >= 0; got max_bytes={max_bytes!r}.")
     name = os.fspath(source)

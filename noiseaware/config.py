@@ -208,7 +208,16 @@ def jax_cache_dir() -> pathlib.Path | None:
 
 
 def _safe_dir(path: pathlib.Path) -> str | None:
-    """Create ``path`` (mode 0o700); a reason it must not be used as a trusted cache, or None."""
+    """Create ``path`` (mode 0o700); a reason it must not be used as a trusted cache, or None.
+
+    JAX loads and runs what the cache holds, so the directory must be one that nobody else can
+    change: a directory owned by this user and writable by nobody else, and every directory above
+    it -- up to the root, along the path as given and along the path with links resolved -- owned
+    by this user or by root and writable by nobody else unless its sticky bit is set (``/tmp``:
+    others may add entries but not rename or remove ours). Otherwise another account could swap
+    the cache directory, or a link on the way to it, for one of its own after this check.
+    ``configure_jax`` checks again each time it applies the cache.
+    """
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = path.stat()
@@ -216,10 +225,30 @@ def _safe_dir(path: pathlib.Path) -> str | None:
         return f"cannot create it ({exc.strerror or exc})"
     if not stat.S_ISDIR(st.st_mode):
         return "it is not a directory"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    if uid is not None and st.st_uid != uid:
         return "it is owned by another user"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "others can write to it (JAX runs what the cache holds; chmod 700 it)"
+    if uid is None:  # pragma: no cover - no POSIX ownership (Windows)
+        return None
+    absolute = path.absolute()
+    parents = list(absolute.parents) + [p for p in absolute.resolve().parents if p not in absolute.parents]
+    for parent in parents:
+        try:
+            pst = parent.stat()
+        except OSError as exc:
+            return f"its parent directory {str(parent)!r} cannot be checked ({exc.strerror or exc})"
+        if pst.st_uid not in (0, uid):
+            return (
+                f"its parent directory {str(parent)!r} is owned by another user (uid {pst.st_uid}), who could "
+                "swap the cache for one of their own"
+            )
+        if pst.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not pst.st_mode & stat.S_ISVTX:
+            return (
+                f"others can write to its parent directory {str(parent)!r} (mode {stat.S_IMODE(pst.st_mode):o}, "
+                "no sticky bit), so they could swap the cache for one of their own"
+            )
     return None
 
 

@@ -6,7 +6,10 @@ release *as each finishes*. A release whose fit raises gives an outcome with the
 traceback; the others go on. With ``results_dir=`` every finished outcome (its ``summarize``-d
 result, JSON) is written atomically to ``<results_dir>/<key>.json`` from the client, and a later
 call with the same directory skips the releases already there and yields their stored outcomes:
-an interrupted study resumes where it stopped.
+an interrupted study resumes where it stopped. Each stored outcome carries a fingerprint of what
+made it -- the fit function, ``summarize``, the fit keywords and the release itself -- and is
+reused only by a call whose fingerprint is the same; any other stored outcome (another fit, other
+keywords, another release under the same key, a malformed or edited file) is computed again.
 
 Workers are long-lived processes: each imports JAX once, and its programs are compiled once per
 shape -- within the worker by the fits' own in-process caches (``dirichlet.fit``), and across
@@ -30,21 +33,26 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
 import importlib
 import json
 import math
 import os
 import pathlib
 import re
+import tempfile
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import _validation as v
 from ._io import atomic_write_text
-from .exceptions import NoiseawareTypeError, NoiseawareValueError
+from .exceptions import NoiseawareTypeError, NoiseawareValueError, NoiseawareWarning
 from .release import Release
 
 __all__ = ["FitOutcome", "fit_many", "resolve_fit"]
@@ -86,6 +94,11 @@ class FitOutcome:
         The worker that ran it.
     cached : bool
         True when read back from ``results_dir`` instead of being computed.
+    fingerprint : dict or None
+        What the outcome was computed from, as stored in ``results_dir``: ``"fit"`` and
+        ``"summarize"`` (qualified names), ``"kwargs"`` and ``"release"`` (SHA-256 digests of the
+        fit keywords and of the release; ``"release"`` is None for a release path this process
+        cannot read). None when no ``results_dir`` was given.
     """
 
     key: str
@@ -96,6 +109,7 @@ class FitOutcome:
     seconds: float = math.nan
     worker: str | None = None
     cached: bool = False
+    fingerprint: dict[str, str | None] | None = None
 
     def to_json(self) -> str:
         """The outcome as JSON (``result`` must be JSON-serializable; use ``summarize=``)."""
@@ -107,6 +121,7 @@ class FitOutcome:
             "traceback": self.traceback,
             "seconds": self.seconds,
             "worker": self.worker,
+            "fingerprint": self.fingerprint,
         }
         return json.dumps(data, allow_nan=True, default=_json_default) + "\n"
 
@@ -230,24 +245,126 @@ def _items(releases: Any) -> list[tuple[str, Any]]:
     return items
 
 
-def _stored(results_dir: pathlib.Path, key: str) -> FitOutcome | None:
+# ------------------------------------------------------------------------------ fingerprints
+def _callable_name(fn: Any) -> str:
+    """``module:qualname`` of a function (of its class for another callable; a partial's parts too)."""
+    if isinstance(fn, functools.partial):
+        return f"partial({_callable_name(fn.func)}, {_canonical(fn.args)}, {_canonical(fn.keywords)})"
+    mod, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if isinstance(mod, str) and isinstance(name, str):
+        return f"{mod}:{name}"
+    # a callable object: its class and its repr (a default repr holds the address: never the same twice)
+    return f"{type(fn).__module__}:{type(fn).__qualname__}:{fn!r}"
+
+
+def _canonical(obj: Any) -> str:
+    """A deterministic text for a fit keyword's value: the same text for equal values, run after run.
+
+    Numbers, strings, containers and arrays are written out exactly (a mapping in sorted order,
+    an array by dtype, shape and a digest of its bytes); a function by its qualified name; any
+    other object by its type and ``repr`` (a default ``repr`` holds the object's address, so such
+    a keyword never matches a stored outcome: it is computed again rather than reused wrongly).
+    """
+    import numpy as np
+
+    if obj is None or isinstance(obj, bool | int | str | bytes):
+        return repr(obj)
+    if isinstance(obj, float):
+        return f"float({obj!r})"
+    if isinstance(obj, np.ndarray):
+        arr = np.ascontiguousarray(obj)
+        if arr.dtype.hasobject:
+            return f"ndarray({arr.dtype},{arr.shape},{_canonical(arr.tolist())})"
+        return f"ndarray({arr.dtype},{arr.shape},{hashlib.sha256(arr.tobytes()).hexdigest()})"
+    if isinstance(obj, np.generic):
+        return f"{obj.dtype}({obj.item()!r})"
+    if isinstance(obj, Mapping):
+        return "{" + ",".join(sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in obj.items())) + "}"
+    if isinstance(obj, set | frozenset):
+        return f"{type(obj).__name__}{{" + ",".join(sorted(_canonical(x) for x in obj)) + "}"
+    if isinstance(obj, list | tuple):
+        return f"{type(obj).__name__}[" + ",".join(_canonical(x) for x in obj) + "]"
+    if (callable(obj) and hasattr(obj, "__qualname__")) or isinstance(obj, functools.partial):
+        return _callable_name(obj)
+    return f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}"
+
+
+def _release_digest(release: Release | str | os.PathLike[str]) -> str | None:
+    """SHA-256 of a release: of its canonical JSON, or of a file's bytes (None if this process cannot read it)."""
+    h = hashlib.sha256()
+    if isinstance(release, Release):
+        h.update(json.dumps(release.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False).encode())
+        return "json:" + h.hexdigest()
+    try:
+        with open(release, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return "file:" + h.hexdigest()
+
+
+def _fingerprint(
+    fit: Callable[..., Any] | str, summarize: Callable[[Any], Any] | None, fit_kwargs: Mapping[str, Any], release: Any
+) -> dict[str, str | None]:
+    fn = resolve_fit(fit)
+    return {
+        "fit": _callable_name(fn),
+        "summarize": None if summarize is None else _callable_name(summarize),
+        "kwargs": hashlib.sha256(_canonical(dict(fit_kwargs)).encode()).hexdigest(),
+        "release": _release_digest(release),
+    }
+
+
+def _stored(results_dir: pathlib.Path, key: str, fingerprint: Mapping[str, str | None]) -> FitOutcome | str | None:
+    """The stored outcome of ``key`` if it was made from exactly ``fingerprint``; else why not (None: no file)."""
     path = results_dir / f"{key}.json"
     if not path.is_file():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # unreadable: computed again
-    if not isinstance(data, dict) or data.get("key") != key or not data.get("ok"):
-        return None
+    except (OSError, ValueError) as exc:
+        return f"unreadable ({type(exc).__name__})"
+    if not isinstance(data, dict) or data.get("key") != key or data.get("ok") is not True:
+        return "malformed (not the successful outcome of this key)"
+    seconds, worker = data.get("seconds"), data.get("worker")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not (seconds >= 0 or math.isnan(seconds)):
+        return f"malformed (seconds={seconds!r})"
+    if worker is not None and not isinstance(worker, str):
+        return f"malformed (worker={worker!r})"
+    stored_fp = data.get("fingerprint")
+    if not isinstance(stored_fp, dict) or fingerprint.get("release") is None or stored_fp != dict(fingerprint):
+        if not isinstance(stored_fp, dict):
+            return "made without a fingerprint"
+        if fingerprint.get("release") is None:
+            return "its release is a path this process cannot read, so it cannot be compared"
+        diff = [part for part in ("fit", "summarize", "kwargs", "release") if stored_fp.get(part) != fingerprint[part]]
+        return "made with another " + ", another ".join(diff or ["fingerprint"])
     return FitOutcome(
         key,
         True,
         data.get("result"),
-        seconds=float(data.get("seconds", math.nan)),
-        worker=data.get("worker"),
+        seconds=float(seconds),
+        worker=worker,
         cached=True,
+        fingerprint=dict(fingerprint),
     )
+
+
+def _writable_dir(results_dir: str | os.PathLike[str]) -> pathlib.Path:
+    """Create ``results_dir`` if missing and prove that a file can be written there, before any fit runs."""
+    out_dir = pathlib.Path(results_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".fit_many.", suffix=".probe", dir=out_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise NoiseawareValueError(
+            f"{_OWNER}: results_dir must be a directory that this process can write to; got "
+            f"results_dir={os.fspath(results_dir)!r} ({exc.strerror or exc}). Nothing was run."
+        ) from None
+    return out_dir
 
 
 def _client(client: Any, address: str | None, n_workers: int | None, processes: bool) -> tuple[Any, Any]:
@@ -315,8 +432,13 @@ def fit_many(
     results_dir : path, optional
         Resume directory (created if missing): each successful outcome is written atomically to
         ``<key>.json`` as it arrives (the result must then be JSON-serializable, so use
-        ``summarize``); failures go to ``<key>.error.json`` and are retried next time. Keys whose
-        file exists are not run again; their stored outcomes are yielded first (``cached=True``).
+        ``summarize``); failures go to ``<key>.error.json`` and are retried next time. A key whose
+        file holds an outcome of the same fit, ``summarize``, keywords and release (its
+        ``fingerprint``) is not run again: its stored outcome is yielded first (``cached=True``).
+        Any other stored outcome -- another fit or keywords, another release under the key, a
+        malformed or edited file, a release path this process cannot read -- is computed again
+        (and its file replaced), with a ``NoiseawareWarning`` naming the keys. The directory must
+        be writable: that is checked before anything runs.
     **fit_kwargs
         Passed to every fit (``chains=``, ``draws=``, ``seed=``, ``progressbar=False``, ...).
 
@@ -327,8 +449,13 @@ def fit_many(
     Raises
     ------
     TypeError, ValueError
-        For a bad collection, key, fit name, or ``client`` together with ``address``, before any
-        task is sent.
+        For a bad collection, key, fit name, ``client`` together with ``address``, or a
+        ``results_dir`` that cannot be created or written, before any task is sent.
+
+    Warns
+    -----
+    NoiseawareWarning
+        When stored outcomes in ``results_dir`` are not reused (why, per key).
     ImportError
         Without the ``dask`` extra.
 
@@ -356,10 +483,13 @@ def fit_many(
     if n_workers is not None:
         n_workers = v.integer(_OWNER, "n_workers", n_workers, minimum=1)
     out_dir = None
+    fingerprints: dict[str, dict[str, str | None]] = {}
     if results_dir is not None:
-        out_dir = pathlib.Path(results_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-    return _stream(items, fn, client, address, n_workers, bool(processes), summarize, out_dir, fit_kwargs)
+        out_dir = _writable_dir(results_dir)
+        fingerprints = {key: _fingerprint(fit, summarize, fit_kwargs, rel) for key, rel in items}
+    return _stream(
+        items, fn, client, address, n_workers, bool(processes), summarize, out_dir, fit_kwargs, fingerprints
+    )
 
 
 def _stream(
@@ -372,14 +502,26 @@ def _stream(
     summarize: Callable[[Any], Any] | None,
     out_dir: pathlib.Path | None,
     fit_kwargs: dict[str, Any],
+    fingerprints: dict[str, dict[str, str | None]],
 ) -> Iterator[FitOutcome]:
     todo = []
+    stale: list[str] = []
     for key, rel in items:
-        stored = _stored(out_dir, key) if out_dir is not None else None
-        if stored is not None:
+        stored = _stored(out_dir, key, fingerprints[key]) if out_dir is not None else None
+        if isinstance(stored, FitOutcome):
             yield stored
-        else:
-            todo.append((key, rel))
+            continue
+        if stored is not None:
+            stale.append(f"{key!r}: {stored}")
+        todo.append((key, rel))
+    if stale:
+        shown = "; ".join(stale[:10]) + (f"; and {len(stale) - 10} more" if len(stale) > 10 else "")
+        warnings.warn(
+            f"{_OWNER}: {len(stale)} stored outcome(s) in {str(out_dir)!r} are not reused and are computed again: "
+            f"{shown}.",
+            NoiseawareWarning,
+            stacklevel=2,
+        )
     if not todo:
         return
     from distributed import as_completed
@@ -403,6 +545,7 @@ def _stream(
                 )
             fut.release()
             if out_dir is not None:
+                outcome = dataclasses.replace(outcome, fingerprint=fingerprints[outcome.key])
                 _store(out_dir, outcome)
             yield outcome
     finally:

@@ -30,6 +30,7 @@ guarantees compose sequentially with the main one.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -109,6 +110,104 @@ def expected_guarantee(mechanism: Mechanism, composition: str, shape: tuple[int,
     if composition == "per_record" and len(shape) == 2 and shape[1] > 1:
         return g.repeat(shape[1])
     return g
+
+
+# ------------------------------------------------------------------------ serialized size
+#: Characters of the widest JSON text of one value: an int64 (``-9223372036854775808``) and a
+#: float64 (``repr`` with 17 significant digits, sign and exponent: ``-2.2250738585072014e-308``).
+_WIDEST_INT, _WIDEST_FLOAT = 20, 24
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
+def _container_size(count: int, inner: int, depth: int, indent: int) -> int:
+    """Characters of a non-empty JSON array/object at ``depth`` whose items' own texts total ``inner``."""
+    return 2 + count * (1 + indent * (depth + 1)) + (count - 1) + inner + 1 + indent * depth
+
+
+def _items_size(items: list[Any] | tuple[Any, ...], depth: int, indent: int) -> int:
+    """Total characters of the items of a JSON array at ``depth`` (their separators not included)."""
+    types = set(map(type, items))
+    if types <= _SCALARS:  # numbers and strings: one C-speed compact encoding
+        return len(json.dumps(items, separators=(",", ":"))) - 2 - (len(items) - 1)
+    if types <= {list, tuple} and set(map(type, itertools.chain.from_iterable(items))) <= _SCALARS:  # labels
+        compact = len(json.dumps(items, separators=(",", ":"))) - 2 - (len(items) - 1)
+        lengths = list(map(len, items))
+        nonempty = len(lengths) - lengths.count(0)
+        return compact + sum(lengths) * (1 + indent * (depth + 2)) + nonempty * (1 + indent * (depth + 1))
+    return sum(json_size(x, depth + 1, indent) for x in items)
+
+
+def json_size(obj: Any, depth: int = 0, indent: int = 2) -> int:
+    """Exactly ``len(json.dumps(obj, indent=indent))`` for JSON-ready ``obj`` at nesting ``depth``, without the text.
+
+    Mapping keys are written as ``str(key)`` (as a release's metadata stores them); tuples as
+    arrays; NumPy arrays and scalars as their ``tolist()``. Long flat arrays and arrays of short
+    arrays (labels) are measured with one compact C encoding, not item by item.
+
+    Examples
+    --------
+    >>> obj = {"labels": [["age", "17"], ["sex", "f"]], "n": 10, "x": [1.5, None, "ü"], "e": {}}
+    >>> json_size(obj) == len(json.dumps(obj, indent=2))
+    True
+    """
+    if isinstance(obj, np.ndarray):
+        obj = obj.tolist()
+    elif isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, Mapping):
+        if not obj:
+            return 2
+        inner = sum(len(json.dumps(str(k))) + 2 + json_size(x, depth + 1, indent) for k, x in obj.items())
+        return _container_size(len(obj), inner, depth, indent)
+    if isinstance(obj, list | tuple):
+        if not obj:
+            return 2
+        return _container_size(len(obj), _items_size(obj, depth, indent), depth, indent)
+    return len(json.dumps(obj))
+
+
+def integer_output(mechanism: Mechanism) -> bool:
+    """True when a release of ``mechanism`` stores int64 values (integer or category outputs; not BTGM's reals)."""
+    return mechanism.output_kind in ("integer", "category") and mechanism.family != "btgm"
+
+
+def release_size_bound(
+    *,
+    shape: tuple[int, ...],
+    labels: Any,
+    mechanism: Mechanism,
+    guarantee: Guarantee,
+    metadata: Mapping[str, Any],
+    components: tuple[Mapping[str, Any], ...] = (),
+    extra: int = 0,
+    depth: int = 0,
+) -> int:
+    """Most bytes that :meth:`Release.to_json` (with its final newline) can take for a release of these parts.
+
+    Exact for the labels, metadata, mechanism and guarantee (:func:`json_size`); each noisy value
+    counted at the widest text its type allows (an int64 or a float64, :func:`integer_output`), so the
+    bound holds whatever noise is drawn; a fixed allowance covers the small fields (schema,
+    versions, statistic, ``n``, ``dtype``, ``composition``, ``secure``, the keys). Computed from
+    public parts only, so a statistic can refuse an oversized release before it charges any budget
+    or draws any noise. ``components`` are the keyword arguments of this function for each
+    sub-release; ``extra`` adds characters for metadata fields not given in ``metadata``.
+    """
+    indent = 2
+    count = math.prod(shape)
+    width = _WIDEST_INT if integer_output(mechanism) else _WIDEST_FLOAT
+    values = 2 if count == 0 else _container_size(count, count * width, depth + 1, indent)
+    subs = [release_size_bound(**c, depth=depth + 2) for c in components]
+    total = (
+        values
+        + json_size(list(shape), depth + 1, indent)
+        + json_size(labels, depth + 1, indent)
+        + json_size(mechanism.to_dict(), depth + 1, indent)
+        + json_size(guarantee.to_dict(), depth + 1, indent)
+        + json_size(_thaw(_freeze(metadata)), depth + 1, indent)
+        + (2 if not subs else _container_size(len(subs), sum(subs), depth + 1, indent))
+    )
+    # the 15 keys, the small fields (each at most 160 characters, version and statistic included), braces
+    return total + extra + 15 * (1 + indent * (depth + 1) + 160) + 2 + indent * depth + 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,7 +293,7 @@ class Release:
         if vals.dtype.kind == "f" and not np.all(np.isfinite(vals)):
             raise ReleaseFormatError("Release: field 'values' must be finite.")
         vals = vals.astype(np.int64 if vals.dtype.kind in "iu" else np.float64)
-        if self.mechanism.output_kind in ("integer", "category") and self.mechanism.family != "btgm":
+        if integer_output(self.mechanism):
             if vals.dtype.kind == "f":
                 if not np.all(vals == np.round(vals)):
                     raise ReleaseFormatError(
@@ -328,7 +427,9 @@ class Release:
         Raises
         ------
         NoiseawareValueError
-            A simulation release (``metadata.simulation`` set) without ``allow_simulation=True``.
+            A simulation release (``metadata.simulation`` set) without ``allow_simulation=True``; a
+            text over ``noiseaware._io.MAX_RELEASE_BYTES`` (256 MiB, newline included), the most
+            :meth:`from_json` reads; or a ``path`` that exists and is not a regular file.
         OutputExistsError
             ``path`` exists and ``overwrite`` is False.
         """
@@ -347,6 +448,15 @@ class Release:
                 stacklevel=2,
             )
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        from . import _io
+
+        if len(text) + 1 > _io.MAX_RELEASE_BYTES:  # ASCII text (json.dumps escapes the rest), plus the newline
+            smaller = " (indent=None writes it more compactly)" if indent is not None else ""
+            raise NoiseawareValueError(
+                f"Release.to_json: this release is {len(text) + 1:,} bytes as JSON, over the limit of "
+                f"{_io.MAX_RELEASE_BYTES:,} bytes that Release.from_json reads; it is not written, since it "
+                f"could never be read back{smaller}."
+            )
         if path is not None:
             from ._io import atomic_write_text
 
@@ -432,8 +542,9 @@ class Release:
     def from_json(cls, source: str | os.PathLike[str]) -> Release:
         """Read a release from a JSON file path (or a JSON string starting with ``{``).
 
-        Files are read with bounded resources: at most 256 MiB, strict UTF-8, JSON nesting at
-        most 64 deep, and every field checked against the statistic's schema
+        Files (and JSON text) are read with bounded resources: at most
+        ``noiseaware._io.MAX_RELEASE_BYTES`` (256 MiB, the most :meth:`to_json` writes), strict
+        UTF-8, JSON nesting at most 64 deep, and every field checked against the statistic's schema
         (:mod:`noiseaware._statistics`) before any analysis allocates memory from it.
 
         Raises
@@ -445,6 +556,14 @@ class Release:
         from ._io import loads_limited, read_text_limited
 
         if isinstance(source, str) and source.lstrip().startswith("{"):
+            from . import _io
+
+            size = len(source) if len(source) > _io.MAX_RELEASE_BYTES else len(source.encode("utf-8", "surrogatepass"))
+            if size > _io.MAX_RELEASE_BYTES:
+                raise ReleaseFormatError(
+                    f"Release.from_json: the JSON text is larger than the limit of {_io.MAX_RELEASE_BYTES} bytes "
+                    f"(it has at least {size}); is it really a release?"
+                )
             text = source
         elif isinstance(source, str | os.PathLike):
             text = read_text_limited(source, owner="Release.from_json")

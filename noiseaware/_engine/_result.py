@@ -171,8 +171,12 @@ class FitResult(InferenceData):
             axes = az.plot_trace(self, var_names=var_names)
         fig = np.asarray(axes).ravel()[0].figure
         if path is not None:
-            fig.savefig(path, dpi=100)
-            plt.close(fig)
+            from .._io import write_figure
+
+            try:
+                write_figure(fig, path, dpi=100, owner=f"{type(self).__name__}.plot")
+            finally:
+                plt.close(fig)
         return axes
 
     @property

@@ -99,7 +99,9 @@ def privatize(
         If ``budget`` has less left than the release needs.
     ValueError, TypeError
         For bad budgets, data (NaN, inf, too few rows or columns, non-numeric columns), bounds or
-        options; each message names the argument, its value and the rule.
+        options; each message names the argument, its value and the rule. Also, before any budget
+        is charged, for a release whose JSON could exceed ``noiseaware._io.MAX_RELEASE_BYTES``
+        (256 MiB, the most ``Release.from_json`` reads).
 
     Examples
     --------

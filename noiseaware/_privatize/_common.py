@@ -20,9 +20,9 @@ from .. import _validation as v
 from .._statistics import SIMULATION_NOTE
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import Guarantee, Mechanism
-from ..release import Release, expected_guarantee
+from ..release import Release, expected_guarantee, release_size_bound
 
-__all__ = ["STATISTICS", "Context", "StatisticFn", "censoring_counts", "finish", "statistic"]
+__all__ = ["STATISTICS", "Context", "StatisticFn", "censoring_counts", "check_size", "finish", "statistic"]
 
 
 @dataclass
@@ -145,6 +145,24 @@ def column_names(owner: str, p: int, names: list[str], columns: Any) -> list[str
     return names
 
 
+def check_size(owner: str, fix: str, **parts: Any) -> None:
+    """Refuse, before any budget is charged, a release whose JSON could exceed what ``Release.from_json`` reads.
+
+    ``parts`` are those of :func:`noiseaware.release.release_size_bound` (public: shape, labels,
+    mechanism, guarantee, metadata, components), so the refusal says nothing about the data.
+    ``fix`` tells the caller what to change.
+    """
+    from .. import _io
+
+    bound = release_size_bound(**parts)
+    if bound > _io.MAX_RELEASE_BYTES:
+        raise NoiseawareValueError(
+            f"{owner}: this release could take up to {bound:,} bytes as JSON, over the limit of "
+            f"{_io.MAX_RELEASE_BYTES:,} bytes that Release.from_json reads and Release.to_json writes; it would "
+            f"be spent and never read back. Nothing was charged to the budget and no noise was drawn. {fix}"
+        )
+
+
 def finish(
     ctx: Context,
     statistic: str,
@@ -157,6 +175,15 @@ def finish(
 ) -> Release:
     """Charge the budget, draw the noise and assemble the :class:`Release` of one mechanism."""
     guarantee = expected_guarantee(mech, composition, tuple(np.shape(truth)))
+    check_size(
+        f"privatize(statistic={statistic!r})",
+        "Release fewer values (fewer cells, columns or pairs).",
+        shape=tuple(np.shape(truth)),
+        labels=labels,
+        mechanism=mech,
+        guarantee=guarantee,
+        metadata=ctx.metadata(metadata),
+    )
     ctx.charge(guarantee, label=statistic)
     noisy = mech.release(truth, rng=ctx.rng)
     return Release(

@@ -54,7 +54,7 @@ from .._statistics import kendall_sensitivity
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import STATISTICS, Context, no_extra, statistic
+from ._common import STATISTICS, Context, check_size, no_extra, statistic
 from ._kendall import _s_codes, kendall_s, kendall_tau_a_fast
 
 __all__ = ["CORRELATION_COMPONENT", "dpcopula_mle_blocks", "kendall_s", "kendall_tau_a_fast", "table_codes"]
@@ -254,40 +254,15 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     if g_comp is None:  # median_pairs: geometric, sensitivity 1 per count, eps2 / k each
         g_comp = GeometricMechanism(scale=k / eps2, sensitivity=1).guarantee().repeat(k)
     total = g_main.compose(g_comp)
-    ctx.charge(total, label="dpcopula")
-
-    noisy = margins.release(hist, rng=ctx.rng)
-    if corr == "median":
-        comp = STATISTICS["median_pairs"](codes.astype(np.float64), sub, "geometric", {"columns": names})
-    else:
-        if corr == "kendall":
-            truth = np.array(
-                [_s_codes(codes[:, i], codes[:, j], sizes[i], sizes[j]) for i, j in meta_p["pairs"]], dtype=np.float64
-            ) / (n * (n - 1) / 2.0)
-            meta_c = {**meta_p, "epsilon_per_pair": eps2 / k, "estimand": "Kendall's tau-a"}
-            stat = "kendall_pairs"
-        else:
-            perm = ctx.key_rng().permutation(n)
-            truth, b = dpcopula_mle_blocks(codes, int(blocks), perm)  # type: ignore[arg-type]
-            meta_c = {
-                **meta_p,
-                "epsilon_per_pair": eps2 / k,
-                "blocks": int(blocks),  # type: ignore[arg-type]
-                "block_size": int(b),
-                "estimator": "mean over blocks of the normal-scores correlation (Algorithm 2)",
-            }
-            stat = "dpcopula_mle"
-        comp = Release(
-            statistic=stat,
-            values=comp_mech.release(truth, rng=ctx.rng),
-            labels=tuple(labels_p),
-            mechanism=comp_mech,
-            composition="sequential",
-            guarantee=expected_guarantee(comp_mech, "sequential", truth.shape),
-            secure=ctx.secure,
-            n=n,
-            metadata=ctx.metadata(meta_c),
-        )
+    meta_c: dict[str, Any] = {**meta_p, "epsilon_per_pair": eps2 / k}
+    if corr == "kendall":
+        meta_c["estimand"] = "Kendall's tau-a"
+    elif corr == "mle":
+        meta_c |= {
+            "blocks": int(blocks),  # type: ignore[arg-type]
+            "block_size": n // int(blocks),  # type: ignore[arg-type]
+            "estimator": "mean over blocks of the normal-scores correlation (Algorithm 2)",
+        }
     labels = [(c, lab) for c, d in zip(names, doms, strict=True) for lab in d.labels()]
     meta = {
         "columns": names,
@@ -300,6 +275,50 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         "epsilon_2": eps2,
         "correlation": corr,
     }
+    comp_parts = {  # the median_pairs component's metadata has a few more short fields: in `extra`
+        "shape": (k,),
+        "labels": labels_p,
+        "mechanism": comp_mech if corr != "median" else GeometricMechanism(scale=k / eps2, sensitivity=1),
+        "guarantee": g_comp,
+        "metadata": ctx.metadata(meta_c),
+        "extra": 1024 if corr == "median" else 0,
+    }
+    check_size(
+        owner,
+        "Use smaller domains (fewer cells: coarser intervals, fewer listed values) or fewer columns.",
+        shape=hist.shape,
+        labels=labels,
+        mechanism=margins,
+        guarantee=total,
+        metadata=ctx.metadata(meta),
+        components=(comp_parts,),
+    )
+    ctx.charge(total, label="dpcopula")
+
+    noisy = margins.release(hist, rng=ctx.rng)
+    if corr == "median":
+        comp = STATISTICS["median_pairs"](codes.astype(np.float64), sub, "geometric", {"columns": names})
+    else:
+        if corr == "kendall":
+            truth = np.array(
+                [_s_codes(codes[:, i], codes[:, j], sizes[i], sizes[j]) for i, j in meta_p["pairs"]], dtype=np.float64
+            ) / (n * (n - 1) / 2.0)
+            stat = "kendall_pairs"
+        else:
+            perm = ctx.key_rng().permutation(n)
+            truth, _ = dpcopula_mle_blocks(codes, int(blocks), perm)  # type: ignore[arg-type]  # b = n // blocks
+            stat = "dpcopula_mle"
+        comp = Release(
+            statistic=stat,
+            values=comp_mech.release(truth, rng=ctx.rng),
+            labels=tuple(labels_p),
+            mechanism=comp_mech,
+            composition="sequential",
+            guarantee=expected_guarantee(comp_mech, "sequential", truth.shape),
+            secure=ctx.secure,
+            n=n,
+            metadata=ctx.metadata(meta_c),
+        )
     return Release(
         statistic="dpcopula",
         values=noisy,

@@ -57,7 +57,7 @@ from .._domains import Domain
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import Context
+from ._common import Context, check_size
 from ._kendall import _s_codes
 
 __all__ = ["HYBRID_THRESHOLD", "hybrid_columns", "hybrid_kendall", "partition_index"]
@@ -200,7 +200,7 @@ def hybrid_release(
     g_counts = expected_guarantee(m_counts, "joint", counts.shape)
     g_marg = expected_guarantee(m_marg, "joint", hist.shape)
     g_tau = expected_guarantee(m_tau, "joint", tau.shape)
-    ctx.charge(g_counts.compose(g_marg).compose(g_tau), label="dpcopula_hybrid")
+    total = g_counts.compose(g_marg).compose(g_tau)
 
     plabels = [
         tuple(lab)
@@ -212,34 +212,16 @@ def hybrid_release(
     iu, ju = np.triu_indices(m2, 1)
     pairs = [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
     common = {"columns": lnames, "partitions": parts}
-    marg = Release(
-        statistic="dpcopula_hybrid_margins",
-        values=m_marg.release(hist, rng=ctx.rng),
-        labels=tuple((*pl, names[j], lab) for pl in plabels for j in large for lab in doms[j].labels()),
-        mechanism=m_marg,
-        composition="joint",
-        guarantee=g_marg,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata({**common, "bins": lsizes}),
-    )
-    kend = Release(
-        statistic="dpcopula_hybrid_kendall",
-        values=m_tau.release(tau, rng=ctx.rng),
-        labels=tuple((*pl, lnames[i], lnames[j]) for pl in plabels for i, j in pairs),
-        mechanism=m_tau,
-        composition="joint",
-        guarantee=g_tau,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(
-            {
-                **common,
-                "pairs": pairs,
-                "floor": floor,
-                "estimand": "S_g / max(C(n_g, 2), C(floor, 2)) per partition and pair",
-            }
-        ),
+    marg_labels = tuple((*pl, names[j], lab) for pl in plabels for j in large for lab in doms[j].labels())
+    marg_meta = ctx.metadata({**common, "bins": lsizes})
+    kend_labels = tuple((*pl, lnames[i], lnames[j]) for pl in plabels for i, j in pairs)
+    kend_meta = ctx.metadata(
+        {
+            **common,
+            "pairs": pairs,
+            "floor": floor,
+            "estimand": "S_g / max(C(n_g, 2), C(floor, 2)) per partition and pair",
+        }
     )
     meta: dict[str, Any] = {
         "columns": names,
@@ -258,6 +240,43 @@ def hybrid_release(
     }
     if isinstance(hyb, str):
         meta["hybrid_threshold"] = int(thr)  # type: ignore[arg-type]
+    check_size(
+        owner,
+        "Partition on fewer or smaller columns, or use smaller domains (fewer cells).",
+        shape=counts.shape,
+        labels=plabels,
+        mechanism=m_counts,
+        guarantee=total,
+        metadata=ctx.metadata(meta),
+        components=(
+            dict(shape=hist.shape, labels=marg_labels, mechanism=m_marg, guarantee=g_marg, metadata=marg_meta),
+            dict(shape=tau.shape, labels=kend_labels, mechanism=m_tau, guarantee=g_tau, metadata=kend_meta),
+        ),
+    )
+    ctx.charge(total, label="dpcopula_hybrid")
+
+    marg = Release(
+        statistic="dpcopula_hybrid_margins",
+        values=m_marg.release(hist, rng=ctx.rng),
+        labels=marg_labels,
+        mechanism=m_marg,
+        composition="joint",
+        guarantee=g_marg,
+        secure=ctx.secure,
+        n=n,
+        metadata=marg_meta,
+    )
+    kend = Release(
+        statistic="dpcopula_hybrid_kendall",
+        values=m_tau.release(tau, rng=ctx.rng),
+        labels=kend_labels,
+        mechanism=m_tau,
+        composition="joint",
+        guarantee=g_tau,
+        secure=ctx.secure,
+        n=n,
+        metadata=kend_meta,
+    )
     return Release(
         statistic="dpcopula_hybrid",
         values=m_counts.release(counts, rng=ctx.rng),

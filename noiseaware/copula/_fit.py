@@ -307,8 +307,12 @@ class CopulaFit(FitResult):
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8, frameon=False)
         fig.tight_layout()
         if path is not None:
-            fig.savefig(path, dpi=120)
-            plt.close(fig)
+            from .._io import write_figure
+
+            try:
+                write_figure(fig, path, dpi=120, owner="CopulaFit.plot")
+            finally:
+                plt.close(fig)
         return fig
 
 

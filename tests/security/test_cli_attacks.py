@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 import numpy as np
 import pandas as pd
@@ -95,6 +96,17 @@ def test_release_output_in_a_missing_directory_is_one_line(capsys, tmp_path, csv
 def test_release_output_that_is_a_directory_is_one_line(capsys, tmp_path, csv) -> None:
     assert _run(["release", str(csv), "--epsilon", "1", "-o", str(tmp_path), "--force"]) == 2
     assert "is a directory" in _one_line_error(capsys)[0]
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_release_output_that_is_a_fifo_is_never_replaced(capsys, tmp_path, csv, force) -> None:
+    """``-o /dev/null --force`` on a node made here (a FIFO; never a path under /dev): refused before any work."""
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    assert _run(["release", str(csv), "--epsilon", "1", "-o", str(fifo), *force]) == 2
+    err, stdout = _one_line_error(capsys)
+    assert "is a FIFO (named pipe), not a regular file" in err and stdout == ""
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
 def test_fit_plot_never_writes_over_the_release(capsys, tmp_path, release_text) -> None:

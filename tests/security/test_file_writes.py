@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import socket
+import stat
 import sys
 
 import pytest
@@ -63,12 +65,14 @@ def test_existing_target_refused_by_default_and_replaced_with_overwrite(tmp_path
     assert _listing(tmp_path) == ["r.json"]
 
 
-def test_dangling_symlink_counts_as_existing(tmp_path) -> None:
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_dangling_symlink_is_refused_and_not_written_through(tmp_path, overwrite) -> None:
     link = tmp_path / "r.json"
     link.symlink_to(tmp_path / "nowhere")
-    with pytest.raises(OutputExistsError):
-        atomic_write_text(link, GOOD)
+    with pytest.raises(NoiseawareValueError, match="is a symbolic link, not a regular file"):
+        atomic_write_text(link, GOOD, overwrite=overwrite)
     assert not (tmp_path / "nowhere").exists()
+    assert link.is_symlink()
 
 
 def test_no_clobber_holds_even_if_the_file_appears_during_the_write(tmp_path, monkeypatch) -> None:
@@ -138,6 +142,85 @@ def test_directory_target_is_refused(tmp_path, overwrite) -> None:
     with pytest.raises(NoiseawareValueError, match="is a directory"):
         atomic_write_text(tmp_path / "d", GOOD, overwrite=overwrite)
     assert _listing(tmp_path / "d") == []
+
+
+# ------------------------------------------------------------- never over anything but a regular file
+def _special(tmp_path, kind):
+    """A FIFO, a character device (``mknod``, root only) or a socket made in ``tmp_path``, never under /dev."""
+    path = tmp_path / f"{kind}.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "char device":
+        try:  # a node with /dev/null's numbers, made here: writing it is harmless, replacing it is the bug
+            os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        except (PermissionError, AttributeError):
+            pytest.skip("mknod needs root (CAP_MKNOD)")
+    else:
+        if len(str(path)) > 100:  # AF_UNIX paths are limited to about 107 bytes
+            pytest.skip("tmp_path too long for a Unix socket")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(path))
+        sock.close()
+    return path
+
+
+SPECIAL = {"fifo": stat.S_ISFIFO, "char device": stat.S_ISCHR, "socket": stat.S_ISSOCK}
+WORDS = {"fifo": "a FIFO", "char device": "a character device", "socket": "a socket"}
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_special_files_are_never_replaced_even_with_overwrite(tmp_path, kind, overwrite) -> None:
+    """The audit case ``-o /dev/null --force``, on nodes made in a temporary directory."""
+    path = _special(tmp_path, kind)
+    with pytest.raises(NoiseawareValueError, match=f"is {WORDS[kind]}.*not a regular file.*not even with") as exc:
+        atomic_write_text(path, GOOD, overwrite=overwrite)
+    assert not isinstance(exc.value, FileExistsError)  # --force is not the fix
+    assert SPECIAL[kind](os.lstat(path).st_mode)  # still the node it was
+    assert _listing(tmp_path) == [path.name]  # and no temporary file left
+
+
+def test_release_to_json_never_replaces_a_fifo(tmp_path) -> None:
+    import numpy as np
+
+    import noiseaware as na
+
+    rel = na.privatize(np.arange(5), "counts", epsilon=1.0, sensitivity=1)
+    fifo = _special(tmp_path, "fifo")
+    with pytest.raises(NoiseawareValueError, match=r"Release\.to_json: refusing to write .*FIFO"):
+        rel.to_json(fifo, overwrite=True)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_symlink_to_a_regular_file_is_refused_even_with_overwrite(tmp_path) -> None:
+    """Policy: a link is not written through (the rename would replace the link, not its file)."""
+    real = tmp_path / "real.json"
+    real.write_bytes(b"old release")
+    link = tmp_path / "r.json"
+    link.symlink_to(real)
+    with pytest.raises(NoiseawareValueError, match=r"symbolic link.*real\.json\) or remove the link"):
+        atomic_write_text(link, GOOD, overwrite=True)
+    assert link.is_symlink() and real.read_bytes() == b"old release"
+    atomic_write_text(real, GOOD, overwrite=True)  # the file itself, named directly: replaced
+    assert real.read_text() == GOOD
+
+
+def test_write_figure_refuses_a_fifo_and_writes_a_regular_file(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    try:
+        fifo = _special(tmp_path, "fifo")
+        with pytest.raises(NoiseawareValueError, match="FIFO"):
+            _io.write_figure(fig, fifo)
+        out = _io.write_figure(fig, tmp_path / "f.png")
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        plt.close(fig)
 
 
 def _fail_with_enospc(*args, **kwargs):
