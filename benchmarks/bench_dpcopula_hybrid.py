@@ -10,7 +10,7 @@ Run:  .venv/bin/python benchmarks/bench_dpcopula_hybrid.py --write docs/benchmar
 from __future__ import annotations
 
 import argparse
-import re
+import sys
 import time
 from pathlib import Path
 
@@ -20,7 +20,8 @@ import pandas as pd
 import noiseaware as na
 from noiseaware import copula
 
-BEGIN, END = "<!-- begin:dpcopula_hybrid -->", "<!-- end:dpcopula_hybrid -->"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import write_section
 
 
 def load() -> str:
@@ -30,7 +31,7 @@ def load() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--write", type=Path)
+    ap.add_argument("--write", type=Path, help="record the results (a directory; a .md name means benchmarks/results)")
     a = ap.parse_args()
     from scipy import stats
 
@@ -58,7 +59,6 @@ def main() -> None:
     times["synthesize 10^6 rows, plain"] = time.perf_counter() - t
     l1 = load()
     lines = [
-        BEGIN,
         "## DPCopula hybrid (Algorithm 6) release and synthesis (`benchmarks/bench_dpcopula_hybrid.py`)",
         "",
         "Command: `.venv/bin/python benchmarks/bench_dpcopula_hybrid.py --write docs/benchmarks.md`",
@@ -75,17 +75,11 @@ def main() -> None:
         f"{times['release, hybrid (10 partitions)'] / times['release, plain DPCopula']:.2f}, "
         "synthesis hybrid / plain = "
         f"{times['synthesize 10^6 rows, hybrid'] / times['synthesize 10^6 rows, plain']:.2f}.",
-        END,
     ]
     text = "\n".join(lines)
     print(text)
     if a.write:
-        doc = a.write.read_text()
-        if BEGIN in doc:
-            doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: text, doc, flags=re.S)
-        else:
-            doc = doc.rstrip("\n") + "\n\n" + text + "\n"
-        a.write.write_text(doc)
+        write_section(a.write, "dpcopula_hybrid", text)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Same data-generating process, epsilon and bins as ``dpcopula_coverage.py`` (n = 2000, epsilon = 1, a
 Gaussian copula with rho = 0.5; x1 integer 0..99, x2 on [-4, 4] cut into 40 cells), and the same
 confidential data sets: replication h draws them from ``default_rng([seed, 1, h])`` exactly as that
-study does, so its noise-aware and DPCopula intervals (``benchmarks/dpcopula_coverage.jsonl``) are
+study does, so its noise-aware and DPCopula intervals (``benchmarks/results/raw/dpcopula_coverage.jsonl``) are
 for the very same data and are read from there (the NUTS fit takes a minute a replication).
 
 Each third-party tool runs in its own virtual environment under ``.bench-envs/`` (created here when
@@ -24,8 +24,10 @@ noise-aware one):
 Results are appended per replication to a JSON lines file (an interrupted run keeps what it has);
 ``--summary`` prints the table for docs/reproduction.md.
 
-Run:  nice .venv/bin/python benchmarks/compare_synthesizers.py --reps 45 --out benchmarks/compare_synthesizers.jsonl
-      .venv/bin/python benchmarks/compare_synthesizers.py --summary --out benchmarks/compare_synthesizers.jsonl
+Run (default --out: benchmarks/results/raw/compare_synthesizers.jsonl)::
+
+    nice .venv/bin/python benchmarks/compare_synthesizers.py --reps 45
+    .venv/bin/python benchmarks/compare_synthesizers.py --summary
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+RAW = ROOT / "benchmarks" / "results" / "raw"
 ENVS = {"mst": "smartnoise", "aim": "smartnoise", "privbayes": "datasynth"}
 PINS = {"smartnoise": "smartnoise-synth==1.0.8", "datasynth": "DataSynthesizer==0.1.13"}
 W2 = 8.0 / 40
@@ -119,8 +122,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=45)
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--tools", default="mst,aim,privbayes")
-    ap.add_argument("--coverage", type=Path, default=ROOT / "benchmarks" / "dpcopula_coverage.jsonl")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "compare_synthesizers.jsonl")
+    ap.add_argument("--coverage", type=Path, default=RAW / "dpcopula_coverage.jsonl")
+    ap.add_argument("--out", type=Path, default=RAW / "compare_synthesizers.jsonl")
     ap.add_argument("--summary", action="store_true")
     a = ap.parse_args()
     if a.summary:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import machine, write_section
+from _report import machine, raw_path, results_dir, write_section
 
 import noiseaware as na
 from noiseaware import covariance as cv
@@ -168,7 +168,8 @@ def main() -> None:
     warnings.simplefilter("ignore")
     load0 = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
-    saved = HERE / f"covariance_calibration{'' if ROUTE == 'moments' else '_' + ROUTE}.json"
+    saved = raw_path(f"covariance_calibration{'' if ROUTE == 'moments' else '_' + ROUTE}.json")
+    saved.parent.mkdir(parents=True, exist_ok=True)
     if args.append and saved.exists():  # keep the cells of earlier runs (one process per cell frees JAX's memory)
         todo = {(st, n, rho) for st in args.studies for n in args.ns for rho in args.rhos}
         rows = [r for r in json.loads(saved.read_text()) if (r["study"], r["n"], r["rho"]) not in todo]
@@ -184,9 +185,11 @@ def main() -> None:
 
 
 def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
-    """Write the JSON results and (with ``write``) the docs section."""
+    """Write the raw JSON rows and (with ``write``) the record rendered into the docs."""
     suffix = "" if ROUTE == "moments" else f"_{ROUTE}"
-    (HERE / f"covariance_calibration{suffix}.json").write_text(json.dumps(rows, indent=1) + "\n")
+    raw = raw_path(f"covariance_calibration{suffix}.json")
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps(rows, indent=1) + "\n")
     cmd = ".venv/bin/python benchmarks/covariance_calibration.py " + " ".join(sys.argv[1:])
     lines = [
         f"## Noise-aware covariance posterior: coverage and SBC (seed 002 releases, d = 5, route {ROUTE})",
@@ -205,7 +208,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
         )
     text = "\n".join(lines) + "\n"
     if write:
-        write_section(HERE.parent / "docs" / "reproduction.md", "covariance_calibration" + suffix, text)
+        write_section(results_dir(), "covariance_calibration" + suffix, text)
 
 
 if __name__ == "__main__":

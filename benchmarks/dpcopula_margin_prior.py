@@ -17,7 +17,7 @@ inverse-CDF map of ``copula.synthesize``, cell centres) over the same slope draw
 data's own histograms, common random numbers — the part of the slope's bias that the margins cause,
 including the loss of Pearson correlation from spurious tail mass. No NUTS: seconds per replication.
 
-Run:  nice .venv/bin/python benchmarks/dpcopula_margin_prior.py --reps 40 --out benchmarks/dpcopula_margin_prior.json
+Run:  nice .venv/bin/python benchmarks/dpcopula_margin_prior.py --reps 40  (--out: benchmarks/results/raw/...)
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def main() -> None:
     ap.add_argument("--rho", type=float, default=0.5)
     ap.add_argument("--draws", type=int, default=400)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/dpcopula_margin_prior.json"))
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/raw/dpcopula_margin_prior.json"))
     a = ap.parse_args()
     eps1 = a.eps * 8 / 9
     alpha = float(np.exp(-eps1 / 4.0))

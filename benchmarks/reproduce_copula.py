@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(cells, checks, command, minutes, note)
     print(text)
     if args.write:
-        write_section(args.write, "copula", text)
+        write_section(args.write, "reproduce_copula", text)
     return 0
 
 

@@ -57,7 +57,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import machine, write_section
+from _report import machine, raw_path, write_section
 
 ALPHAS = {"a3": (2.2, 3.3, 4.4), "a5": (2.2, 3.3, 4.4, 5.5, 6.6)}
 NS = (1000, 5000)
@@ -74,7 +74,7 @@ PREMCMC = {1000: {"chains": 2, "warmup": 5000, "draws": 5000}, 5000: {"chains": 
 NUTS = {"chains": 2, "warmup": 500, "draws": 1000}
 PREMCMC_REPLICATES = 5
 PRED_DRAWS, TRUE_DRAWS = 4000, 20000
-RESULTS = Path(__file__).resolve().parent / "reproduce_dirichlet.json"
+RESULTS = raw_path("reproduce_dirichlet.json")
 
 PAPER = """\
 What the seed says about Figures 1-2 (seed 004 §5.1; 50 data sets per cell, 3 chains of 100,000
@@ -99,7 +99,7 @@ printed numbers, so only the text is transcribed):
   large n and epsilon >= 1; caution when n is small and epsilon < 1.
 """
 
-#: Observations on the recorded run (benchmarks/reproduce_dirichlet.json, 2 cores, about 30 minutes).
+#: Observations on the recorded run (benchmarks/results/raw/reproduce_dirichlet.json, 2 cores, about 30 minutes).
 NOTES = """\
 What was run (the `k` column): 50 data sets per cell for every method (indices 0-49 of each cell;
 the data sets and releases are seeded, so every method sees the same 50 releases). DPMCMC_p1 and
@@ -236,7 +236,7 @@ def diagnostics(posterior: Any) -> dict[str, float]:
 def run_method(method: str, full: Any, split: Any, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
     """Draws of alpha (shape ``(m, d)``) and diagnostics for one method on one data set."""
     from noiseaware import dirichlet as nd
-    from noiseaware.dirichlet._dpmcmc import dpmcmc
+    from noiseaware.dirichlet import dpmcmc
 
     if method == "DPBoots":
         return nd.dpboots(full, B=1000, rng=seed).alpha, {}
@@ -399,7 +399,7 @@ def report(data: dict[str, Any], command: str) -> str:
     lines = [
         "## Seed 004 §5.1: Dirichlet inference from DP mean-log releases (Figures 1-2)",
         "",
-        f"Command: `{command}` (data sets run incrementally into `benchmarks/reproduce_dirichlet.json`; "
+        f"Command: `{command}` (data sets run incrementally into `benchmarks/results/raw/reproduce_dirichlet.json`; "
         "the section is rebuilt from that file with `--report --write docs/reproduction.md`).",
         f"Machine: {data.get('meta', {}).get('machine', '?')}; 2 cores shared with other jobs, run under `nice`.",
         "",
@@ -489,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(data, command)
     print(text)
     if args.write:
-        write_section(args.write, "dirichlet", text)
+        write_section(args.write, "reproduce_dirichlet", text)
     return 0
 
 

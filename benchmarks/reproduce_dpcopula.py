@@ -12,7 +12,8 @@ correlation matrix from ``scipy.stats.random_correlation`` (eigenvalues uniform 
 rescaled; the seed of each run is recorded), and Gaussian (N(500, 150^2) rounded and clipped),
 uniform, or Zipf (p_k proportional to (k+1)^-1.1) margins. Defaults: epsilon = 1, k = 8, m = 8.
 
-Run:  .venv/bin/python benchmarks/reproduce_dpcopula.py --runs 3 --real --out benchmarks/reproduce_dpcopula.json
+Run:  .venv/bin/python benchmarks/reproduce_dpcopula.py --runs 3 --real \
+          --out benchmarks/results/raw/reproduce_dpcopula.json
 (``--quick`` for a 2-run smoke test; ``--real`` needs ``pip install -e '.[data]'``.)
 """
 

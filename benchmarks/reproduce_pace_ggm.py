@@ -35,14 +35,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import machine, write_section  # noqa: E402
+from _report import machine, raw_path, results_dir, write_section  # noqa: E402
 
 import noiseaware as na  # noqa: E402
 from noiseaware import covariance as cv  # noqa: E402
 from noiseaware._core._maxent import components  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DOCS = HERE.parent / "docs"
 RHOS = [1e-4, 1e-3, 1e-2, 0.1, 1.0, 2.0, 10.0]
 PAPER_T4 = {1e-4: 5.2, 1e-3: 5.6, 1e-2: 6.1, 0.1: 9.4, 1.0: 23.9, 2.0: 27.5, 10.0: 49.0}
 PAPER_T5 = {1e-4: "0.19±0.02", 1e-2: "0.20±0.03", 1.0: "0.90±0.17", 10.0: "1.78±0.15"}
@@ -338,20 +337,21 @@ def main() -> None:
     ap.add_argument("--parts", nargs="*", default=["table3", "table4", "table5", "errors", "ablation"])
     ap.add_argument("--datasets", nargs="*", default=["bcw", "diabetes", "wine", "digits", "diamonds"])
     ap.add_argument("--error-rhos", nargs="*", type=float, default=[1e-3, 1e-2, 0.1, 1.0])
-    ap.add_argument("--write", action="store_true", help="write docs/reproduction.md and docs/benchmarks.md sections")
-    ap.add_argument("--section", default="pace_ggm", help="name of the docs/reproduction.md section to write")
+    ap.add_argument("--write", action="store_true", help="record the results in benchmarks/results")
+    ap.add_argument("--section", default="pace_ggm", help="name of the record (and raw dump) to write")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     out = run(args)
     cmd = ".venv/bin/python benchmarks/reproduce_pace_ggm.py " + " ".join(sys.argv[1:])
-    (HERE / f"reproduce_{args.section}.json").write_text(json.dumps(out, indent=1, default=str) + "\n")
+    raw_path(f"reproduce_{args.section}.json").parent.mkdir(parents=True, exist_ok=True)
+    raw_path(f"reproduce_{args.section}.json").write_text(json.dumps(out, indent=1, default=str) + "\n")
     repro, speed = report(out, cmd)
     print(repro)
     print(speed)
     if args.write:
-        write_section(DOCS / "reproduction.md", args.section, repro)
+        write_section(results_dir(), "reproduce_pace_ggm" if args.section == "pace_ggm" else args.section, repro)
         if speed:
-            write_section(DOCS / "benchmarks.md", "pace_ggm_speed", speed)
+            write_section(results_dir(), "pace_ggm_speed", speed)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,307 @@
+"""Render ``docs/benchmarks.md`` and ``docs/reproduction.md`` from the JSON records in ``benchmarks/results``.
+
+The benchmark scripts write their figures as JSON (``benchmarks/_report.py``); this script is the only
+writer of the two documents. It is deterministic: the same records give the same bytes, and
+``tests/test_render_docs.py`` checks that the committed records render to the committed documents.
+
+Each document has one short section per paper (``reproduction.md``) or per benchmark question
+(``benchmarks.md``): what is measured, the headline figures of each record, the paper's values beside
+ours where the paper prints them, and for each record its date, machine, load, command and a link to
+the record itself (which keeps the whole run report: every table and note of the run).
+
+Run: ``.venv/bin/python benchmarks/render_docs.py`` (writes the documents), ``--check`` (exit 1 when a
+document differs from its rendering), ``--results DIR`` to render other records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of a record shown in the documents: record name, part heading (``None``: the first part), index."""
+
+    record: str
+    part: str | None
+    index: int
+    caption: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of a rendered document."""
+
+    title: str
+    about: str
+    records: tuple[str, ...]
+    tables: tuple[Table, ...] = field(default=())
+
+
+PAPERS = (
+    Section(
+        "Wang, Feldman & Reiter (2026), “Differentially Private Bayesian Inference for Gaussian Copula Correlations”",
+        "The paper's simulation study (§5): Table 1, coverage and mean length of 95% intervals for the copula "
+        "correlations of Bayes-NA (`copula.fit` on a `median_pairs` release), and Figure 1, the MAE of R_12 by "
+        "method (Bayes-NA, MLE-NN, Li-Kendall, Asghar-dpc). Figure 1 is a plot without printed numbers: its "
+        "claims are compared in the record.",
+        ("reproduce_copula",),
+        (Table("reproduce_copula", "Table 1: coverage (%) and mean length of 95% intervals for R_jj'", 0,
+               "Table 1, ours beside the paper's"),),
+    ),
+    Section(
+        "Eng, Awan, Gong, Ju & Rao (2024), “dapper: Data Augmentation for Private Posterior Estimation in R”",
+        "The paper's examples (§5) with `noiseaware.augment`: (a) randomized response on the UC Berkeley "
+        "admissions table, (b) discrete Gaussian noise on its cells, (c) a linear regression released through "
+        "Laplace noise on clamped sufficient statistics. The paper shows densities (Figures 2-7) without printed "
+        "numbers; its claims are set beside our posteriors (details: `docs/augment.md`). The speed of the same "
+        "sampler is in `docs/benchmarks.md` (\"Data augmentation: record updates per second\").",
+        ("dapper_examples",),
+        (Table("dapper_examples", None, 0, "The three examples, default runs"),),
+    ),
+    Section(
+        "Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), “Private Adaptive Covariance Estimation via Gaussian "
+        "Graphical Models” (PACE-GGM)",
+        "Tables 3-5 of the paper (BCW data: summary, number of measured entries, seconds per trial), the error "
+        "comparison against SSP, AdaptiveCov, the diagonal baseline and CoinPress on six more data sets, the "
+        "App. F ablation, and the calibration of the noise-aware covariance posterior on PACE-GGM releases. "
+        "Table 5's times are in `docs/benchmarks.md` (\"PACE-GGM speed\").",
+        ("reproduce_pace_ggm", "pace_ggm_table4_investigation", "pace_ggm_errors", "pace_ggm_errors_bcw",
+         "pace_ggm_errors_diabetes", "pace_ggm_errors_wine", "pace_ggm_errors_diamonds", "pace_ggm_errors_cells",
+         "pace_ggm_errors_digits", "pace_ggm_errors_caravan", "pace_ggm_ablation", "covariance_calibration_8reps",
+         "covariance_calibration_wishart", "covariance_calibration"),
+        (Table("reproduce_pace_ggm", None, 0, "Table 4 (BCW, mean distinct measured off-diagonal entries), ours "
+                                              "beside the paper's"),),
+    ),
+    Section(
+        "Li, Xiong & Jiang (2014), “Differentially Private Synthesization of Multi-Dimensional Data using Copula "
+        "Functions” (DPCopula)",
+        "Figures 5, 6, 7/10 and 9 of the paper (relative error of range-count queries on synthetic data) with "
+        "`privatize(..., statistic='dpcopula')` and `copula.synthesize`; then what the paper does not measure: "
+        "the coverage of an analysis of the synthetic data, noise-aware (`fit_dpcopula`, M copies) against "
+        "DPCopula's single copy, the margins' prior, and DPCopula against AIM, MST and PrivBayes. The release and "
+        "synthesis times at n = 10^6 are in `docs/benchmarks.md` (\"DPCopula release and synthesis\").",
+        ("reproduce_dpcopula", "dpcopula_coverage", "dpcopula_priors", "compare_synthesizers"),
+        (Table("reproduce_dpcopula", None, 2, "Figs. 7/10, relative error (the paper plots these; its text claims "
+                                              "the error falls with epsilon and rises with the dimension)"),),
+    ),
+    Section(
+        "Guo, Barrientos & Peña (2023), “Differentially Private Inference for Compositional Data”",
+        "§5.1, Figures 1-2 of the paper: MSE of alpha and of E[x | alpha], predictive coverage and run time of "
+        "DPBoots, DPMCMC, DPreMCMC, DPABC and DPapprox on DP mean-log releases (50 data sets per cell); and a "
+        "§5.2-style analysis of the BudgetUK shares with its two-group test. The figures are bar charts without "
+        "printed numbers: the paper's statements are set beside our medians in the record.",
+        ("reproduce_dirichlet", "budget_uk"),
+    ),
+)
+
+QUESTIONS = (
+    Section(
+        "Is the exact noise-aware likelihood cheap? (windowed log-density and gradient)",
+        "Value and gradient of `NoisyTwoWayTable` / `CompositeCopulaLikelihood` (JAX, jitted) for n = 10^3 ... "
+        "10^6, against the full sum over the support in the same run.",
+        ("distributions",),
+    ),
+    Section(
+        "Data augmentation: record updates per second",
+        "`noiseaware.augment.sample` on example (a) of Eng et al. (2024) (N = 4526, randomized response), against "
+        "plain-Python loops of the same chain in the same process.",
+        ("augment",),
+    ),
+    Section(
+        "Copula fits against the paper's Stan program (the NHANES-size speed race)",
+        "`copula.fit` (NumPyro; and the PyMC route) against the Stan program of Wang, Feldman & Reiter (2026) on "
+        "the same `median_pairs` release, n = 5,820, p = 7 (NHANES size) and n = 10^6, p = 10, 4 chains x "
+        "(1000 + 1000): ESS per second including compilation, ESS per CPU second, first-process fit time. Then "
+        "the ESS per draw of each sampler over seeds (the mass matrix and step-size target of `copula.fit`, and "
+        "Stan's).",
+        ("speed_race", "speed_race_dense", "speed_race_equal", "copula_mass", "stan_seeds"),
+    ),
+    Section(
+        "Compilation: a second process, a second release",
+        "What JAX's persistent compilation cache and the engine's program cache save: a second process fitting "
+        "the same shape, a new release of the same shape in the same process and in another.",
+        ("compile_cache", "copula_second_release"),
+    ),
+    Section(
+        "dpmcmc: effective draws per second",
+        "`dirichlet.dpmcmc` (exact data augmentation for compositional data) against the kernels it started "
+        "from, on simulated releases (n of 1,500 and 5,000, d of 3 and 6, epsilon of 0.5 and 1) and BudgetUK, "
+        "in one run; and the exact route against the moments route (`dirichlet.fit`).",
+        ("dpmcmc_speed",),
+    ),
+    Section(
+        "dirichlet.fit at the one NUTS target",
+        "`dirichlet.fit` at the package's target_accept 0.8 against its former 0.9, same releases and seeds.",
+        ("target_accept_dirichlet",),
+    ),
+    Section(
+        "Many releases: fit_many throughput on Dask",
+        "Releases per minute of `fit_many` on a `LocalCluster`, one and two workers, for `dirichlet.fit` and "
+        "`dirichlet.dpmcmc`; what 10,000 county tables would take.",
+        ("fit_many", "fit_many_dpmcmc"),
+    ),
+    Section(
+        "privatize on Dask and on Parquet larger than memory",
+        "`privatize` on a Dask array against the same call in memory (same release), and on 10^8 rows read from "
+        "Parquet.",
+        ("privatize_dask",),
+    ),
+    Section(
+        "DPCopula release and synthesis",
+        "`privatize(..., statistic='dpcopula')` and `copula.synthesize` at n = 10^6, m = 8, plain and hybrid "
+        "(Algorithm 6 of Li, Xiong & Jiang, 2014).",
+        ("dpcopula", "dpcopula_hybrid"),
+    ),
+    Section(
+        "PACE-GGM speed",
+        "Seconds per PACE-GGM release on BCW (d = 32) and Caravan (d = 85), beside Table 5 of Ferrando et al. "
+        "(2026), on a quiet machine and under load.",
+        ("pace_ggm_speed",),
+        (Table("pace_ggm_speed", None, 0, "Quiet machine"),),
+    ),
+    Section(
+        "Power of the empirical privacy audit",
+        "How often `noiseaware.audit.audit_epsilon` (beta = 1e-6) flags a geometric mechanism at epsilon = 1 whose "
+        "scale is 10% too small, against the correct one (20 seeds per row); `docs/security.md` says which tests "
+        "use which number of draws.",
+        ("audit_power",),
+        (Table("audit_power", None, 0, "Flagged runs"),),
+    ),
+)
+
+DOCS = {
+    "benchmarks.md": (
+        "# Benchmarks",
+        "What each benchmark measures, its headline figure, the machine and load it ran under, and the command "
+        "that reruns it. The machine is a 2-core development machine shared with other jobs unless a record says "
+        "otherwise: compare ratios measured in one run, not absolute times across runs. Each record "
+        "(`benchmarks/results/<name>.json`) keeps the whole run report; this page is rendered from them by "
+        "`benchmarks/render_docs.py` (do not edit it by hand). `make bench` reruns the benchmarks, "
+        "`make bench-quick` a quick subset into a scratch directory.",
+        QUESTIONS,
+    ),
+    "reproduction.md": (
+        "# Reproduction of the papers' studies",
+        "One section per paper: what of the paper is reproduced, the paper's values beside ours where it prints "
+        "them, the headline findings (including what is not reproduced), and for each run its command and record "
+        "(`benchmarks/results/<name>.json`, with every table of the run). Rendered by `benchmarks/render_docs.py` "
+        "from the records; do not edit it by hand.",
+        PAPERS,
+    ),
+}
+
+_UPTIME = re.compile(r"\d\d:\d\d:\d\d up .*?load average: ")
+_NUM = r"\d+(?:\.\d+)?"
+_LOAD = re.compile(
+    rf"[Ll]oad(?: average)?s?(?: \([^)]*\))?(?: at the start and end of the run| of| about| at start| at)?:? ?`?"
+    rf"({_NUM}(?:(?: |, ){_NUM})*(?: before, {_NUM} after)?(?: ?(?:->|→|-|, at end) ?{_NUM}(?:(?: |, ){_NUM})*)?)"
+)
+
+
+def load_summary(record: dict[str, Any]) -> str:
+    """The load figures a record's report states (load averages, before -> after where given), once each."""
+    text = " ".join(b.get("text", "") for p in record["parts"] for b in p["blocks"])
+    text = _UPTIME.sub("", " ".join(text.split()))
+    found: list[str] = []
+    for m in _LOAD.finditer(text):
+        item = m.group(1).strip(" ,")
+        if item not in found:
+            found.append(item)
+    return "; ".join(found) if found else "not recorded"
+
+
+def load_records(results: Path) -> dict[str, dict[str, Any]]:
+    """All records of ``results`` (``*.json``, not ``raw/``), by name."""
+    return {p.stem: json.loads(p.read_text()) for p in sorted(results.glob("*.json"))}
+
+
+def table_markdown(table: dict[str, Any]) -> list[str]:
+    """A table of a record, as Markdown lines."""
+    return ["| " + " | ".join(table["columns"]) + " |", "|" + "|".join(table["align"]) + "|",
+            *("| " + " | ".join(row) + " |" for row in table["rows"])]
+
+
+def find_table(record: dict[str, Any], spec: Table) -> dict[str, Any]:
+    """The table ``spec`` names in ``record``."""
+    part = next(p for p in record["parts"] if p["heading"] == spec.part or spec.part is None)
+    return [b["table"] for b in part["blocks"] if "table" in b][spec.index]
+
+
+def run_line(record: dict[str, Any], link_prefix: str) -> str:
+    """Date, machine, load, command(s) and the link to the record, as one bullet."""
+    cmds = record.get("commands") or ["(not recorded)"]
+    cmd = "`" + cmds[0] + "`" + (f" (and {len(cmds) - 1} more in the record)" if len(cmds) > 1 else "")
+    machine = record.get("machine") or "not recorded"
+    path = f"benchmarks/results/{record['name']}.json"
+    return (f"- `{record['name']}` — {record['date']}; machine: {machine}; load: {load_summary(record)}. "
+            f"Command: {cmd}. Record: [`{path}`]({link_prefix}{path}).")
+
+
+def render_section(section: Section, records: dict[str, dict[str, Any]], link_prefix: str) -> list[str]:
+    """One section: title, what is measured, the chosen tables, the headlines, the runs."""
+    out = [f"## {section.title}", "", section.about, ""]
+    for spec in section.tables:
+        table = find_table(records[spec.record], spec)
+        out += [f"{spec.caption} (from `{spec.record}`):", "", *table_markdown(table), ""]
+    out += ["Headline:", ""]
+    for name in section.records:
+        out += [f"- {line}" for line in records[name]["headline"]]
+    out += ["", "Runs:", ""]
+    out += [run_line(records[name], link_prefix) for name in section.records]
+    return [*out, ""]
+
+
+def render(results: Path = RESULTS) -> dict[str, str]:
+    """``{file name under docs/: text}`` for both documents, rendered from the records in ``results``."""
+    records = load_records(results)
+    used = {n for _, _, sections in DOCS.values() for s in sections for n in s.records}
+    missing = sorted(used - set(records))
+    if missing:
+        raise SystemExit(f"render_docs: records missing from {results}: {', '.join(missing)}")
+    unused = sorted(set(records) - used)
+    if unused:
+        raise SystemExit(f"render_docs: records no section renders: {', '.join(unused)} (add them to a Section)")
+    docs = {}
+    for fname, (title, intro, sections) in DOCS.items():
+        lines = [title, "", intro, ""]
+        for section in sections:
+            lines += render_section(section, records, "../")
+        docs[fname] = "\n".join(lines).rstrip("\n") + "\n"
+    return docs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=RESULTS, help="directory of the records (default: %(default)s)")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs", help="directory to write the documents to")
+    ap.add_argument("--check", action="store_true", help="exit 1 if a document differs from its rendering")
+    args = ap.parse_args(argv)
+    stale = []
+    for fname, text in render(args.results).items():
+        path = args.out / fname
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            args.out.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {path}")
+    if stale:
+        print("not rendered from the records: " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
