@@ -17,7 +17,6 @@ from typing import Any
 from . import accounting, mechanisms
 from ._privatize import censoring_counts, kendall_tau_a, median_split_indicators, privatize
 from ._version import __version__
-from .config import apply_host_devices as _apply_host_devices
 from .exceptions import NoiseawareError, PrivacyBudgetError, ReleaseFormatError
 from .mechanisms import Guarantee
 from .release import Release
@@ -48,9 +47,6 @@ __all__ = [
     "median_split_indicators",
     "privatize",
 ]
-
-# One XLA host device per core, while JAX has not started (sets XLA_FLAGS only; see noiseaware.config).
-_apply_host_devices()
 
 #: Result types resolved lazily (they subclass ArviZ's InferenceData: ArviZ loads on first use).
 _LAZY_RESULTS = {"FitResult": "._engine._result"}

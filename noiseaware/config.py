@@ -1,45 +1,50 @@
-"""The process-wide settings noiseaware applies, in one place.
+r"""Process-wide settings for the JAX fits, applied only when you ask: :func:`configure`.
 
-Three global switches of other libraries are set by this package; this module is where they are
-applied and documented.
+Importing noiseaware (or :mod:`noiseaware.numpyro`, :mod:`noiseaware.pymc`,
+:mod:`noiseaware.augment`) changes nothing in your process: not ``os.environ``, not
+``jax.config``, not JAX's compilation cache, not OpenDP's features. As NumPyro leaves float64
+to ``numpyro.enable_x64()`` and host devices to ``numpyro.set_host_device_count(k)``, noiseaware
+leaves them to one explicit call at the top of a script::
+
+    import noiseaware as na
+    na.config.configure()        # float64, one host device per core, the compilation cache
 
 ========================================  =========================================================
-setting                                   when and why
+setting (``configure`` keyword)           what and why
 ========================================  =========================================================
-JAX ``jax_enable_x64 = True``             on importing :mod:`noiseaware.numpyro` or
-                                          :mod:`noiseaware.augment` (every JAX fit imports one of
-                                          them): the likelihoods need float64 for exactness
-                                          (1e-9 on log-probabilities near ``n = 1e6``).
-JAX persistent compilation cache          at the same moment, unless switched off or unless you
-(``jax_compilation_cache_dir``)           configured JAX's cache yourself (see below): compiled
-                                          programs are stored in :func:`default_jax_cache_dir`, so
-                                          a second *process* that fits the same program loads it
-                                          instead of compiling it again.
-XLA ``--xla_force_host_platform_device  on ``import noiseaware``, if JAX has not started its
-_count`` (in ``XLA_FLAGS``)               backends yet and you set no device count yourself: one CPU
-                                          device per core (at most :data:`MAX_HOST_DEVICES`), so
-                                          that :func:`noiseaware.copula.fit` runs its chains on all
-                                          cores (see "Host devices" below).
-OpenDP ``enable_features("contrib")``     on the first secure release (``noiseaware.mechanisms``,
-                                          lazily): the exact samplers used by :func:`privatize`
-                                          are in OpenDP's ``contrib`` set.
+``x64=True``: JAX ``jax_enable_x64``      The noise laws are exact only in float64 (1e-9 on
+                                          log-probabilities near ``n = 1e6``; float32 loses whole
+                                          units at counts near 1e7). The package's own fits switch
+                                          float64 on for their own duration (``jax.enable_x64``,
+                                          a scoped setting) and leave it as it was; the NumPyro
+                                          distributions in *your* models need it on, and say so
+                                          (:class:`~noiseaware.exceptions.NoiseawareValueError`
+                                          naming ``jax_enable_x64``) when it is off.
+``host_devices="auto"``: XLA              One CPU device per core (at most
+``--xla_force_host_platform_device        :data:`MAX_HOST_DEVICES`), so that
+_count`` in ``XLA_FLAGS``                 :func:`noiseaware.copula.fit` runs its chains on all cores
+                                          (see "Host devices"). Takes effect only before JAX starts.
+``cache=True``: JAX's persistent          Compiled programs stored in :func:`default_jax_cache_dir`,
+compilation cache                         so that a second *process* fitting the same program loads
+                                          it instead of compiling it again (see "The compilation
+                                          cache").
 ========================================  =========================================================
 
-**Float64 is required.** If something turns ``jax_enable_x64`` off after noiseaware turned it on,
-the JAX laws refuse to run (:class:`~noiseaware.exceptions.NoiseawareValueError` naming the
-setting) instead of answering in float32, where whole units are lost at counts near ``1e7``.
-PyTensor's ``floatX`` is not changed: the PyMC front end casts its own values to float64.
+OpenDP's ``contrib`` features (the exact samplers :func:`noiseaware.privatize` uses) are turned
+on only while noiseaware builds its own OpenDP measurements, and restored afterwards.
 
-**The compilation cache.** On by default, in ``$XDG_CACHE_HOME/noiseaware/jax`` (or
-``~/.cache/noiseaware/jax``), created with mode ``0o700``. Switch it off with the environment
-variable ``NOISEAWARE_JAX_CACHE=0`` (also ``false``, ``off``, ``no``) before the JAX front end is
-imported, or with :func:`set_jax_cache` at any time; ``NOISEAWARE_JAX_CACHE=/some/dir`` chooses
-another directory. Your own JAX settings win: if ``jax_compilation_cache_dir`` is already set
-(``jax.config.update(...)`` or the ``JAX_COMPILATION_CACHE_DIR`` environment variable), noiseaware
-changes nothing about the cache. When noiseaware owns the cache it also lowers
-``jax_persistent_cache_min_compile_time_secs`` from JAX's 1 s to :data:`MIN_COMPILE_TIME_SECS`
-(unless that was set through ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS``), since a fit compiles
-several programs of well under a second each.
+**The compilation cache.** With ``cache=True``, in ``$XDG_CACHE_HOME/noiseaware/jax`` (or
+``~/.cache/noiseaware/jax``), created with mode ``0o700``. ``NOISEAWARE_JAX_CACHE=0`` (also
+``false``, ``off``, ``no``) keeps it off, ``NOISEAWARE_JAX_CACHE=/some/dir`` chooses another
+directory, and :func:`set_jax_cache` switches it at any time. Your own JAX settings win: if
+``jax_compilation_cache_dir`` is already set (``jax.config.update(...)`` or the
+``JAX_COMPILATION_CACHE_DIR`` environment variable), noiseaware changes nothing about the cache.
+When noiseaware owns the cache it also lowers ``jax_persistent_cache_min_compile_time_secs`` from
+JAX's 1 s to :data:`MIN_COMPILE_TIME_SECS` (unless that was set through
+``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS``), since a fit compiles several programs of well
+under a second each. JAX's cache is trusted code: whoever can write to the directory can run code
+in your process, so noiseaware refuses (with a :class:`CacheWarning`, running without the cache) a
+directory, or a parent of it, that is not owned by you (or root) or that others can write to.
 
 **Host devices.** XLA treats all CPU cores as one device and runs one program on it at a time, so
 NUTS chains vectorized in one program use about one core. With ``k`` host devices,
@@ -47,28 +52,21 @@ NUTS chains vectorized in one program use about one core. With ``k`` host device
 without waiting for each other (``jax.shard_map``; measured on a 2-core machine: the sampling of
 4 x 2000 NUTS iterations at n = 5,820, p = 7 took 3.2 s on two devices against 8.9 s on one,
 with the same draws). The count must be set before JAX starts its backends (the first array or
-compiled function), so noiseaware sets it when the JAX front end is imported and JAX has not
-started yet (at ``import noiseaware``, which imports nothing of JAX, and again when the JAX front
-end is imported), by adding ``--xla_force_host_platform_device_count=k`` to ``XLA_FLAGS`` (what
-``numpyro.set_host_device_count`` does). Choose ``k`` with the environment variable
-``NOISEAWARE_HOST_DEVICES`` (an integer; ``0``/``off``/``1`` leave XLA's single CPU device);
-unset or ``auto`` means the number of cores this process may run on, at most
-:data:`MAX_HOST_DEVICES`. A device count already in ``XLA_FLAGS`` is never changed, and if JAX
-started before noiseaware was imported the fits simply use the devices JAX has
-(:func:`host_devices` says what happened). Other JAX code is unaffected: arrays and programs
-still go to the first device unless asked otherwise.
+compiled function); :func:`configure` adds ``--xla_force_host_platform_device_count=k`` to
+``XLA_FLAGS`` (what ``numpyro.set_host_device_count`` does) when that can still take effect.
+``host_devices="auto"`` means the ``NOISEAWARE_HOST_DEVICES`` environment variable if set (an
+integer; ``0``/``off``/``1`` leave XLA's single CPU device), else the number of cores this process
+may run on, at most :data:`MAX_HOST_DEVICES`. A device count already in ``XLA_FLAGS`` is never
+changed, and if JAX started first the fits simply use the devices JAX has (:func:`host_devices`
+says what happened). Other JAX code is unaffected: arrays and programs still go to the first
+device unless asked otherwise.
 
 **Per-program XLA options (not process-wide).** :func:`noiseaware.dirichlet.dpmcmc` and the
 package's own sampler in :func:`noiseaware.augment.sample` compile their programs with XLA:CPU's
-YNNPACK fusions kept to dot products (``jax.jit(..., compiler_options=...)``;
-``noiseaware._engine._compile``): XLA's YNN fusions of reductions over the records axis ran several
-times slower than its own loops there. Only the package's own programs get the option, only on the
-CPU backend and only if this jaxlib accepts it; ``NOISEAWARE_XLA_DEFAULTS=1`` (:data:`XLA_DEFAULTS_ENV`)
-compiles them with XLA's defaults.
-
-JAX's cache is trusted code: whoever can write to the directory can run code in your process.
-noiseaware therefore refuses (with a :class:`CacheWarning`, running without the cache) a directory
-that is not owned by you or that others can write to.
+YNNPACK fusions kept to dot products (``jax.jit(..., compiler_options=...)``): XLA's YNN fusions
+of reductions over the records axis ran several times slower than its own loops there. Only the
+package's own programs get the option, only on the CPU backend and only if this jaxlib accepts it;
+``NOISEAWARE_XLA_DEFAULTS=1`` (:data:`XLA_DEFAULTS_ENV`) compiles them with XLA's defaults.
 
 Examples
 --------
@@ -98,6 +96,7 @@ __all__ = [
     "MIN_COMPILE_TIME_SECS",
     "CacheWarning",
     "apply_host_devices",
+    "configure",
     "configure_jax",
     "default_jax_cache_dir",
     "host_devices",
@@ -283,8 +282,11 @@ def _wanted_host_devices(value: str | None) -> int:
     return max(1, k)
 
 
-def _set_host_devices() -> str:
-    """Add the host device count to ``XLA_FLAGS`` when that can still take effect; what was done."""
+def _set_host_devices(value: str | None = None) -> str:
+    """Add the host device count to ``XLA_FLAGS`` when that can still take effect; what was done.
+
+    ``value`` as ``NOISEAWARE_HOST_DEVICES`` reads (None or ``"auto"``: that variable, else the cores).
+    """
     flags = os.environ.get("XLA_FLAGS", "")
     if _DEVICE_FLAG in flags:
         return "set in XLA_FLAGS by the user"
@@ -298,18 +300,25 @@ def _set_host_devices() -> str:
             return "left alone (cannot tell whether JAX has started)"
     if started:
         return "left alone (JAX had started before noiseaware configured it)"
-    k = _wanted_host_devices(os.environ.get(HOST_DEVICES_ENV))
+    if value is None or str(value).strip().lower() == "auto":
+        value = os.environ.get(HOST_DEVICES_ENV)
+    k = _wanted_host_devices(value)
     if k <= 1:
         return "left alone (one device asked for)"
     os.environ["XLA_FLAGS"] = f"{flags} {_DEVICE_FLAG}={k}".strip()
     return f"set to {k}"
 
 
-def apply_host_devices() -> str:
-    """Ask XLA for the host devices once per process (``import noiseaware`` calls this); what was done.
+def apply_host_devices(value: int | str | None = None) -> str:
+    """Ask XLA for host devices once per process (:func:`configure` calls this); what was done.
 
     Sets nothing but ``XLA_FLAGS`` (and imports nothing); see "Host devices" in the module
     docstring. Later calls return the first call's outcome.
+
+    Parameters
+    ----------
+    value : int or str, optional
+        The number of devices, or ``"auto"``/None (``NOISEAWARE_HOST_DEVICES``, else one per core).
 
     Returns
     -------
@@ -317,7 +326,7 @@ def apply_host_devices() -> str:
         For example ``"set to 2"`` or ``"set in XLA_FLAGS by the user"``.
     """
     if _STATE["host_devices"] is None:
-        _STATE["host_devices"] = _set_host_devices()
+        _STATE["host_devices"] = _set_host_devices(None if value is None else str(value))
     return str(_STATE["host_devices"])
 
 
@@ -341,14 +350,63 @@ def host_devices() -> dict[str, Any]:
     return {"devices": jax.local_device_count(), "setting": _STATE["host_devices"]}
 
 
+def configure(
+    *, x64: bool = True, host_devices: int | str | None = "auto", cache: bool | str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """Apply the process-wide settings the JAX fits run best with; call it once, at the top of a script.
+
+    What ``numpyro.enable_x64()`` and ``numpyro.set_host_device_count(k)`` do for NumPyro, in one
+    call; nothing of it happens unless you call it (module docstring).
+
+    Parameters
+    ----------
+    x64 : bool
+        Turn on ``jax_enable_x64`` (needed by the NumPyro distributions in your own models; the
+        package's fits switch it on for their own duration anyway). False leaves it as it is.
+    host_devices : int, "auto" or None
+        XLA host (CPU) devices for the chains of :func:`noiseaware.copula.fit`: a count,
+        ``"auto"`` (``NOISEAWARE_HOST_DEVICES``, else one per core up to :data:`MAX_HOST_DEVICES`),
+        or None to leave ``XLA_FLAGS`` alone. Takes effect only if JAX has not started yet.
+    cache : bool, path or None
+        The persistent compilation cache: True (the default directory), a directory, False (off),
+        or None (``NOISEAWARE_JAX_CACHE``, else on).
+
+    Returns
+    -------
+    dict
+        What was done: ``host_devices`` (e.g. ``"set to 2"``), ``x64`` and ``cache`` (the
+        directory used, or None).
+
+    Warns
+    -----
+    CacheWarning
+        If the cache directory cannot be created or is not safe to trust; the cache stays off.
+
+    Examples
+    --------
+    >>> import jax, noiseaware as na
+    >>> done = na.config.configure(host_devices=None, cache=False)
+    >>> jax.config.jax_enable_x64, done["cache"]
+    (True, None)
+    """
+    out: dict[str, Any] = {}
+    out["host_devices"] = None if host_devices is None else apply_host_devices(host_devices)
+    if cache is not None:
+        set_jax_cache(cache)
+    import jax
+
+    if x64:
+        jax.config.update("jax_enable_x64", True)
+    out["x64"] = bool(jax.config.read("jax_enable_x64"))
+    _apply_cache()
+    out["cache"] = _STATE["applied_dir"]
+    return out
+
+
 def configure_jax() -> None:
-    """Apply noiseaware's JAX settings: float64, and the persistent compilation cache.
+    """float64 and the persistent compilation cache: ``configure(host_devices=None)`` (kept for older scripts).
 
-    Also asks XLA for one host device per core the first time, when that can still take effect
-    (module docstring, "Host devices").
-
-    Called when :mod:`noiseaware.numpyro` or :mod:`noiseaware.augment` is imported; calling it
-    again re-applies the cache choice (after :func:`set_jax_cache` or a change of
+    Calling it again re-applies the cache choice (after :func:`set_jax_cache` or a change of
     ``NOISEAWARE_JAX_CACHE``). A cache directory you set in JAX yourself is left alone.
 
     Warns
@@ -364,10 +422,13 @@ def configure_jax() -> None:
     >>> jax.config.jax_enable_x64
     True
     """
-    apply_host_devices()
+    configure(host_devices=None)
+
+
+def _apply_cache() -> None:
+    """Set JAX's persistent cache to noiseaware's choice, unless the user configured JAX's own."""
     import jax
 
-    jax.config.update("jax_enable_x64", True)
     _STATE["configured"] = True
     current = getattr(jax.config, "jax_compilation_cache_dir", None)
     ours = _STATE["applied_dir"]
@@ -437,5 +498,5 @@ def set_jax_cache(enabled: bool | str | os.PathLike[str] = True) -> pathlib.Path
         )
     _STATE["override"] = choice
     if _STATE["configured"]:
-        configure_jax()
+        _apply_cache()
     return jax_cache_dir()

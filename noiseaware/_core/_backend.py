@@ -115,8 +115,8 @@ def _require_x64() -> None:
         raise NoiseawareValueError(
             "noiseaware: JAX float64 must be on (jax_enable_x64=True); got jax_enable_x64=False. The noise "
             "laws and Fisher windows are exact only in float64 (float32 loses whole units at counts near 1e7). "
-            "noiseaware turns it on when noiseaware.numpyro or noiseaware.augment is imported; something turned "
-            "it off afterwards. Call noiseaware.config.configure_jax() or jax.config.update('jax_enable_x64', True)."
+            "Call noiseaware.config.configure() (or numpyro.enable_x64()) at the top of your script, before "
+            "any JAX array is made; the package's own fits switch it on for their own duration."
         )
 
 

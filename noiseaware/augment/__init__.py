@@ -14,7 +14,8 @@ of a noisy statistic has no tractable form, sample :math:`p(\theta, x\mid s_{dp}
 
 The sweep is compiled with JAX (``lax.scan`` over records, or one vectorized pass for
 record-level mechanisms such as randomized response) and chains are vectorized with ``vmap``;
-everything runs in float64 (importing this module enables ``jax_enable_x64``).
+everything runs in float64 (:func:`sample` switches ``jax_enable_x64`` on for its own duration;
+your model function is traced inside that scope).
 
 API
 ---
@@ -68,12 +69,8 @@ released with discrete Gaussian noise, NUTS for the cell probabilities:
 
 from __future__ import annotations
 
-from ..config import configure_jax
-
-configure_jax()  # float64 and the persistent compilation cache (noiseaware.config)
-
-from ._model import AugmentationModel, mechanism_log_density  # noqa: E402
-from ._sample import ACCEPT_SITE, ESS_PER_CHAIN, RHAT_MAX, AugmentationFit, check_mixing, sample  # noqa: E402
+from ._model import AugmentationModel, mechanism_log_density
+from ._sample import ACCEPT_SITE, ESS_PER_CHAIN, RHAT_MAX, AugmentationFit, check_mixing, sample
 
 __all__ = [
     "ACCEPT_SITE",

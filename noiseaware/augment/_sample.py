@@ -35,6 +35,7 @@ from .._engine import (
     jit,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
+from .._engine._x64 import float64
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._model import AugmentationModel, mechanism_log_density
@@ -325,6 +326,7 @@ class AugmentationFit(FitResult):
     """
 
 
+@float64
 def sample(
     model: AugmentationModel,
     sdp: Any,
@@ -617,6 +619,7 @@ def _gibbs_fn(sweep: Callable[..., Any], names: tuple[str, ...], params: tuple[s
     return gibbs_fn
 
 
+@float64
 def initial_values(
     aug: AugmentationModel,
     latent: Callable[..., Any],

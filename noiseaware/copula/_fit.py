@@ -32,6 +32,7 @@ from .._engine import (
     standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
+from .._engine._x64 import float64, same_float64
 from ..exceptions import NoiseawareValueError, ReleaseFormatError
 from ..release import Release
 
@@ -718,7 +719,7 @@ class _NutsRun:
             lowered = self.start.trace(*spec).lower()
             # the start's compilation (small) runs beside the tracing of the chunk program (large)
             done: list[Any] = []
-            side = threading.Thread(target=lambda: done.append(lowered.compile()), daemon=True)
+            side = threading.Thread(target=same_float64(lambda: done.append(lowered.compile())), daemon=True)
             side.start()
             z_hat, A, data = spec[4:]
             first = jax.ShapeDtypeStruct((), jnp.result_type(int))
@@ -735,7 +736,9 @@ class _NutsRun:
         with self._lock:
             if self._compiled is not None or self._thread is not None:
                 return
-            self._thread = threading.Thread(target=self._compile, args=(args,), daemon=True, name="noiseaware-compile")
+            self._thread = threading.Thread(
+                target=same_float64(self._compile), args=(args,), daemon=True, name="noiseaware-compile"
+            )
             self._thread.start()
 
     def _programs(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
@@ -1303,6 +1306,7 @@ def _pair_loglik_program(n: int) -> Any:
     return _PROGRAMS.get(("pair_loglik", n), build)
 
 
+@float64
 def pointwise_log_likelihood(release: Release, R: np.ndarray) -> np.ndarray:
     r"""The composite likelihood's terms, one per pair: :math:`\log P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'})`.
 
@@ -1365,6 +1369,7 @@ def _cols(release: Release) -> list[str]:
     return [str(c) for c in release.metadata["columns"]]
 
 
+@float64
 def fit(
     release: Release,
     *,

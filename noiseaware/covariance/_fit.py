@@ -9,6 +9,7 @@ import numpy as np
 from .. import _validation as v
 from .._engine import FitResult, check_settings, numpyro_nuts, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
+from .._engine._x64 import float64
 from ..release import Release
 from ._analysis import measurements
 
@@ -40,6 +41,7 @@ BACKENDS = ("numpyro", "pymc")
 ROUTES = ("moments", "wishart")
 
 
+@float64
 def fit(
     release: Release,
     *,

@@ -61,6 +61,7 @@ from .._engine import (
 from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from .._engine._compile import options_key
+from .._engine._x64 import float64
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
@@ -1128,6 +1129,7 @@ def _idata(
 
 
 # ----------------------------------------------------------------------------- the sampler
+@float64
 def dpmcmc(
     release: Any,
     prior: Any = None,
@@ -1339,6 +1341,7 @@ def _settings(
     )
 
 
+@float64
 def dpmcmc_batch(
     releases: Sequence[Any],
     prior: Any = None,

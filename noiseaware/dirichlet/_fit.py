@@ -31,6 +31,7 @@ from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_seri
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._engine import FitResult, ProgramCache, SamplingSettings, check_settings, pymc_sample, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
+from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
 
@@ -482,6 +483,7 @@ def _fit_pymc(
         )
 
 
+@float64
 def fit(
     release: Any,
     *,

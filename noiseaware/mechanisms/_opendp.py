@@ -9,6 +9,8 @@ response and Gumbel report-noisy-max use exact Bernoulli / Gumbel sampling. Noth
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -19,53 +21,67 @@ from ..exceptions import NoiseawareValueError
 __all__: list[str] = []
 
 
-@lru_cache(maxsize=1)
-def _dp() -> Any:
-    import opendp.prelude as dp
+@contextlib.contextmanager
+def _dp() -> Iterator[Any]:
+    """OpenDP with its ``contrib`` features on while the block builds a measurement, as they were after.
 
-    dp.enable_features("contrib")
-    return dp
+    The exact samplers used here are in OpenDP's ``contrib`` set, which OpenDP leaves to an explicit
+    ``dp.enable_features("contrib")``; noiseaware turns it on only while it constructs its own
+    measurements (constructors check the flag; invoking a built measurement does not), so the
+    user's process keeps the features it chose.
+    """
+    import opendp.prelude as dp
+    from opendp.mod import GLOBAL_FEATURES
+
+    added = "contrib" not in GLOBAL_FEATURES
+    if added:
+        dp.enable_features("contrib")
+    try:
+        yield dp
+    finally:
+        if added:
+            dp.disable_features("contrib")
 
 
 @lru_cache(maxsize=256)
 def _int_laplace(scale: float) -> Any:
-    dp = _dp()
-    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
-    return dp.m.make_laplace(*space, scale=scale)
+    with _dp() as dp:
+        space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
+        return dp.m.make_laplace(*space, scale=scale)
 
 
 @lru_cache(maxsize=256)
 def _int_gaussian(scale: float) -> Any:
-    dp = _dp()
-    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T=float)
-    return dp.m.make_gaussian(*space, scale=scale)
+    with _dp() as dp:
+        space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T=float)
+        return dp.m.make_gaussian(*space, scale=scale)
 
 
 @lru_cache(maxsize=256)
 def _float_laplace(scale: float) -> Any:
-    dp = _dp()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
-    return dp.m.make_laplace(*space, scale=scale)
+    with _dp() as dp:
+        space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
+        return dp.m.make_laplace(*space, scale=scale)
 
 
 @lru_cache(maxsize=256)
 def _float_gaussian(scale: float) -> Any:
-    dp = _dp()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
-    return dp.m.make_gaussian(*space, scale=scale)
+    with _dp() as dp:
+        space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
+        return dp.m.make_gaussian(*space, scale=scale)
 
 
 @lru_cache(maxsize=64)
 def _rr(k: int, prob: float) -> Any:
-    dp = _dp()
-    return dp.m.make_randomized_response(list(range(k)), prob, T="i64")
+    with _dp() as dp:
+        return dp.m.make_randomized_response(list(range(k)), prob, T="i64")
 
 
 @lru_cache(maxsize=64)
 def _gumbel_max(scale: float) -> Any:
-    dp = _dp()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
-    return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=scale)
+    with _dp() as dp:
+        space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
+        return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=scale)
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1

@@ -17,9 +17,10 @@ LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (see
 NoisyCovarianceEntries          noisy second-moment entries, moment-matched (seed 002)
 ==============================  ==========================================================
 
-**Float64.** Exactness (1e-9 absolute on log-probabilities near ``n = 1e6``) needs float64, so
-importing this package turns on ``jax_enable_x64`` (the same as ``numpyro.enable_x64()``); import
-it before creating JAX arrays you want in float64.
+**Float64.** Exactness (1e-9 absolute on log-probabilities near ``n = 1e6``) needs float64.
+Importing this package changes no setting: call :func:`noiseaware.config.configure` (or
+``numpyro.enable_x64()``) at the top of your script, before creating JAX arrays; with float64 off
+the distributions refuse to run, naming ``jax_enable_x64``.
 
 **Validation.** With ``validate_args=True`` a bad parameter raises ``ValueError`` naming it
 (NumPyro's idiom: eagerly, and under ``jit`` for parameters that are concrete); values outside

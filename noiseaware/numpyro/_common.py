@@ -1,7 +1,7 @@
-"""Shared plumbing of the NumPyro front end: float64, constraints, parameter conversion, ``from_release``.
+"""Shared plumbing of the NumPyro front end: constraints, parameter conversion, ``from_release``.
 
-Imported first by :mod:`noiseaware.numpyro`: it turns on float64 in JAX
-(:func:`noiseaware.config.configure_jax`) before any JAX array is made.
+Importing it changes no JAX setting: the laws need ``jax_enable_x64`` and say so when it is off
+(:func:`noiseaware.config.configure` or ``numpyro.enable_x64()`` turns it on).
 """
 
 from __future__ import annotations
@@ -11,19 +11,14 @@ from functools import partial
 from typing import Any
 
 import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+from numpyro.distributions import constraints
 
-from ..config import configure_jax
-
-configure_jax()  # float64 and the persistent compilation cache (noiseaware.config)
-
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import numpyro  # noqa: E402
-from numpyro.distributions import constraints  # noqa: E402
-
-from .. import _core  # noqa: E402
-from .._core import _specs  # noqa: E402
-from ..exceptions import NoiseawareValueError  # noqa: E402
+from .. import _core
+from .._core import _specs
+from ..exceptions import NoiseawareValueError
 
 __all__ = ["RELEASE_VALUES"]
 
