@@ -38,7 +38,8 @@ def _run(body: str) -> dict:
     unset = ("XLA_FLAGS", "JAX_ENABLE_X64", "NOISEAWARE_JAX_CACHE")
     env = {k: v for k, v in os.environ.items() if k not in unset}
     code = _SNAPSHOT + textwrap.dedent(body)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600, check=False)
+    cmd = [sys.executable, "-c", code]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -38,7 +38,7 @@ def same_float64(target: Callable[_P, _R]) -> Callable[_P, _R]:
     """
     import jax
 
-    x64 = bool(jax.config.jax_enable_x64)
+    x64 = bool(jax.config.read("jax_enable_x64"))
 
     @functools.wraps(target)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:

@@ -719,7 +719,10 @@ class _NutsRun:
             lowered = self.start.trace(*spec).lower()
             # the start's compilation (small) runs beside the tracing of the chunk program (large)
             done: list[Any] = []
-            side = threading.Thread(target=same_float64(lambda: done.append(lowered.compile())), daemon=True)
+            def compile_start() -> None:
+                done.append(lowered.compile())
+
+            side = threading.Thread(target=same_float64(compile_start), daemon=True)
             side.start()
             z_hat, A, data = spec[4:]
             first = jax.ShapeDtypeStruct((), jnp.result_type(int))
