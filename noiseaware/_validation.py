@@ -20,8 +20,13 @@ from .exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarnin
 
 __all__: list[str] = []
 
-#: epsilon above which :func:`check_epsilon` warns.
+#: epsilon above which :func:`epsilon` warns.
 EPSILON_WARN_THRESHOLD = 5.0
+#: rho above which :func:`rho` warns: ``EPSILON_WARN_THRESHOLD**2 / 2 = 12.5``, the zCDP guarantee of
+#: an epsilon = 5 pure-DP mechanism (Bun & Steinke 2016, "Concentrated differential privacy:
+#: simplifications, extensions, and lower bounds", Proposition 1.4), so a weaker rho warns as a
+#: weaker epsilon does.
+RHO_WARN_THRESHOLD = EPSILON_WARN_THRESHOLD**2 / 2.0
 
 # ----------------------------------------------------------------- representable noise (issue 11)
 # A release must follow the law its likelihood models. Integer mechanisms return int64 (OpenDP
@@ -51,6 +56,10 @@ MAX_GAUSSIAN_SIGMA = REAL_BOUND / math.sqrt(130.0 * _LN2)
 #: Why the bounds above exist, for messages.
 INT_NOISE_RULE = "so that value + noise fits in int64 (P(|noise| >= 2**62) < 2**-64)"
 REAL_NOISE_RULE = "so that value + noise stays finite in float64 (P(|noise| >= 2**1000) < 2**-64)"
+#: Most rows one call may simulate or synthesize (``datasets.simulate_gaussian_copula``,
+#: ``datasets.demo_copula_data``, ``copula.synthesize``, ``copula.synthesize_hybrid``), checked before any
+#: allocation: 10^7 rows of 5 columns are 400 MB of float64 and take a few seconds to draw.
+MAX_SIMULATED_ROWS = 10_000_000
 #: Smallest positive normal float64; scales below it lose precision (subnormal numbers).
 TINY = 2.2250738585072014e-308
 
@@ -135,6 +144,23 @@ def integer(owner: str, name: str, value: Any, *, minimum: int | None = None, ma
     return out
 
 
+def generator(owner: str, name: str, value: Any) -> np.random.Generator:
+    """A NumPy ``Generator`` from ``value``: None (fresh entropy), an integer ``>= 0`` or a ``Generator``.
+
+    Anything else (a string, a float, a bool, a negative integer) raises instead of reaching
+    :func:`numpy.random.default_rng`, whose own errors do not name the argument.
+    """
+    if isinstance(value, np.random.Generator):
+        return value
+    if value is None:
+        return np.random.default_rng()
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral | np.integer):
+        raise NoiseawareTypeError(
+            message(owner, name, "must be an integer >= 0, a numpy.random.Generator or None", value)
+        )
+    return np.random.default_rng(integer(owner, name, value, minimum=0))
+
+
 def noise_scale(
     owner: str, name: str, value: Any, maximum: float, rule: str, *, minimum: float = TINY, why_min: str = ""
 ) -> float:
@@ -192,6 +218,19 @@ def epsilon(owner: str, value: Any, *, name: str = "epsilon", warn: bool = True)
             stacklevel=3,
         )
     return eps
+
+
+def rho(owner: str, value: Any, *, name: str = "rho", warn: bool = True) -> float:
+    """Check a zCDP budget: finite and > 0; warn above :data:`RHO_WARN_THRESHOLD`."""
+    r = positive(owner, name, value)
+    if warn and r > RHO_WARN_THRESHOLD:
+        warnings.warn(
+            f"{owner}: {name}={r!r} is above {RHO_WARN_THRESHOLD:g} (the rho of an epsilon = "
+            f"{EPSILON_WARN_THRESHOLD:g} pure-DP mechanism); such a release gives little protection.",
+            PrivacyWarning,
+            stacklevel=3,
+        )
+    return r
 
 
 def delta(owner: str, value: Any, *, name: str = "delta") -> float:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _validation as v
 from ._io import _atomic_write, _check_output, atomic_write_text, printable
 from .exceptions import NoiseawareError, NoiseawareValueError, NoiseawareWarning
 
@@ -310,8 +311,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"noiseaware: error: {message} (see '{self.prog} --help')\n")
 
 
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse ``type`` for integers ``>= minimum`` with a one-line message."""
+def _int_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for integers ``>= minimum`` (and ``<= maximum``) with a one-line message."""
 
     def parse(text: str) -> int:
         try:
@@ -320,6 +321,8 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
         if val < minimum:
             raise argparse.ArgumentTypeError(f"must be >= {minimum}; got {val}")
+        if maximum is not None and val > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}; got {val}")
         return val
 
     return parse
@@ -362,8 +365,10 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="curator and analyst on a built-in Gaussian copula data set (seed 000 §5.2)")
     p.add_argument("--epsilon", type=float, default=1.0, help="budget of each of the two releases")
-    p.add_argument("--n", type=int, default=1000)
-    p.add_argument("--data-seed", type=int, default=2026, help="seed of the simulated data set")
+    p.add_argument(
+        "--n", type=_int_at_least(1, v.MAX_SIMULATED_ROWS), default=1000, help="rows of the simulated data set"
+    )
+    p.add_argument("--data-seed", type=_nonnegative_int, default=2026, help="seed of the simulated data set")
     p.add_argument("-o", "--output", default=None, help="also write the geometric release JSON here")
     _add_sampler_options(p, draws=1000, warmup=1000, chains=4)
     _add_force(p)

@@ -42,8 +42,11 @@ def random_correlation(p: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.random.Generator) -> np.ndarray:
-    """Draw ``n`` rows ``X_j = F_j^{-1}(Phi(Z_j))`` with ``Z ~ N(0, R)`` (seed 000 eq. 1)."""
-    n = v.integer("simulate_gaussian_copula", "n", n, minimum=1)
+    """Draw ``n`` rows ``X_j = F_j^{-1}(Phi(Z_j))`` with ``Z ~ N(0, R)`` (seed 000 eq. 1).
+
+    ``n`` must be in ``[1, 10**7]`` (``MAX_SIMULATED_ROWS`` in :mod:`noiseaware._validation`).
+    """
+    n = v.integer("simulate_gaussian_copula", "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
     R = np.asarray(R, dtype=np.float64)
     if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] != len(marginals):
         raise NoiseawareValueError(
@@ -57,6 +60,13 @@ def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.ra
 def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The demo data set: Gaussian copula, seed 000 §5.2 mixed marginals, p = 5.
 
+    Parameters
+    ----------
+    seed : int or numpy.random.Generator
+        An integer ``>= 0`` (or a generator) for the correlation and the rows.
+    n : int
+        Rows, in ``[1, 10**7]`` (``MAX_SIMULATED_ROWS`` in :mod:`noiseaware._validation`).
+
     Returns
     -------
     x : ndarray, shape (n, 5)
@@ -64,7 +74,8 @@ def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.nd
         The true copula correlation.
     columns : list of str
     """
-    rng = np.random.default_rng(seed)
+    n = v.integer("demo_copula_data", "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
+    rng = v.generator("demo_copula_data", "seed", seed)
     R = random_correlation(5, rng)
     x = simulate_gaussian_copula(n, R, MIXED_MARGINALS_P5, rng)
     return x, R, ["normal", "exponential", "gamma", "beta", "t5"]

@@ -88,7 +88,10 @@ __all__ = [
     "FAMILIES",
     "LOG_FLOOR",
     "MAX_DP_CELLS",
+    "MAX_EPSILON_RATIO",
     "MAX_WIDTH",
+    "MIN_ALPHA",
+    "MIN_SIGMA",
     "NoiseSpec",
     "half_width",
     "log_error_bound",
@@ -111,6 +114,19 @@ LOG_FLOOR = -40.0
 MAX_WIDTH = 1_000_001
 #: Largest ``(N + 1)^2`` accepted for the exact multinomial dynamic programme.
 MAX_DP_CELLS = 1_000_000
+#: Smallest geometric ``alpha`` accepted: the smallest normal float64 (``alpha = exp(-epsilon / sensitivity)``,
+#: so ``epsilon / sensitivity <= -log(MIN_ALPHA)``, about 708.4). Below it ``alpha`` underflows (to a
+#: subnormal or to 0, where ``log alpha`` fails); the noise is then ``D = 0`` with probability above
+#: ``1 - 2 MIN_ALPHA``, so a noise-free model (the base distribution alone) is the right one.
+MIN_ALPHA = v.TINY
+#: Largest ``epsilon / sensitivity`` accepted: ``-log(MIN_ALPHA)`` (about 708.4).
+MAX_EPSILON_RATIO = -math.log(MIN_ALPHA)
+#: Smallest discrete Gaussian ``sigma`` accepted: ``d**2 / (2 sigma**2)`` must stay finite in float64
+#: for every ``|d| <= 41`` that the window, the variance and the normaliser evaluate (``sigma**2 = 1e-300``
+#: gives at most ``8.5e302``). Below ``sigma = 0.03`` the noise is already 0 in float64 except for
+#: ``log P``, which stays exact.
+MIN_SIGMA = 1e-150
+_NEGLIGIBLE = "Such noise is negligible in float64: model the counts with the base distribution itself."
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
@@ -231,10 +247,32 @@ def _make_spec(family: str, par: float, tol: float) -> NoiseSpec:
     return NoiseSpec(family, par, tol, w, tail, log_g_next, var)
 
 
-def _family_param(owner: str, family: str, par: Any) -> float:
+def _family_param(owner: str, family: str, par: Any, name: str | None = None) -> float:
+    """``alpha`` in ``[MIN_ALPHA, 1)`` or ``sigma`` in ``[MIN_SIGMA, inf)``, or a named error."""
+    name = name or FAMILIES[family]
     if family == "geometric":
-        return v.open_unit(owner, "alpha", par)
-    return v.positive(owner, "sigma", par)
+        a = v.open_unit(owner, name, par)
+        if a < MIN_ALPHA:
+            v.fail(owner, name, f"must be >= {MIN_ALPHA!r} (the smallest normal float64)", par, _NEGLIGIBLE)
+        return a
+    s = v.positive(owner, name, par)
+    if s < MIN_SIGMA:
+        v.fail(owner, name, f"must be >= {MIN_SIGMA!r} (so that d**2 / (2 sigma**2) is finite)", par, _NEGLIGIBLE)
+    return s
+
+
+def _alpha_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> float:
+    """``alpha = exp(-epsilon / sensitivity)``, refused (naming both) when it would be below :data:`MIN_ALPHA`."""
+    eps = v.positive(owner, "epsilon", epsilon)
+    sens = v.positive(owner, "sensitivity", sensitivity)
+    ratio = eps / sens
+    if not ratio <= MAX_EPSILON_RATIO:
+        raise NoiseawareValueError(
+            f"{owner}: epsilon / sensitivity must be <= {MAX_EPSILON_RATIO:.6g} so that alpha = "
+            f"exp(-epsilon / sensitivity) is a normal float64 (>= {MIN_ALPHA!r}); got epsilon={epsilon!r}, "
+            f"sensitivity={sensitivity!r} (epsilon / sensitivity = {ratio!r}). {_NEGLIGIBLE}"
+        )
+    return alpha_from_epsilon(eps, sens)
 
 
 def release_noise(owner: str, release: Any) -> tuple[str, float, np.ndarray]:
@@ -267,6 +305,7 @@ def release_noise(owner: str, release: Any) -> tuple[str, float, np.ndarray]:
         )
     mech: Any = release.mechanism
     par = float(mech.alpha) if fam == "geometric" else float(mech.sigma)
+    par = _family_param(owner, fam, par, f"the release's mechanism.{FAMILIES[fam]}")
     return fam, par, np.asarray(release.values)
 
 
@@ -286,7 +325,10 @@ def noise_spec(
     ``{"family": "geometric", "epsilon": e, "sensitivity": s}``,
     ``{"family": "discrete_gaussian", "sigma": s}``, a :class:`NoiseSpec`, or a ``"counts"``
     :class:`~noiseaware.Release`), ``alpha``, ``epsilon`` (with ``sensitivity``) or ``sigma``.
-    Every parameter must be a concrete number (it fixes the window width).
+    Every parameter must be a concrete number (it fixes the window width). ``alpha`` must be at
+    least :data:`MIN_ALPHA` (so ``epsilon / sensitivity <= MAX_EPSILON_RATIO``, about 708.4) and
+    ``sigma`` at least :data:`MIN_SIGMA`: smaller noise underflows float64, and is negligible
+    anyway, so the error says to use the base distribution alone.
 
     Examples
     --------
@@ -312,11 +354,10 @@ def noise_spec(
         elif sigma is not None:
             family, par = "discrete_gaussian", _family_param(owner, "discrete_gaussian", sigma)
         else:
-            eps = v.positive(owner, "epsilon", epsilon)
-            par = alpha_from_epsilon(eps, v.positive(owner, "sensitivity", sensitivity))
+            par = _alpha_from_epsilon(owner, epsilon, sensitivity)
             family = "geometric"
     elif isinstance(noise, NoiseSpec):
-        family, par = noise.family, noise.par
+        family, par = noise.family, _family_param(owner, noise.family, noise.par)
     elif isinstance(noise, Mapping):
         family, par = _spec_from_mapping(owner, noise)
     elif _is_release(noise):
@@ -346,9 +387,7 @@ def _spec_from_mapping(owner: str, noise: Mapping[str, Any]) -> tuple[str, float
         if keys == {"family", "alpha"}:
             return family, _family_param(owner, family, noise["alpha"])
         if keys in ({"family", "epsilon"}, {"family", "epsilon", "sensitivity"}):
-            eps = v.positive(owner, "epsilon", noise["epsilon"])
-            sens = v.positive(owner, "sensitivity", noise.get("sensitivity", 1.0))
-            return family, alpha_from_epsilon(eps, sens)
+            return family, _alpha_from_epsilon(owner, noise["epsilon"], noise.get("sensitivity", 1.0))
         allowed = "'alpha', or 'epsilon' (and 'sensitivity')"
     else:
         if keys == {"family", "sigma"}:

@@ -63,7 +63,9 @@ def privatize(
         ``"second_moment"`` (SSP: all unique entries of X^T X / n, rho-zCDP; options ``bound``, ``clip``).
     epsilon, rho : float
         The total budget: ``epsilon`` for pure DP, ``rho`` for zCDP. Give one (``counts`` and
-        ``vector`` also accept a noise scale through ``scale=`` / ``sigma=`` instead).
+        ``vector`` also accept a noise scale through ``scale=`` / ``sigma=`` instead). Every
+        statistic warns with a :class:`~noiseaware.exceptions.PrivacyWarning` above
+        ``epsilon = 5`` or ``rho = 12.5`` (the rho of a 5-DP mechanism).
     mechanism : str, optional
         Per statistic: ``median_pairs``: ``"geometric"`` (default), ``"tgm"``, ``"btgm"``,
         ``"rgm"``; ``counts``: ``"geometric"`` (default with epsilon), ``"discrete_gaussian"``
@@ -120,7 +122,10 @@ def privatize(
             f"privatize: give one of epsilon or rho, not both; got epsilon={epsilon!r}, rho={rho!r}."
         )
     eps = v.epsilon(owner, epsilon) if epsilon is not None else None
-    r = v.positive(owner, "rho", rho) if rho is not None else None
+    r = v.rho(owner, rho) if rho is not None else None
+    for name, given, value in (("epsilon", epsilon, eps), ("rho", rho, r)):
+        if value is not None and value < v.TINY:  # a share of a subnormal budget would round to 0
+            v.fail(owner, name, f"must be >= {v.TINY!r} (the smallest normal float64)", given)
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise NoiseawareTypeError(
             v.message(

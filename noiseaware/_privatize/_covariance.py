@@ -43,7 +43,14 @@ from ..mechanisms import ExponentialMechanism, GaussianMechanism, Guarantee
 from ..release import Release
 from ._common import Context, as_matrix, no_extra, statistic
 
-__all__ = ["bounded_data", "lower_entries"]
+__all__ = ["MAX_ENTRIES", "bounded_data", "lower_entries"]
+
+#: Most unique entries ``d(d+1)/2`` of :math:`X^\top X/n` that ``second_moment`` and ``pace_ggm`` accept
+#: (``d <= 1999`` columns), checked before any work or budget: each entry costs about 0.4 kB in memory
+#: (values, labels, the d x d products) and 40 bytes or more of release JSON, so the limit keeps a
+#: release near 1 GB of memory and well inside the 256 MiB that :meth:`~noiseaware.Release.from_json`
+#: reads back. ``d = 10,000`` would be 50,005,000 entries.
+MAX_ENTRIES = 2_000_000
 
 _CENTERING = (
     "none: Sigma(X) = X^T X / n of the data as given (mean known and removed by the curator, or zero); "
@@ -97,8 +104,20 @@ def bounded_data(owner: str, x: np.ndarray, bound: Any, clip: Any) -> tuple[np.n
     return x, b, False
 
 
+def _check_entries(owner: str, d: int) -> None:
+    """Refuse more than :data:`MAX_ENTRIES` unique entries, naming ``d`` and the limit."""
+    m = d * (d + 1) // 2
+    if m > MAX_ENTRIES:
+        d_max = (math.isqrt(8 * MAX_ENTRIES + 1) - 1) // 2
+        raise NoiseawareValueError(
+            f"{owner}: data must have at most {d_max} columns (d(d+1)/2 <= MAX_ENTRIES = {MAX_ENTRIES} unique "
+            f"entries of X^T X / n); got d={d} columns ({m} entries). Release fewer columns at a time."
+        )
+
+
 def _common_options(owner: str, data: Any, options: dict[str, Any]) -> tuple[np.ndarray, list[str], float, bool]:
     x, names = as_matrix(owner, data, options.get("columns"))
+    _check_entries(owner, x.shape[1])
     x, b, clipped = bounded_data(owner, x, options.get("bound"), options.get("clip", False))
     return x, names, b, clipped
 
@@ -141,6 +160,36 @@ def _second_moment(data: Any, ctx: Context, mechanism: str | None, options: dict
     )
 
 
+def _check_pace_budgets(
+    owner: str, rho: float, alpha: float, beta: float, T: int, d: int, share: float, delta: float
+) -> None:
+    """Refuse, before any budget is charged, a rho whose smallest pieces no mechanism can use.
+
+    The smallest pieces are the mean's ``share rho`` (with ``center=True``), the diagonal's per-entry
+    ``alpha (1 - share) rho / d`` and the first
+    round's ``beta`` and ``1 - beta`` shares of ``(1 - alpha)(1 - share) rho / T`` (annealing only
+    raises later rounds' budgets); ``delta`` is the largest entry sensitivity the run can use
+    (the centred bound's when ``center=True``). Each must give a finite, normal noise scale.
+    """
+    rho_p = rho - share * rho
+    per = (rho_p - alpha * rho_p) / T
+    pieces = {"alpha * rho / d": alpha * rho_p / d, "rho_sel": beta * per, "rho_meas": (1.0 - beta) * per}
+    if share:
+        pieces["mean_share * rho"] = share * rho
+    try:
+        for piece, value in pieces.items():
+            if not (math.isfinite(value) and value >= v.TINY):
+                raise NoiseawareValueError(f"{piece} = {value!r} is not a normal float64 > 0")
+        GaussianMechanism(sigma=delta / math.sqrt(2.0 * pieces["alpha * rho / d"]), sensitivity=delta)
+        GaussianMechanism(sigma=delta / math.sqrt(2.0 * pieces["rho_meas"]), sensitivity=delta)
+        ExponentialMechanism(epsilon=math.sqrt(8.0 * pieces["rho_sel"]), sensitivity=delta)
+    except (NoiseawareValueError, ZeroDivisionError, OverflowError) as exc:
+        raise NoiseawareValueError(
+            f"{owner}: rho must leave every round a usable budget; got rho={rho!r} (alpha={alpha!r}, beta={beta!r}, "
+            f"T={T}, d={d}, entry sensitivity {delta!r}): {exc}. Give a larger rho or a smaller T."
+        ) from None
+
+
 def _round_release(ctx: Context, t: int, step: str, value: Any, mech: Any, label: tuple[str, str], n: int) -> Release:
     return Release(
         statistic="pace_ggm_round",
@@ -178,6 +227,7 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     rho_p = rho - rho_mean  # what Algorithm 1 gets
     mean_mech = None
     data_bound = b
+    _check_pace_budgets(owner, rho, alpha, beta, T, d, share, pace_ggm_sensitivity(n, 2.0 * b if center else b))
     if center:
         mean_mech = GaussianMechanism.from_rho(rho_mean, mean_sensitivity(n, d, b))
     delta = pace_ggm_sensitivity(n, b)  # replaced by the centred bound's after the mean release
@@ -186,13 +236,7 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     rows = np.array([j for j, _ in ent])
     cols = np.array([k for _, k in ent])
     rho_diag = alpha * rho_p
-    try:
-        diag_mech = GaussianMechanism(sigma=delta / math.sqrt(2.0 * rho_diag / d), sensitivity=delta)
-    except NoiseawareValueError as exc:
-        raise NoiseawareValueError(
-            f"{owner}: rho={rho!r}, alpha={alpha!r} and d={d} give a diagonal noise the Gaussian mechanism cannot "
-            f"use: {exc}"
-        ) from exc
+    diag_mech = GaussianMechanism(sigma=delta / math.sqrt(2.0 * rho_diag / d), sensitivity=delta)
     # Fully adaptive composition: the total is fixed in advance and charged once, before any noise.
     ctx.charge(Guarantee(rho=rho), label="pace_ggm")
     centre_meta: dict[str, Any] = {}

@@ -83,7 +83,13 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
         if any(pd_null(c) for c in cols):
             raise NoiseawareValueError(f"{owner}: data has missing values (NaN/None); drop or impute them first.")
     else:
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError:
+            raise NoiseawareValueError(
+                f"{owner}: data must be a rectangular (n, p) array; got a ragged nested sequence (rows of "
+                "different lengths)."
+            ) from None
         if arr.ndim != 2:
             raise NoiseawareValueError(f"{owner}: data must be 2-D (rows are records); got shape {arr.shape}.")
         if arr.dtype.kind not in "biufUO":

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
-from ..exceptions import NoiseawareValueError
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import (
     DiscreteGaussianMechanism,
     GaussianMechanism,
@@ -25,6 +26,10 @@ __all__: list[str] = []
 
 def _cell_labels(data: Any, arr: np.ndarray, labels: Any) -> list[tuple[str, ...]]:
     if labels is not None:
+        if isinstance(labels, str | bytes) or not isinstance(labels, Sequence | np.ndarray):
+            raise NoiseawareTypeError(
+                v.message("privatize", "labels", "must be a list with one label (or tuple of labels) per cell", labels)
+            )
         labs = [tuple(str(s) for s in (lab if isinstance(lab, list | tuple) else (lab,))) for lab in labels]
         if len(labs) != arr.size:
             raise NoiseawareValueError(f"privatize: labels must give one label per cell ({arr.size}); got {len(labs)}.")
@@ -150,7 +155,10 @@ def _randomized_response(data: Any, ctx: Context, mechanism: str | None, options
     if hasattr(data, "columns"):
         names = [str(c) for c in data.columns]
     else:
-        names = [str(c) for c in options.get("columns") or [f"x{j}" for j in range(q)]]
+        cols = options.get("columns")
+        if cols is not None and (isinstance(cols, str | bytes) or not isinstance(cols, Sequence | np.ndarray)):
+            raise NoiseawareTypeError(v.message(owner, "columns", "must be a list of names", cols))
+        names = [str(c) for c in (cols if cols is not None else [f"x{j}" for j in range(q)])]
     if len(names) != q:
         raise NoiseawareValueError(f"{owner}: columns must name all {q} answers; got {len(names)}.")
     labels = [(str(i), names[j]) for i in range(arr.shape[0]) for j in range(q)]

@@ -259,7 +259,8 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
     TypeError
         If ``source`` is neither a ``dpcopula`` release nor a :class:`DPCopulaFit`.
     ValueError
-        If ``n < 1`` or ``draws`` is out of range.
+        If ``n`` is not in ``[1, 10**7]`` (``MAX_SIMULATED_ROWS``), ``seed`` is a negative
+        integer, or ``draws`` is out of range (``TypeError`` for a ``seed`` of another type).
 
     Examples
     --------
@@ -271,8 +272,8 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
     >>> list(syn.columns), str(syn.dtypes["age"]), sorted(set(syn["sex"])) <= ["f", "m"]
     (['age', 'sex'], 'int64', True)
     """
-    n = v.integer(_OWNER, "n", n, minimum=1)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    n = v.integer(_OWNER, "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
+    rng = v.generator(_OWNER, "seed", seed)
     if isinstance(source, DPCopulaFit):
         m_draws = 10 if draws is None else v.integer(_OWNER, "draws", draws, minimum=1)
         total = source.correlation.shape[0]
@@ -450,7 +451,7 @@ def margin_posterior(
         grid = (v.positive(owner, "prior", prior),)
     K = y.size
     total = max(int(np.maximum(y, 0).sum()), K) if n is None else v.integer(owner, "n", n, minimum=1)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = v.generator(owner, "seed", seed)
     la = math.log(a)
     posts = [_count_posterior(y, la, a0, a0 * K / total) for a0 in grid]
     logml = np.array([float(p[2].sum()) for p in posts])
@@ -790,8 +791,8 @@ def synthesize_hybrid(release: Release, n: int, seed: Any = None) -> Any:
     owner = "synthesize_hybrid"
     if not isinstance(release, Release) or release.statistic != "dpcopula_hybrid":
         raise NoiseawareTypeError(f"{owner}: needs a 'dpcopula_hybrid' Release; got {type(release).__name__}.")
-    n = v.integer(owner, "n", n, minimum=1)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    n = v.integer(owner, "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
+    rng = v.generator(owner, "seed", seed)
     meta = release.metadata
     names = [str(c) for c in meta["columns"]]
     doms = _domains(release)

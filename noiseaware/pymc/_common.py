@@ -133,6 +133,46 @@ def alpha_arg(owner: str, alpha: Any, epsilon: Any, sensitivity: Any, *, name: s
     return _specs.resolve_alpha(owner, alpha, epsilon, sensitivity, name=name, to_float=as_float, exp=pt.exp)
 
 
+def check_integer_observed(owner: str, observed: Any) -> None:
+    """Refuse concrete observed counts that are not integers (NaN, a missing value, is allowed).
+
+    PyMC casts the observed data of an integer-valued variable to its dtype, so ``3.5`` would
+    silently become ``3``; the NumPyro front end gives such a value ``-inf``. Data held in a
+    ``pm.Data`` container is checked at its current value; other symbolic values are left alone.
+
+    Raises
+    ------
+    NoiseawareValueError
+        If a finite entry is not an integer, or an entry is infinite.
+    """
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant, Variable
+
+    if observed is None:
+        return
+    if isinstance(observed, SharedVariable):
+        observed = observed.get_value(borrow=True)
+    elif isinstance(observed, Constant):
+        observed = observed.data
+    elif isinstance(observed, Variable):
+        return
+    mask = np.ma.getmaskarray(observed) if np.ma.isMaskedArray(observed) else None
+    try:
+        arr = np.asarray(np.ma.getdata(observed), dtype=np.float64)
+    except (TypeError, ValueError):
+        return  # not numbers: PyMC's own conversion reports it
+    if mask is not None:
+        arr = np.where(mask, np.nan, arr)
+    with np.errstate(invalid="ignore"):
+        bad = arr[~np.isnan(arr) & ~(np.isfinite(arr) & (np.floor(arr) == arr))]
+    if bad.size:
+        raise NoiseawareValueError(
+            f"{owner}: observed must hold integer counts (NaN for a missing value); got {bad.size} value(s) "
+            f"that are not, such as {bad[:3].tolist()}. PyMC would truncate them silently; round them first "
+            "if that is what is meant."
+        )
+
+
 def observed_kwargs(values: np.ndarray, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Keyword arguments of ``from_release``'s variable: ``observed`` defaults to the release's values.
 

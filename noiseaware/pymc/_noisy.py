@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT, const_float, const_int, observed_kwargs  # isort: split
+from ._common import PT, check_integer_observed, const_float, const_int, observed_kwargs  # isort: split
 
 import pytensor
 import pytensor.tensor as pt
@@ -181,7 +181,11 @@ class Noisy(Distribution):
     ValueError
         For a continuous or multivariate (non-multinomial) base, ``alpha`` outside (0, 1),
         ``sigma <= 0``, a release of another statistic or mechanism, or a multinomial whose
-        ``n`` is symbolic or above 999.
+        ``n`` is symbolic or above 999; ``observed`` data that are not integer counts (PyMC
+        would truncate ``3.5`` to ``3``; NaN marks a missing value); ``alpha`` below
+        ``MIN_ALPHA`` (``epsilon / sensitivity`` above about 708.4) or ``sigma`` below
+        ``MIN_SIGMA`` (:mod:`noiseaware._core._noisy`), where the noise is negligible and the
+        base distribution alone is the model.
 
     Examples
     --------
@@ -193,6 +197,11 @@ class Noisy(Distribution):
 
     rv_type = NoisyRV
     rv_op = NoisyRV.rv_op
+
+    def __new__(cls, name: str, *args: Any, observed: Any = None, **kwargs: Any) -> Any:
+        """Register the variable; concrete ``observed`` counts must be integers (NaN: missing)."""
+        check_integer_observed(cls.__name__, observed)
+        return super().__new__(cls, name, *args, observed=observed, **kwargs)
 
     @classmethod
     def dist(  # type: ignore[override]

@@ -12,6 +12,7 @@ import io
 import itertools
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -805,3 +806,78 @@ def test_doc_numpyro_example_runs():
 @pytest.mark.slow  # PyTensor compiles NUTS (as above)
 def test_doc_pymc_example_runs():
     assert "posterior mean of beta" in _run_snippet(1)
+
+
+# --------------------------------------------------------------------------- negligible noise, observed data
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epsilon": 800.0}, r"epsilon / sensitivity must be <= 708\.396 .*got epsilon=800\.0"),
+        ({"epsilon": 1e308}, r"epsilon / sensitivity must be <= 708\.396 .*got epsilon=1e\+308"),
+        ({"noise": {"family": "geometric", "epsilon": 10.0, "sensitivity": 1e-2}}, r"epsilon / sensitivity = 1000\.0"),
+        ({"alpha": 1e-310}, r"alpha must be >= 2\.2250738585072014e-308 .*got alpha=1e-310"),
+        ({"sigma": 1e-300}, r"sigma must be >= 1e-150 .*got sigma=1e-300"),
+    ],
+)
+def test_negligible_noise_is_refused_clearly_in_both_front_ends(kwargs, match):
+    """exp(-800) underflows to 0 ("math domain error") and sigma**2 to 0 (ZeroDivisionError) otherwise."""
+    import numpyro.distributions as dist
+    import pymc as pm
+
+    import noiseaware.numpyro as nan
+    import noiseaware.pymc as nap
+
+    with pytest.raises(na.exceptions.NoiseawareValueError, match=match) as a:
+        nan.Noisy(dist.Poisson(2.0), **kwargs)
+    with pytest.raises(na.exceptions.NoiseawareValueError, match=match) as b:
+        nap.Noisy.dist(pm.Poisson.dist(2.0), **kwargs)
+    assert str(a.value) == str(b.value) and "base distribution itself" in str(a.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"alpha": _noisy.MIN_ALPHA}, {"epsilon": 708.0}, {"sigma": _noisy.MIN_SIGMA}, {"sigma": 0.01}]
+)
+def test_smallest_accepted_noise_is_the_base_law_in_both_front_ends(kwargs):
+    """At the limits the noise is 0 in float64: log P(Y = y) = log P(X = y) exactly inside the support."""
+    import numpyro.distributions as dist
+    import pymc as pm
+
+    import noiseaware.numpyro as nan
+    import noiseaware.pymc as nap
+
+    y = np.arange(0, 8)
+    got_np = np.asarray(nan.Noisy(dist.Poisson(2.0), **kwargs).log_prob(y))
+    got_pm = pm.logp(nap.Noisy.dist(pm.Poisson.dist(2.0), **kwargs), y).eval()
+    # each against its own base (either PPL's Poisson may round 2.0 through float32), and SciPy loosely
+    np.testing.assert_allclose(got_np, np.asarray(dist.Poisson(2.0).log_prob(y)), rtol=1e-12)
+    np.testing.assert_allclose(got_pm, pm.logp(pm.Poisson.dist(2.0), y).eval(), rtol=1e-12)
+    np.testing.assert_allclose(got_pm, stats.poisson.logpmf(y, 2.0), rtol=1e-6)
+
+
+def test_non_integer_observed_counts_both_front_ends_agree():
+    """PyMC used to truncate an observed 3.5 to 3; NumPyro gives it -inf. Neither may treat it as 3."""
+    import numpyro.distributions as dist
+    import pymc as pm
+
+    import noiseaware.numpyro as nan
+    import noiseaware.pymc as nap
+
+    d = nan.Noisy(dist.Poisson(2.0), alpha=0.5, validate_args=False)
+    assert np.isneginf(float(d.log_prob(3.5))) and np.isneginf(float(d.log_prob(np.inf)))
+    with pytest.warns(UserWarning, match="Out-of-support"):  # NumPyro's idiom with validate_args=True
+        nan.Noisy(dist.Poisson(2.0), alpha=0.5, validate_args=True).log_prob(3.5)
+    for bad in (3.5, np.array([3.0, 3.5]), np.array([np.inf, 1.0])):
+        with pm.Model(), pytest.raises(na.exceptions.NoiseawareValueError, match="observed must hold integer counts"):
+            nap.Noisy("y", pm.Poisson.dist(2.0), alpha=0.5, observed=bad)
+    with pm.Model(), pytest.raises(na.exceptions.NoiseawareValueError, match=r"such as \[2\.5\]"):
+        nap.Noisy("y", pm.Poisson.dist(2.0), alpha=0.5, observed=pm.Data("d", np.array([1.0, 2.5])))
+    # integer-valued floats, and NaN (a missing value, imputed by PyMC), are accepted and agree
+    obs = np.array([3.0, 0.0, -2.0])
+    with pm.Model() as model:
+        nap.Noisy("y", pm.Poisson.dist(2.0), alpha=0.5, observed=obs)
+    np.testing.assert_allclose(float(model.compile_logp()({})), float(d.log_prob(obs).sum()), rtol=1e-6)
+    with pm.Model() as model, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # PyMC casts the NaN of a missing value to int64
+        warnings.simplefilter("ignore", pm.exceptions.ImputationWarning)
+        nap.Noisy("y", pm.Poisson.dist(2.0), alpha=0.5, observed=np.array([3.0, np.nan]))
+    assert "y_unobserved" in model.named_vars
