@@ -15,8 +15,8 @@ JAX persistent compilation cache          at the same moment, unless switched of
                                           programs are stored in :func:`default_jax_cache_dir`, so
                                           a second *process* that fits the same program loads it
                                           instead of compiling it again.
-XLA ``--xla_force_host_platform_device  on ``import noiseaware``, if JAX has not started its
-_count`` (in ``XLA_FLAGS``)               backends yet and you set no device count yourself: one CPU
+XLA host device count (``XLA_FLAGS``)     on ``import noiseaware``, if JAX has not started its
+                                          backends yet and you set no device count yourself: one CPU
                                           device per core (at most :data:`MAX_HOST_DEVICES`), so
                                           that :func:`noiseaware.copula.fit` runs its chains on all
                                           cores (see "Host devices" below).
