@@ -1,16 +1,22 @@
-# Two commands for a fresh machine: `make demo` and `make test`.
+# Two commands for a fresh machine: `make demo` and `make test` (`make docs` builds the documentation).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test test-slow lint typecheck bench bench-quick clean
+.PHONY: demo test test-slow lint typecheck bench bench-quick docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# The docs extra goes into the same environment, only for `make docs` (`make test` does not need it).
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/noiseaware demo
@@ -25,6 +31,12 @@ test: $(STAMP) lint
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -n 2 tests
 
+# API reference from the docstrings, the Markdown pages, and the getting-started pages executed (-E: every page
+# is read again, so every example runs); warnings are errors.
+docs: $(DOCS_STAMP)
+	rm -rf docs/api/generated
+	$(BIN)/sphinx-build -E -W --keep-going -b html docs docs/_build/html
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 	$(BIN)/python benchmarks/render_docs.py
@@ -36,4 +48,4 @@ bench-quick: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py --quick --results $(BENCH_QUICK_DIR)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info docs/_build docs/api/generated

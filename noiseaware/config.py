@@ -20,9 +20,9 @@ setting (``configure`` keyword)           what and why
                                           distributions in *your* models need it on, and say so
                                           (:class:`~noiseaware.exceptions.NoiseawareValueError`
                                           naming ``jax_enable_x64``) when it is off.
-``host_devices="auto"``: XLA              One CPU device per core (at most
-``--xla_force_host_platform_device        :data:`MAX_HOST_DEVICES`), so that
-_count`` in ``XLA_FLAGS``                 :func:`noiseaware.copula.fit` runs its chains on all cores
+``host_devices="auto"``: XLA host         One CPU device per core (at most
+device count (``XLA_FLAGS``)              :data:`MAX_HOST_DEVICES`), so that
+                                          :func:`noiseaware.copula.fit` runs its chains on all cores
                                           (see "Host devices"). Takes effect only before JAX starts.
 ``cache=True``: JAX's persistent          Compiled programs stored in :func:`default_jax_cache_dir`,
 compilation cache                         so that a second *process* fitting the same program loads

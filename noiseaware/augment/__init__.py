@@ -21,6 +21,7 @@ API
 ---
 ``AugmentationModel(statistic, log_density=None, model=None, records="x", latent=None, posterior=None,``
 ``per_record=None, model_args=(), model_kwargs={}, joint_move=None, indexed=False)``
+
     * ``statistic(x_i, s_dp) -> t_i`` -- one record's contribution (shape of ``s_dp``; with
       ``per_record`` it gets ``s_dp[i]`` and returns the record's true answers; with
       ``indexed=True`` it also gets the record index, ``statistic(x_i, s_dp, i)``);
@@ -34,9 +35,11 @@ API
       (leading axis ``n``, unobserved);
     * ``latent(key, theta) -> records`` -- optional, default: run ``model`` given ``theta``;
     * ``posterior(key, records, theta) -> dict`` -- optional, default: NUTS on ``model``.
+
 ``sample(model, sdp, init=None, *, chains=4, draws=1000, warmup=1000, seed=None, progressbar=False,``
 ``target_accept=None, check_mixing=True, keep_records=False, nuts_kwargs=None, ...)`` (the package's
 one sampling convention, ``docs/architecture.md``)
+
     -> :class:`AugmentationFit` (a ``FitResult`` over ``arviz.InferenceData``; ``posterior``,
     ``sample_stats`` etc. fall through to it) with the parameters in ``posterior`` and the
     per-iteration record acceptance rate ``accept_rate`` in ``sample_stats``; warns
