@@ -17,6 +17,7 @@ from numpyro.distributions.util import validate_sample
 
 from .. import _validation as v
 from .._core import _noisy, _specs
+from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 __all__ = ["Noisy"]
@@ -226,14 +227,17 @@ class Noisy(Distribution):
         return jnp.broadcast_to(self.base_dist.variance + self.spec.variance, self.batch_shape + self.event_shape)
 
     @classmethod
-    def from_release(cls, name: str, dist: Any, release: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:
+    def from_release(cls, name: str, release: Any, dist: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:
         """``numpyro.sample(name, Noisy(dist, noise=release), obs=release.values)``.
 
         The release must be a ``"counts"`` release with geometric or discrete Gaussian noise;
         each released cell is one observed noisy count. ``dist`` is expanded to the release's
         shape when its batch shape is smaller (e.g. one rate for every cell). ``obs=None`` leaves
-        the site unobserved, shaped like the release (for ``Predictive``).
+        the site unobserved, shaped like the release (for ``Predictive``). The release comes
+        second, as in every ``from_release``; the former order ``from_release(name, dist, release)``
+        still works and warns (``FutureWarning``).
         """
+        release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
         return observe(name, cls(dist, **args, **kwargs), values, obs)
 

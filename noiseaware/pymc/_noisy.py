@@ -20,6 +20,7 @@ from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.random.utils import normalize_size_param
 
 from .._core import _noisy, _specs
+from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._integer import discrete_gaussian, two_sided_geometric
 
@@ -221,12 +222,15 @@ class Noisy(Distribution):
         return super().dist([dist, *consts], **kwargs)
 
     @classmethod
-    def from_release(cls, name: str, dist: Any, release: Any, **kwargs: Any) -> Any:
+    def from_release(cls, name: str, release: Any, dist: Any, **kwargs: Any) -> Any:
         """Observed ``Noisy(name, dist, noise=release)`` with ``observed = release.values``.
 
         The release must be a ``"counts"`` release with geometric or discrete Gaussian noise;
-        each released cell is one observed noisy count (the shape comes from the release).
+        each released cell is one observed noisy count (the shape comes from the release). The
+        release comes second, as in every ``from_release``; the former order
+        ``from_release(name, dist, release)`` still works and warns (``FutureWarning``).
         """
+        release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
         return cls(name, dist, **args, **observed_kwargs(values, kwargs))
 
