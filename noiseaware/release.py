@@ -49,8 +49,11 @@ from .mechanisms import Guarantee, Mechanism, mechanism_from_dict
 
 __all__ = ["COMPOSITIONS", "SCHEMA", "SCHEMA_VERSION", "Release"]
 
+#: The ``"schema"`` field of every release record.
 SCHEMA = "noiseaware.release"
+#: The release record's schema version, written to and checked on load (``"schema_version"``).
 SCHEMA_VERSION = 1
+#: How a release's parts compose their privacy loss (the ``"composition"`` field).
 COMPOSITIONS = ("sequential", "joint", "parallel", "per_record")
 _REQUIRED_KEYS = (
     "schema_version",

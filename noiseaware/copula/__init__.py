@@ -8,21 +8,25 @@
   2 x 2 tables, clipping, :func:`tetrachoric` correlations), which makes its own release.
 """
 
-from ._baselines import AsgharResult, asghar_dpc, li_kendall, tetrachoric
+from ._baselines import AsgharResult, asghar_dpc, li_kendall
 from ._fit import CopulaFit, LKJPrior, fit, partial_slope
 from ._higham import NearestCorrelationResult, nearest_correlation
-from ._mle import MLEResult, eta_from_r, fisher_mean, mle_nn, mle_nn_pair, r_from_eta
+from ._mle import MLEResult, mle_nn
 from ._synth import (
     DPCopulaFit,
     SyntheticInference,
     combine_synthetic,
-    dpcopula_correlation,
-    dpcopula_margins,
     fit_dpcopula,
     margin_posterior,
     synthesize,
     synthesize_hybrid,
 )
+
+# isort: split
+# Building blocks of the routes above, importable here but not part of the public surface.
+from ._baselines import tetrachoric  # noqa: F401
+from ._mle import eta_from_r, fisher_mean, mle_nn_pair, r_from_eta  # noqa: F401
+from ._synth import dpcopula_correlation, dpcopula_margins  # noqa: F401
 
 __all__ = [
     "AsgharResult",
@@ -32,21 +36,14 @@ __all__ = [
     "MLEResult",
     "NearestCorrelationResult",
     "asghar_dpc",
-    "eta_from_r",
-    "fisher_mean",
     "fit",
     "li_kendall",
     "mle_nn",
-    "mle_nn_pair",
     "nearest_correlation",
     "partial_slope",
-    "r_from_eta",
-    "tetrachoric",
     # seed 003 (DPCopula)
     "SyntheticInference",
     "combine_synthetic",
-    "dpcopula_correlation",
-    "dpcopula_margins",
     "fit_dpcopula",
     "margin_posterior",
     "synthesize",

@@ -20,18 +20,15 @@ from typing import Any
 
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from ._abc import ABCResult, dpabc
-from ._boots import (
-    DPBootsResult,
-    GammaCopulaPrior,
-    dpboots,
-    elicit_prior,
-    l1_projection,
-    p1_prior,
-    truncated_laplace_range,
-)
+from ._boots import DPBootsResult, GammaCopulaPrior, dpboots, elicit_prior
 from ._dpmcmc import DPMCMCFit, dpmcmc, dpmcmc_batch
 from ._fit import DirichletFit, fit
-from ._mle import DirichletMLE, dirichlet_loglik, dirichlet_mle, dirichlet_mle_from_stats, inverse_digamma
+from ._mle import DirichletMLE, dirichlet_mle, dirichlet_mle_from_stats
+
+# isort: split
+# Building blocks of the routes above, importable here but not part of the public surface.
+from ._boots import l1_projection, p1_prior, truncated_laplace_range  # noqa: F401
+from ._mle import dirichlet_loglik, inverse_digamma  # noqa: F401
 
 __all__ = [
     "ABCResult",
@@ -41,7 +38,6 @@ __all__ = [
     "DirichletMLE",
     "GammaCopulaPrior",
     "LogMeanPart",
-    "dirichlet_loglik",
     "dirichlet_mle",
     "dirichlet_mle_from_stats",
     "dpabc",
@@ -50,11 +46,7 @@ __all__ = [
     "dpmcmc_batch",
     "elicit_prior",
     "fit",
-    "inverse_digamma",
-    "l1_projection",
-    "p1_prior",
     "parts",
-    "truncated_laplace_range",
 ]
 
 

@@ -202,6 +202,7 @@ class Mechanism(abc.ABC):
         return d
 
 
+#: Every mechanism class by its ``family`` name (what :func:`mechanism_from_dict` reads).
 MECHANISMS: dict[str, type[Mechanism]] = {}
 
 

@@ -39,9 +39,7 @@ Examples
 -0.771937
 """
 
-from __future__ import annotations
-
-from ._common import RELEASE_VALUES  # noqa: F401  (first: float64 in JAX; the default obs of from_release)
+from ._common import RELEASE_VALUES  # first: float64 in JAX; the default obs of from_release
 from ._covariance import NoisyCovarianceEntries
 from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
@@ -49,6 +47,7 @@ from ._integer import DiscreteGaussian, TwoSidedGeometric
 from ._noisy import Noisy
 
 __all__ = [
+    "RELEASE_VALUES",
     "CompositeCopulaLikelihood",
     "DiscreteGaussian",
     "LaplaceCensoredDirichletStat",

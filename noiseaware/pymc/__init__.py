@@ -45,8 +45,6 @@ Examples
 -5.1924
 """
 
-from __future__ import annotations
-
 from . import _common  # noqa: F401  (first: the filtered imports of PyMC and PyTensor)
 from ._covariance import NoisyCovarianceEntries
 from ._dirichlet import LaplaceCensoredDirichletStat

@@ -1,0 +1,121 @@
+"""The public surface: what every public module exports, and what its user-facing text may name."""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import noiseaware
+
+PACKAGE = Path(noiseaware.__file__).resolve().parent
+
+
+def _public_modules() -> list[str]:
+    names = ["noiseaware"]
+    for info in pkgutil.walk_packages([str(PACKAGE)], "noiseaware."):
+        if not any(part.startswith("_") for part in info.name.split(".")[1:]):
+            names.append(info.name)
+    return sorted(names)
+
+
+PUBLIC_MODULES = _public_modules()
+
+
+def _doc_comment(module: ModuleType, name: str) -> bool:
+    """Whether ``name`` is assigned in a noiseaware source file under a ``#:`` comment (Sphinx's data docs)."""
+    for path in PACKAGE.rglob("*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith((f"{name} =", f"{name}: ")) and i > 0 and lines[i - 1].startswith("#:"):
+                return True
+    return False
+
+
+def _sentinel_doc(obj: object) -> bool:
+    """Whether ``obj`` is an instance of a noiseaware class with its own docstring (a documented sentinel)."""
+    cls = type(obj)
+    return cls.__module__.startswith("noiseaware") and bool(cls.__dict__.get("__doc__"))
+
+
+def test_public_modules_are_found():
+    for name in ("noiseaware.copula", "noiseaware.dirichlet", "noiseaware.numpyro", "noiseaware.pymc"):
+        assert name in PUBLIC_MODULES
+    assert not [m for m in PUBLIC_MODULES if "._" in m]
+
+
+@pytest.mark.parametrize("modname", PUBLIC_MODULES)
+def test_every_public_name_exists_is_public_and_documented(modname):
+    module = importlib.import_module(modname)
+    names = module.__all__
+    assert len(names) == len(set(names)), f"{modname}.__all__ lists a name twice"
+    problems = []
+    for name in names:
+        if not hasattr(module, name):
+            problems.append(f"{name}: listed but missing")
+            continue
+        obj = getattr(module, name)
+        if name == "annotations" or isinstance(obj, __future__._Feature):
+            problems.append(f"{name}: a __future__ feature, not an API")
+        elif name.startswith("_") and name != "__version__":
+            problems.append(f"{name}: private name")
+        elif isinstance(obj, ModuleType):
+            if not obj.__name__.startswith("noiseaware.") or "._" in obj.__name__ or not obj.__doc__:
+                problems.append(f"{name}: module {obj.__name__} is private or undocumented")
+        elif inspect.isclass(obj) or inspect.isroutine(obj):
+            own = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
+            if not obj.__module__.startswith("noiseaware"):
+                problems.append(f"{name}: re-exported from {obj.__module__}")
+            elif not own or not own.strip() or own.startswith(f"{obj.__name__}("):  # dataclass's generated doc
+                problems.append(f"{name}: no docstring")
+        elif name != "__version__" and not _doc_comment(module, name) and not _sentinel_doc(obj):
+            problems.append(f"{name}: data without a #: comment")
+    assert not problems, f"{modname}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("modname", ["noiseaware.numpyro", "noiseaware.pymc"])
+def test_front_ends_have_no_stray_names(modname):
+    """Tab completion on a front end shows its distributions, not ``annotations`` or typing helpers."""
+    module = importlib.import_module(modname)
+    public = {n for n in vars(module) if not n.startswith("_")}
+    assert "annotations" not in public
+    assert public - set(module.__all__) == set()
+
+
+def test_workflow_all_lists_user_entry_points_only():
+    """Fits, estimators, baselines and results; building blocks stay importable, out of ``__all__``."""
+    import noiseaware.copula as copula
+    import noiseaware.dirichlet as dirichlet
+
+    helpers = {
+        copula: ("eta_from_r", "r_from_eta", "fisher_mean", "mle_nn_pair", "tetrachoric", "dpcopula_correlation",
+                 "dpcopula_margins"),
+        dirichlet: ("inverse_digamma", "l1_projection", "dirichlet_loglik", "p1_prior", "truncated_laplace_range"),
+    }
+    for module, names in helpers.items():
+        for name in names:
+            assert name not in module.__all__
+            assert callable(getattr(module, name))
+    for name in ("fit", "mle_nn", "nearest_correlation", "li_kendall", "asghar_dpc", "fit_dpcopula", "synthesize"):
+        assert name in copula.__all__
+    for name in ("fit", "dpmcmc", "dpboots", "dpabc", "dirichlet_mle", "elicit_prior", "parts"):
+        assert name in dirichlet.__all__
+
+
+def test_all_is_a_literal_list_in_every_public_module():
+    """``__all__`` is written out (tools and readers see it without importing)."""
+    for modname in PUBLIC_MODULES:
+        module = importlib.import_module(modname)
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        assigned = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets)
+        ]
+        assert len(assigned) == 1 and isinstance(assigned[0], ast.List), modname
