@@ -23,7 +23,7 @@ __all__: list[str] = []
 #: epsilon above which :func:`check_epsilon` warns.
 EPSILON_WARN_THRESHOLD = 5.0
 
-# ----------------------------------------------------------------- representable noise (issue 11)
+# ----------------------------------------------------------------- representable noise
 # A release must follow the law its likelihood models. Integer mechanisms return int64 (OpenDP
 # saturates at the int64 limits, which the likelihood does not model); real ones return float64
 # (which overflows to inf). The rule: |true value| <= B and P(|noise| >= B) < 2**-64, so that

@@ -1,10 +1,12 @@
-"""Gaussian copula correlations from DP median two-way tables (seed ``000_3eff9b68025f505f.txt``).
+"""Gaussian copula correlations from DP median two-way tables (Wang et al. 2026).
 
 * :func:`fit` -- Bayes-NA (§3): NUTS on the LKJ prior times the composite likelihood of eq. (18),
   in NumPyro or PyMC, with credible intervals and posterior functionals (Supplement S.4).
 * :func:`mle_nn` -- MLE-NN (§4, Algorithm S.3) with :func:`nearest_correlation` (Higham 2002).
-* Baselines of seed 000 §5: :func:`li_kendall` (seed 003 Algorithm 5) and :func:`asghar_dpc`
-  (Asghar et al. 2020 as configured in seed 000 §5: public median cut points, Laplace-noised
+* Baselines of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+  Correlations*, §5: :func:`li_kendall` (Li, Xiong & Jiang (2014), *Differentially Private Synthesization of
+  Multi-Dimensional Data using Copula Functions*, Algorithm 5) and :func:`asghar_dpc`
+  (Asghar et al. 2020 as configured in Wang et al. (2026) §5: public median cut points, Laplace-noised
   2 x 2 tables, clipping, :func:`tetrachoric` correlations), which makes its own release.
 """
 
@@ -41,7 +43,7 @@ __all__ = [
     "mle_nn",
     "nearest_correlation",
     "partial_slope",
-    # seed 003 (DPCopula)
+    # Li et al. (2014) (DPCopula)
     "SyntheticInference",
     "combine_synthetic",
     "fit_dpcopula",

@@ -1,4 +1,4 @@
-r"""Compositional data under DP: the routes of seed ``004_f9e752609791d825.txt`` from a ``dirichlet_logmean`` release.
+r"""Compositional data under DP: the routes of Guo et al. (2022) from a ``dirichlet_logmean`` release.
 
 The release (:func:`noiseaware.privatize` with ``statistic="dirichlet_logmean"``, Algorithm 1)
 carries the noisy censored mean-log statistic :math:`S_L(D,a)` (or :math:`S_L(D_1,a)` and

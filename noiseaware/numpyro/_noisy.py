@@ -78,7 +78,7 @@ class Noisy(Distribution):
     over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
     ``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
     every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
-    (:mod:`noiseaware._core._noisy`). A multinomial base (noise on each of its ``K`` cells) is
+    (``docs/noisy.md``). A multinomial base (noise on each of its ``K`` cells) is
     summed exactly over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation,
     refused for ``N > 999``.
 
@@ -184,7 +184,7 @@ class Noisy(Distribution):
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:
-        """Exact log-pmf (module :mod:`noiseaware._core._noisy`); ``-inf`` for non-integers."""
+        """Exact log-pmf (the windowed convolution above); ``-inf`` for non-integers."""
         if self.total_count is not None:
             return _noisy_multinomial_logpmf(self.spec, self.total_count, self.base_dist, value)
         return _noisy_scalar_logpmf(self.spec, self.base_dist, value)
@@ -193,7 +193,7 @@ class Noisy(Distribution):
         """``log P(X + D <= value)`` for a scalar base with a ``cdf`` (e.g. ``Poisson``, ``Geometric``).
 
         ``logsumexp_{|d| <= w} [log g(d) + log F_X(value - d)]``, a lower bound within relative
-        ``tol`` wherever ``log P(Y <= value) >= -40`` (:func:`noiseaware._core._noisy.noisy_logcdf`).
+        ``tol`` wherever ``log P(Y <= value) >= -40``.
         Raises ``NotImplementedError`` for a multinomial base or a base without a ``cdf``.
         """
         if self.total_count is not None:

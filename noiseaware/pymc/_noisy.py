@@ -153,7 +153,7 @@ class Noisy(Distribution):
     over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
     ``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
     every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
-    (:mod:`noiseaware._core._noisy`). A ``Multinomial`` base (noise on each cell) is summed
+    (``docs/noisy.md``). A ``Multinomial`` base (noise on each cell) is summed
     exactly over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation, refused
     for ``N > 999``. Draws are a base draw plus a noise draw, so prior and posterior predictive
     sampling work; ``logcdf`` is available for scalar bases that have one.
