@@ -202,3 +202,24 @@ def test_citations_in_docstrings_name_authors_year_and_title():
         ("Guo, Barrientos & Peña (2022)", "Differentially Private Inference for Compositional Data"),
     ):
         assert f"{authors}, *{title}" in text
+
+
+# ----------------------------------------------------------------------------- packaging
+def test_packaging_metadata_is_modern_and_single_sourced():
+    """SPDX license string with its file, py.typed shipped, and the version read from one module."""
+    import tomllib
+
+    root = PACKAGE.parent
+    meta = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    project = meta["project"]
+    assert project["license"] == "BSD-3-Clause"  # a string (PEP 639), not the deprecated {text = ...} table
+    assert project["license-files"] == ["LICENSE"] and "BSD 3-Clause" in (root / "LICENSE").read_text()
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # forbidden beside an SPDX string
+    assert "Typing :: Typed" in project["classifiers"]
+    assert any(r.startswith("setuptools>=77") for r in meta["build-system"]["requires"])
+    assert (PACKAGE / "py.typed").is_file() and "py.typed" in meta["tool"]["setuptools"]["package-data"]["noiseaware"]
+    assert "version" not in project and project["dynamic"] == ["version"]
+    assert meta["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "noiseaware._version.__version__"}
+    from noiseaware._version import __version__
+
+    assert noiseaware.__version__ == __version__
