@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test test-slow lint typecheck bench bench-quick docs clean
+.PHONY: demo test test-slow lint typecheck bench bench-quick docs dist-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,23 @@ bench: $(STAMP)
 BENCH_QUICK_DIR ?= $(or $(TMPDIR),/tmp)/noiseaware-bench-quick
 bench-quick: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py --quick --results $(BENCH_QUICK_DIR)
+
+# Build the wheel and the sdist in a temporary directory, install each into its own fresh virtual
+# environment without the test extras, and import the package and both front ends there. Fails on
+# a setuptools deprecation warning (e.g. a license written as a TOML table).
+dist-check:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/build-env"; \
+	"$$tmp/build-env/bin/python" -m pip install --quiet build; \
+	"$$tmp/build-env/bin/python" -m build --outdir "$$tmp/dist" . > "$$tmp/build.log" 2>&1 || { cat "$$tmp/build.log"; exit 1; }; \
+	if grep -i "deprecat" "$$tmp/build.log"; then echo "dist-check: the build warns (above)"; exit 1; fi; \
+	for dist in "$$tmp"/dist/*.whl "$$tmp"/dist/*.tar.gz; do \
+		echo "dist-check: $$(basename "$$dist")"; \
+		rm -rf "$$tmp/env"; $(PYTHON) -m venv "$$tmp/env"; \
+		"$$tmp/env/bin/python" -m pip install --quiet "$$dist"; \
+		(cd "$$tmp" && "$$tmp/env/bin/python" -c \
+			"import noiseaware, noiseaware.pymc, noiseaware.numpyro; print('  imports', noiseaware.__version__, 'from', noiseaware.__file__)"); \
+	done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info docs/_build docs/api/generated

@@ -1,4 +1,4 @@
-"""Shared helpers of the dapper examples (seed 001 §5): arguments, summaries, figures."""
+"""Shared helpers of the dapper examples (Eng et al. (2024) §5): arguments, summaries, figures."""
 
 from __future__ import annotations
 

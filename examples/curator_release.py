@@ -20,14 +20,14 @@ df = pd.DataFrame(x, columns=cols)
 
 budget = accounting.PrivacyBudget(epsilon=2.0)
 
-# 1. Median two-way tables for Bayes-NA (seed 000): geometric noise, epsilon split over 10 pairs.
+# 1. Median two-way tables for Bayes-NA (Wang et al. (2026)): geometric noise, epsilon split over 10 pairs.
 #    budget=... charges the release's guarantee to the ledger before any noise is drawn.
 pairs = na.privatize(df, statistic="median_pairs", epsilon=1.0, budget=budget)
 
-# 2. The same statistic with the bounded BTGM mechanism, for MLE-NN (seed 000 §4.2).
+# 2. The same statistic with the bounded BTGM mechanism, for MLE-NN (Wang et al. (2026) §4.2).
 bounded = na.privatize(df, statistic="median_pairs", epsilon=1.0, mechanism="btgm", budget=budget)
 
-# 3. A 2x2 admissions table under discrete Gaussian noise (seed 001, Example 2).
+# 3. A 2x2 admissions table under discrete Gaussian noise (Eng et al. (2024), Example 2).
 table = pd.DataFrame([[46, 118], [109, 127]], index=["Female", "Male"], columns=["Admitted", "Rejected"])
 counts = na.privatize(table, statistic="counts", sigma=6.25, sensitivity=math.sqrt(2), n=400)
 eps_equiv = accounting.zcdp_to_approx_dp(counts.guarantee.rho, 1e-10)

@@ -1,14 +1,14 @@
-"""Seed 001 §5, Example 3: linear regression from Laplace-noised clamped sufficient statistics.
+"""Eng et al. (2024) §5, Example 3: linear regression from Laplace-noised clamped sufficient statistics.
 
 Confidential data: n = 50 records (x1, x2, y), x ~ N((0.9, -1.17), I_2),
-y = -1.79 - 2.89 x1 - 0.66 x2 + e, e ~ N(0, sigma^2 = 2) (the seed's code). Each value is clamped
+y = -1.79 - 2.89 x1 - 0.66 x2 + e, e ~ N(0, sigma^2 = 2) (the paper's code). Each value is clamped
 to [-10, 10] and divided by 10; with xd = (1, x1~, x2~) the record contributes the 9 unique entries
 of (xd y~, y~^2, xd xd^T minus its constant corner) and the curator adds Laplace(Delta / epsilon)
 noise to each of the 9 sums, Delta = p^2 + 4p + 3 = 15 (p = 2), epsilon = 10.
 Prior beta ~ N(0, 4 I_3). The continuous records are latent; theta = beta | records is drawn by NUTS
 on the NumPyro model of the complete data inside HMCGibbs. Compares with the naive posterior (noisy
 statistics taken as true, the noisy X^T X projected to the nearest positive semi-definite matrix,
-Higham 1988) and the confidential-data posterior (the seed's Figures 6-7).
+Higham 1988) and the confidential-data posterior (the paper's Figures 6-7).
 
 Run:  .venv/bin/python examples/dapper_regression.py [--quick] [--out DIR]
 """
@@ -77,7 +77,7 @@ def naive_from_noisy(s_dp: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, 
 
 
 def main(argv: list[str] | None = None) -> dict:
-    # Very sticky (seed §6; lag-1 autocorrelation ~0.99): the seed's 25,000 draws per chain give a bulk ESS
+    # Very sticky (Eng et al. 2024, §6; lag-1 autocorrelation ~0.99): the paper's 25,000 draws per chain give a bulk ESS
     # of ~80 per chain; twice that clears the mixing check's 100 per chain.
     p = common.parser(__doc__.splitlines()[0], draws=50000, warmup=1000)
     args = common.finish_args(p.parse_args(argv))
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> dict:
         for (label, d), ls in zip(draws.items(), ["-", "--", ":"], strict=True):
             common.density(ax, d[:, j], label, ls=ls)
         ax.axvline(BETA[j], color="k", ls="--", lw=0.8)
-        ax.set(title=f"beta_{j} (seed Figs. 6-7; dashed: truth)", xlabel=f"beta_{j}")
+        ax.set(title=f"beta_{j} (Eng et al. 2024, Figs. 6-7; dashed: truth)", xlabel=f"beta_{j}")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     path = args.out / "dapper_regression.png"

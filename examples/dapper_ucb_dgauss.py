@@ -1,4 +1,4 @@
-"""Seed 001 §5, Example 2: UC Berkeley admissions with discrete Gaussian noise (sigma = 6.25) on the cells.
+"""Eng et al. (2024) §5, Example 2: UC Berkeley admissions with discrete Gaussian noise (sigma = 6.25) on the cells.
 
 The curator releases the four cell counts plus discrete Gaussian noise of scale 6.25 and the true
 total N. The latent records are the applicants' cells; the record-additive statistic is the cell
@@ -6,7 +6,7 @@ indicator (dapper's st_f), so one record update moves one applicant between two 
 O(1). theta | records is drawn by NUTS on the ordinary NumPyro model of the complete data, run
 inside NumPyro's HMCGibbs with the record sweep as the Gibbs step -- no conjugate sampler needed
 (``--theta conjugate`` uses the Dirichlet draw instead). Compares the noise-aware, naive and
-confidential posteriors of the odds ratio (the seed's Figures 4-5).
+confidential posteriors of the odds ratio (the paper's Figures 4-5).
 
 Run:  .venv/bin/python examples/dapper_ucb_dgauss.py [--data ucb|seed001] [--theta nuts|conjugate] [--quick]
 """
@@ -29,7 +29,7 @@ from noiseaware.mechanisms import DiscreteGaussianMechanism
 SIGMA = 6.25
 #: L2 sensitivity of the four cells when N is public: one applicant moves between two cells.
 SENSITIVITY = math.sqrt(2.0)
-#: The seed's published discrete Gaussian table for its 400 applicants (§5, Example 2), cells (MA, MR, FA, FR).
+#: The paper's published discrete Gaussian table for its 400 applicants (§5, Example 2), cells (MA, MR, FA, FR).
 SEED001_NOISY = np.array([110, 131, 47, 110])
 
 
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> dict:
         release = na.Release(statistic="counts", values=SEED001_NOISY.reshape(2, 2),
                              labels=[(r, c) for r in table.index for c in table.columns], mechanism=mech,
                              composition="joint", guarantee=mech.guarantee(), secure=False, n=n,
-                             metadata={"source": "seed 001 §5 Example 2, published discrete Gaussian table"})
+                             metadata={"source": "Eng et al. (2024) §5 Example 2, published discrete Gaussian table"})
     noisy = np.asarray(release.values).ravel()
     eps = accounting.zcdp_to_approx_dp(mech.rho, 1e-10)
     print(f"UC Berkeley admissions, N = {n}; discrete Gaussian sigma = {SIGMA} on each cell, "
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for (label, x), ls in zip(ors.items(), ["-", "--", ":"], strict=True):
         common.density(axes[0], x, label, ls=ls)
-    axes[0].set(title="odds ratio (seed Figs. 4-5)", xlabel="odds ratio, male / female")
+    axes[0].set(title="odds ratio (Eng et al. 2024, Figs. 4-5)", xlabel="odds ratio, male / female")
     axes[0].legend(fontsize=8)
     for j in range(4):
         common.density(axes[1], pi[..., j], CELLS[j], color=f"C{j}")

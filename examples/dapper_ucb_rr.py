@@ -1,4 +1,4 @@
-"""Seed 001 §5, Example 1: UC Berkeley admissions under randomized response (two fair coin flips).
+"""Eng et al. (2024) §5, Example 1: UC Berkeley admissions under randomized response (two fair coin flips).
 
 Every applicant's two answers (male?, admitted?) are randomized: keep the answer on heads, else
 report a fresh fair coin -- P(truth) = 3/4 per answer, log 3-DP per answer, 2 log 3 per applicant.
@@ -6,7 +6,7 @@ The latent records are the applicants' true cells (male&admitted, male&rejected,
 female&admitted, female&rejected) with probabilities pi; theta | records is the conjugate
 Dirichlet(1 + counts) draw (dapper's post_f). Compares the noise-aware posterior of the odds ratio
 (odds of admission, male / female) with the naive one that treats the noisy answers as true and
-with the confidential-data posterior (the seed's Figures 1-3).
+with the confidential-data posterior (the paper's Figures 1-3).
 
 Run:  .venv/bin/python examples/dapper_ucb_rr.py [--data ucb|seed001] [--quick] [--out DIR]
 """
@@ -27,7 +27,7 @@ from noiseaware.mechanisms import RandomizedResponse
 
 CELLS = ["pi_11 (M,adm)", "pi_10 (M,rej)", "pi_01 (F,adm)", "pi_00 (F,rej)"]
 BITS = np.array([[1, 1], [1, 0], [0, 1], [0, 0]])  # cell -> (male, admitted), dapper's order
-#: The seed's published randomized table for its 400 applicants (§5, Example 1), cells in BITS order.
+#: The paper's published randomized table for its 400 applicants (§5, Example 1), cells in BITS order.
 SEED001_NOISY = np.array([104, 120, 74, 102])
 
 
@@ -58,11 +58,11 @@ def records_from_cells(counts: np.ndarray) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> dict:
     # The seed ran 5,000 draws at N = 400. At N = 4526 randomized response leaves ~90% of the information
-    # missing (seed §6; lag-1 autocorrelation ~0.9), so 20,000 draws per chain for a bulk ESS near 1,000.
+    # missing (Eng et al. 2024, §6; lag-1 autocorrelation ~0.9), so 20,000 draws per chain for a bulk ESS near 1,000.
     p = common.parser(__doc__.splitlines()[0], draws=20000, warmup=2000)
     p.add_argument("--data", choices=["ucb", "seed001"], default="ucb",
                    help="ucb: R's UCBAdmissions summed over departments (N = 4526), released here by simulation; "
-                        "seed001: the seed's 400 applicants and its published randomized table")
+                        "seed001: the paper's 400 applicants and its published randomized table")
     args = common.finish_args(p.parse_args(argv))
     truth = ucb_admissions("full" if args.data == "ucb" else "seed001").to_numpy().ravel()
     n = int(truth.sum())
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
         release = na.Release(statistic="randomized_response", values=values,
                              labels=[(str(i), c) for i in range(n) for c in ("male", "admitted")], mechanism=rr,
                              composition="per_record", guarantee=rr.guarantee().repeat(2), secure=False, n=n,
-                             metadata={"source": "seed 001 §5 Example 1, published randomized table"})
+                             metadata={"source": "Eng et al. (2024) §5 Example 1, published randomized table"})
     noisy = np.bincount(np.asarray(release.values) @ np.array([-2, -1]) + 3, minlength=4)  # noisy cell counts
     print(f"UC Berkeley admissions, N = {n}; randomized response p = {rr.p} per answer, "
           f"{release.guarantee.describe()} per applicant")
@@ -101,11 +101,11 @@ def main(argv: list[str] | None = None) -> dict:
     for j in range(4):
         for c in range(pi.shape[0]):
             axes[0].plot(pi[c, :, j], lw=0.4, color=f"C{j}", alpha=0.7, label=CELLS[j] if c == 0 else None)
-    axes[0].set(title="trace plots (seed Fig. 1)", xlabel="draw", ylabel="pi")
+    axes[0].set(title="trace plots (Eng et al. 2024, Fig. 1)", xlabel="draw", ylabel="pi")
     axes[0].legend(fontsize=7)
     for (label, x), ls in zip(ors.items(), ["-", "--", ":"], strict=True):
         common.density(axes[1], x, label, ls=ls)
-    axes[1].set(title="odds ratio (seed Figs. 2-3)", xlabel="odds ratio, male / female")
+    axes[1].set(title="odds ratio (Eng et al. 2024, Figs. 2-3)", xlabel="odds ratio, male / female")
     axes[1].legend(fontsize=8)
     axes[2].plot(np.asarray(idata.sample_stats["accept_rate"]).T, lw=0.5)
     axes[2].set(title="record acceptance rate per iteration", xlabel="draw")

@@ -1,11 +1,12 @@
-r"""Public attribute domains of a ``dpcopula`` release (seed ``003_0df7ba8143acea66.txt``).
+r"""Public attribute domains of a ``dpcopula`` release (Li et al. 2014).
 
 A DPCopula margin is a noisy histogram on a domain that the curator states *before* looking at
 the data (a data-derived domain would leak). Three kinds, stored in ``metadata.domains``:
 
 * ``{"kind": "integers", "lower": L, "upper": U}`` -- the integers ``L..U`` (one cell each);
 * ``{"kind": "values", "values": [v_0, ..., v_{K-1}]}`` -- listed values (categories, codes), in
-  the order that the copula uses as their total order (seed 003 §5.1 "imposing a total order");
+  the order that the copula uses as their total order (Li, Xiong & Jiang (2014), *Differentially Private
+  Synthesization of Multi-Dimensional Data using Copula Functions*, §5.1 "imposing a total order");
 * ``{"kind": "interval", "lower": a, "upper": b, "bins": K}`` -- ``[a, b]`` cut into ``K`` equal
   cells ``[a + kw, a + (k+1)w)``, the last one closed, ``w = (b - a)/K``.
 

@@ -1,6 +1,6 @@
 """Safe file input and output for releases and the command line (private).
 
-Four guards against the careless-user and attacker cases of project issue 11:
+Four guards against careless users and attackers:
 
 * :func:`atomic_write_text` -- write a file all at once or not at all, never over an existing
   file unless asked to, never over a protected input (the confidential CSV a release was made from),

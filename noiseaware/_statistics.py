@@ -347,7 +347,8 @@ def kendall_sensitivity(n: int) -> float:
     :math:`\tau_a = (n_c - n_d)/\binom n2`. Replacing one record changes the signs of the
     :math:`n-1` pairs that contain it, each term of :math:`n_c - n_d` by at most 2, so
     :math:`|\Delta\tau_a| \le 2(n-1)/\binom n2 = 4/n`, and the bound is reached (e.g. moving the
-    largest record to the bottom of a perfectly concordant sample). Seed 003 Lemma 4.1 prints
+    largest record to the bottom of a perfectly concordant sample). Li, Xiong & Jiang (2014), *Differentially Private
+    Synthesization of Multi-Dimensional Data using Copula Functions*, Lemma 4.1 prints
     :math:`4/(n+1)`, which holds only for add/remove neighbours with an unknown ``n``.
 
     Examples
@@ -408,7 +409,7 @@ def _check_randomized_response(release: Any) -> None:
 
 
 def select_threshold(noisy_counts: Any, candidates: Any, target_rate: float) -> tuple[int, np.ndarray]:
-    r"""Seed 004 Algorithm 1's choice: index ``l`` (0-based) of ``a`` and the noisy rates :math:`\hat p_{G,1..M}`.
+    r"""Choice of Guo et al. (2022) Algorithm 1: index ``l`` (0-based) of ``a``, noisy rates :math:`\hat p_{G,1..M}`.
 
     ``l`` is the largest index with :math:`\hat p_{G,l}\le t_c`, or 0 (``a_1``) if there is none
     or if all noisy counts are 0 (rates then reported as 1). Pure post-processing of the noisy
@@ -467,7 +468,7 @@ def _check_dirichlet_logmean(release: Any) -> None:
     want_labels = [[part, c] for part in ("D1", "D2") for c in cols] if split else [[c] for c in cols]
     if [list(lab) for lab in release.labels] != want_labels:
         _fail("labels", "must be the column names (prefixed by D1/D2 for a split)", [list(x) for x in release.labels])
-    _check_sensitivity(release, -d * math.log(a), "-d log(a) (censored log-sums, seed 004 §3.1)")
+    _check_sensitivity(release, -d * math.log(a), "-d log(a) (censored log-sums, Guo et al. (2022) §3.1)")
     eps1 = _float("metadata.epsilon_1", _meta(release, "epsilon_1"), lo=0.0, open_lo=True)
     eps2 = _float("metadata.epsilon_2", _meta(release, "epsilon_2"), lo=0.0)
     g = release.mechanism.guarantee()
@@ -534,7 +535,7 @@ SCHEMAS: dict[str, StatisticSchema] = {
             compositions=("sequential",),
             required={**_PAIR_FIELDS, "high_count": INT, "bounds": INT_LIST, "tie_breaking": STR},
             check=_check_median_pairs,
-            sensitivity="1 per high-high count (seed 000 Theorem 3.1)",
+            sensitivity="1 per high-high count (Wang et al. 2026, Theorem 3.1)",
         ),
         StatisticSchema(
             "kendall_pairs",
@@ -576,7 +577,7 @@ SCHEMAS: dict[str, StatisticSchema] = {
             compositions=("joint",),
             required={"candidates": FLOAT_LIST, "clipped_at_zero": BOOL, "note": STR},
             check=_check_censoring_counts,
-            sensitivity="2 in L1 (one record moves between two intervals; seed 004 Algorithm 1)",
+            sensitivity="2 in L1 (one record moves between two intervals; Guo et al. 2022, Algorithm 1)",
         ),
         StatisticSchema(
             "dirichlet_logmean",
@@ -604,13 +605,13 @@ SCHEMAS: dict[str, StatisticSchema] = {
             },
             check=_check_dirichlet_logmean,
             components=("dirichlet_censoring_counts",),
-            sensitivity="-d log(a) in L1 on the censored log-sums (seed 004 §3.1)",
+            sensitivity="-d log(a) in L1 on the censored log-sums (Guo et al. 2022, §3.1)",
         ),
     )
 }
 
 
-# ----------------------------------------------------------------------------- seed 003: DPCopula
+# ----------------------------------------------------------------------------- Li et al. (2014): DPCopula
 def _check_dpcopula_mle(release: Any) -> None:
     n = _int("n", release.n, minimum=2)
     _check_pairs(release)
@@ -673,7 +674,7 @@ def _check_dpcopula(release: Any) -> None:
         _fail("metadata.epsilon_2", f"must equal the correlation component's epsilon ({ge!r})", eps2)
 
 
-# ----------------------------------------------------------------------------- covariance (seed 002)
+# ----------------------------------------------------------------------------- covariance (Ferrando et al. 2026)
 #: Order of the ``d(d+1)/2`` unique entries of a second-moment matrix in a release.
 ENTRY_ORDER = "lower triangle j >= k, row-major: (0,0), (1,0), (1,1), (2,0), ...; index = j(j+1)/2 + k"
 
@@ -692,9 +693,10 @@ def entry_index(j: int, k: int) -> int:
 def pace_ggm_sensitivity(n: int, bound: float) -> float:
     r"""Sensitivity of one entry of :math:`X^\top X/n` with :math:`|x_j| \le B`: :math:`2B^2/n`.
 
-    Seed 002 App. A.2 (:math:`|v_j v_k - u_j u_k| \le 2B^2`, reached at ``v_j = v_k = u_j = -u_k = B``).
+    Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical
+    Models*, App. A.2 (:math:`|v_j v_k - u_j u_k| \le 2B^2`, reached at ``v_j = v_k = u_j = -u_k = B``).
     A diagonal entry moves by at most :math:`B^2/n`; PACE-GGM uses :math:`2B^2/n` for every entry as
-    the seed does (the score of the exponential mechanism needs the maximum over entries).
+    the paper does (the score of the exponential mechanism needs the maximum over entries).
 
     Examples
     --------
@@ -712,7 +714,8 @@ def second_moment_sensitivity(n: int, d: int, bound: float) -> float:
     \le \tfrac12[(\sum a)^2 + (\sum b)^2 + \sum (a_j-b_j)^2]`, a convex function maximised at
     ``a, b`` in :math:`\{0, B^2\}^d`, where it is at most :math:`d^2 B^4` (``p^2+q^2+m <= 2d^2``
     with ``p, q`` the counts of :math:`B^2` and ``m <= 2d-p-q`` the disagreements). Reached for
-    even ``d`` (``v = B 1``, ``u`` half ``B`` half ``-B``). Seed 002 App. A gives :math:`\sqrt2 dB^2/n`
+    even ``d`` (``v = B 1``, ``u`` half ``B`` half ``-B``). Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
+    *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, App. A gives :math:`\sqrt2 dB^2/n`
     for the full symmetric matrix in Frobenius norm, which counts each off-diagonal entry twice.
 
     Examples
@@ -778,7 +781,7 @@ def _check_pace_ggm(release: Any) -> None:
     if [list(lab) for lab in release.labels] != [[c, c] for c in cols]:
         _fail("labels", "must be [columns[j], columns[j]] for the diagonal", [list(x) for x in release.labels])
     delta = pace_ggm_sensitivity(n, b)
-    _check_sensitivity(release, delta, "2 B**2 / n (one entry of X^T X / n, seed 002 App. A)")
+    _check_sensitivity(release, delta, "2 B**2 / n (one entry of X^T X / n, Ferrando et al. (2026) App. A)")
     alpha = _float("metadata.alpha", _meta(release, "alpha"), lo=0.0, hi=1.0, open_lo=True)
     beta = _float("metadata.beta", _meta(release, "beta"), lo=0.0, hi=1.0, open_lo=True)
     if alpha >= 1.0 or beta >= 1.0:
@@ -874,7 +877,7 @@ SCHEMAS.update(
                 compositions=("sequential",),
                 required={**_PAIR_FIELDS, "blocks": INT, "block_size": INT, "estimator": STR},
                 check=_check_dpcopula_mle,
-                sensitivity="2/l per averaged coefficient (seed 003 Algorithm 2, l disjoint blocks)",
+                sensitivity="2/l per averaged coefficient (Li et al. 2014, Algorithm 2, l disjoint blocks)",
             ),
             StatisticSchema(
                 "dpcopula",
@@ -893,7 +896,7 @@ SCHEMAS.update(
                 },
                 check=_check_dpcopula,
                 components=("kendall_pairs", "dpcopula_mle", "median_pairs"),
-                sensitivity="2m in L1 on the m concatenated histograms (seed 003 Algorithms 1/4 step 1)",
+                sensitivity="2m in L1 on the m concatenated histograms (Li et al. 2014, Algorithms 1/4 step 1)",
             ),
             StatisticSchema(
                 "second_moment",
@@ -916,7 +919,9 @@ SCHEMAS.update(
                 compositions=("joint",),
                 required={"round": INT, "step": STR},
                 check=_check_pace_ggm_round,
-                sensitivity="2 B**2 / n per entry and per selection score (seed 002 App. A); checked by pace_ggm",
+                sensitivity=(
+                    "2 B**2 / n per entry and per selection score (Ferrando et al. 2026, App. A); checked by pace_ggm"
+                ),
             ),
             StatisticSchema(
                 "pace_ggm",
@@ -946,7 +951,7 @@ SCHEMAS.update(
                 },
                 check=_check_pace_ggm,
                 components=("pace_ggm_round", "pace_ggm_mean"),
-                sensitivity="2 B**2 / n per entry of X^T X / n with |x_j| <= B (seed 002 App. A.2)",
+                sensitivity="2 B**2 / n per entry of X^T X / n with |x_j| <= B (Ferrando et al. 2026, App. A.2)",
             ),
         )
     }
@@ -1015,7 +1020,7 @@ SCHEMAS["pace_ggm_mean"] = StatisticSchema(
 )
 
 
-# ----------------------------------------------------------------------------- seed 003: DPCopula hybrid
+# ----------------------------------------------------------------------------- Li et al. (2014): DPCopula hybrid
 def _check_hybrid_part(release: Any) -> tuple[int, list[str], int]:
     _int("n", release.n, minimum=2)
     cols = _str_list("metadata.columns", _meta(release, "columns"))
@@ -1150,7 +1155,7 @@ SCHEMAS.update(
                 optional={"hybrid_threshold": INT},
                 check=_check_dpcopula_hybrid,
                 components=("dpcopula_hybrid_margins", "dpcopula_hybrid_kendall"),
-                sensitivity="2 in L1 on the partition counts (seed 003 Algorithm 6 step 2, substitution)",
+                sensitivity="2 in L1 on the partition counts (Li et al. 2014, Algorithm 6 step 2, substitution)",
             ),
             StatisticSchema(
                 "dpcopula_hybrid_margins",

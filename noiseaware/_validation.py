@@ -28,7 +28,7 @@ EPSILON_WARN_THRESHOLD = 5.0
 #: weaker epsilon does.
 RHO_WARN_THRESHOLD = EPSILON_WARN_THRESHOLD**2 / 2.0
 
-# ----------------------------------------------------------------- representable noise (issue 11)
+# ----------------------------------------------------------------- representable noise
 # A release must follow the law its likelihood models. Integer mechanisms return int64 (OpenDP
 # saturates at the int64 limits, which the likelihood does not model); real ones return float64
 # (which overflows to inf). The rule: |true value| <= B and P(|noise| >= B) < 2**-64, so that

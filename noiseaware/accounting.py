@@ -1,11 +1,13 @@
 """Privacy accounting: composition, conversions and a budget that refuses overspending.
 
 Pure epsilon-DP composes additively under sequential composition and by the maximum under
-parallel composition (disjoint inputs) [seed 000, Prop. 2.4]. rho-zCDP composes additively
-[seed 002, Prop. 3.6]. Conversions:
+parallel composition (disjoint inputs) [Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for
+Gaussian Copula Correlations*, Prop. 2.4]. rho-zCDP composes additively
+[Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical
+Models*, Prop. 3.6]. Conversions:
 
 * epsilon-DP implies rho = epsilon**2 / 2 zCDP (Bun & Steinke 2016, Prop. 1.4).
-* rho-zCDP implies (rho + 2 sqrt(rho log(1/delta)), delta)-DP [seed 002, Lemma 3.7].
+* rho-zCDP implies (rho + 2 sqrt(rho log(1/delta)), delta)-DP [Ferrando et al. (2026), Lemma 3.7].
 * rho-zCDP implies (epsilon, delta)-DP with the tighter conversion of Canonne, Kamath &
   Steinke (2020, "The Discrete Gaussian for Differential Privacy", Corollary 13)::
 
@@ -65,7 +67,8 @@ def _values(owner: str, name: str, values: Iterable[float], check=v.nonnegative)
 def sequential(epsilons: Iterable[float]) -> float:
     """Sequential composition of pure epsilon-DP mechanisms: ``sum(epsilons)``.
 
-    Seed ``000_3eff9b68025f505f.txt`` Proposition 2.4.
+    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*,
+    Proposition 2.4.
 
     Raises
     ------
@@ -81,7 +84,7 @@ def parallel(epsilons: Iterable[float]) -> float:
 
 
 def zcdp_sequential(rhos: Iterable[float]) -> float:
-    """Adaptive composition of rho-zCDP mechanisms: ``sum(rhos)`` [seed 002, Prop. 3.6]."""
+    """Adaptive composition of rho-zCDP mechanisms: ``sum(rhos)`` [Ferrando et al. (2026), Prop. 3.6]."""
     return math.fsum(_values("zcdp_sequential", "rhos", rhos))
 
 
@@ -105,7 +108,8 @@ def zcdp_to_approx_dp(rho: float, delta: float, method: str = "cks20") -> float:
     delta : float
         Target delta in (0, 1).
     method : {"cks20", "bun_steinke"}
-        ``"bun_steinke"``: ``rho + 2 sqrt(rho log(1/delta))`` (seed 002 Lemma 3.7).
+        ``"bun_steinke"``: ``rho + 2 sqrt(rho log(1/delta))`` (Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
+        *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, Lemma 3.7).
         ``"cks20"`` (default): the tighter conversion of Canonne, Kamath & Steinke (2020,
         Corollary 13), minimised over the Renyi order ``a > 1`` numerically; never larger
         than the other.
@@ -207,8 +211,10 @@ def _plain(x: Fraction) -> float | str:
 class PrivacyBudget:
     r"""A privacy budget that refuses overspending, kept in exact rational arithmetic.
 
-    Give exactly one of ``epsilon`` (pure DP, sequential composition [seed 000, Prop. 2.4])
-    or ``rho`` (zCDP, additive composition [seed 002, Prop. 3.6]). :meth:`spend` charges an
+    Give exactly one of ``epsilon`` (pure DP, sequential composition [Wang, Feldman & Reiter (2026), *Differentially
+    Private Bayesian Inference for Gaussian Copula Correlations*, Prop. 2.4])
+    or ``rho`` (zCDP, additive composition [Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive
+    Covariance Estimation via Gaussian Graphical Models*, Prop. 3.6]). :meth:`spend` charges an
     amount in the budget's unit and :meth:`charge` a :class:`~noiseaware.mechanisms.Guarantee`;
     both return what remains, and a request that would overspend raises
     :class:`~noiseaware.exceptions.PrivacyBudgetError` naming the requested and the remaining

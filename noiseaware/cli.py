@@ -1,20 +1,21 @@
 """The ``noiseaware`` command line.
 
 * ``noiseaware release DATA.csv --epsilon E [--mechanism M] -o release.json`` -- curator: privatize
-  a CSV file (seed 000 Algorithm S.1 by default).
+  a CSV file (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+  Correlations*, Algorithm S.1 by default).
 * ``noiseaware show release.json`` -- print a release and its guarantee.
 * ``noiseaware fit release.json [--backend numpyro|pymc] [--chains --draws --warmup --seed --level]
-  [--plot fig.png]`` -- analyst: Bayes-NA (seed 000 §3) on a geometric ``median_pairs`` release,
+  [--plot fig.png]`` -- analyst: Bayes-NA (Wang et al. 2026, §3) on a geometric ``median_pairs`` release,
   printing the posterior mean and interval per pair and, with ``--plot``, a Figure-3-style PNG.
   On a range-preserving TGM / BTGM / RGM release it runs MLE-NN (§4) instead and says so: Bayes-NA
   models the plain geometric mechanism, and those releases are what MLE-NN is for.
-* ``noiseaware demo`` -- both sides on the built-in data set (Gaussian copula, seed 000 §5.2 mixed
+* ``noiseaware demo`` -- both sides on the built-in data set (Gaussian copula, Wang et al. (2026) §5.2 mixed
   marginals, p = 5, n = 1000, epsilon = 1): truth beside the Bayes-NA estimate with intervals and
   the MLE-NN estimate, each method on its own release with budget epsilon.
 
 Errors (bad files, bad arguments) print one line, ``noiseaware: error: ...``, and exit with code 2.
 
-Files are handled defensively (project issue 11): every file the command writes appears all at
+Files are handled defensively: every file the command writes appears all at
 once or not at all (a temporary file in the same directory, ``fsync``, then a rename), an existing
 file is replaced only with ``--force``, and an input (the CSV, the release being read) is never
 written over, not even with ``--force``. Release files are read with bounded size, nesting and
@@ -166,7 +167,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     name = printable(args.release)
     if release.statistic != "median_pairs":
         raise NoiseawareValueError(
-            f"fit: needs a 'median_pairs' release (seed 000 Algorithm S.1); {name} holds "
+            f"fit: needs a 'median_pairs' release (Wang et al. 2026, Algorithm S.1); {name} holds "
             f"statistic={release.statistic!r}. Make one with: noiseaware release DATA.csv --epsilon E -o release.json"
         )
     family = release.mechanism.family
@@ -175,7 +176,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if family in _RANGE_PRESERVING:
         print(
             f"noiseaware fit: {name} uses the range-preserving {family.upper()} mechanism; Bayes-NA\n"
-            "models the plain geometric mechanism, so this runs MLE-NN (seed 000 §4, Algorithm S.3) instead:\n"
+            "models the plain geometric mechanism, so this runs MLE-NN (Wang et al. 2026, Algorithm S.3) instead:\n"
             "a point estimate, no intervals. For Bayes-NA intervals, release with --mechanism geometric (the default)."
         )
         res = mle_nn(release)
@@ -206,7 +207,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         for idx, r in summ.iterrows()
     ]
     print(
-        f"Bayes-NA posterior (seed 000 §3), n = {release.n}, epsilon = {eps:g}, LKJ(1) prior, {args.backend}, "
+        f"Bayes-NA posterior (Wang et al. 2026, §3), n = {release.n}, epsilon = {eps:g}, LKJ(1) prior, {args.backend}, "
         f"{args.chains} chains x {args.draws} draws ({args.warmup} warmup), {secs:.1f} s"
     )
     print(_table(["pair", "mean", "sd", f"{pct} interval", "r_hat", "ess_bulk"], rows))
@@ -232,7 +233,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     p = x.shape[1]
     print(
         f"noiseaware demo: Gaussian copula data, n = {x.shape[0]}, p = {p}, marginals N(0,1), Exp(1), "
-        "Gamma(2,1), Beta(2,5), t_5 (seed 000 §5.2)\n"
+        "Gamma(2,1), Beta(2,5), t_5 (Wang et al. 2026, §5.2)\n"
     )
     print(f"1. curator: median two-way tables (Algorithm S.1), two separate releases, each epsilon = {args.epsilon:g}")
     rel_geo = privatize(x, statistic="median_pairs", epsilon=args.epsilon, columns=cols)
@@ -363,7 +364,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="noiseaware", description="Noise-aware analysis of DP releases.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("demo", help="curator and analyst on a built-in Gaussian copula data set (seed 000 §5.2)")
+    p = sub.add_parser(
+        "demo", help="curator and analyst on a built-in Gaussian copula data set (Wang et al. 2026, §5.2)",
+    )
     p.add_argument("--epsilon", type=float, default=1.0, help="budget of each of the two releases")
     p.add_argument(
         "--n", type=_int_at_least(1, v.MAX_SIMULATED_ROWS), default=1000, help="rows of the simulated data set"

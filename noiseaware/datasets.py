@@ -17,7 +17,7 @@ __all__ = [
     "ucb_admissions",
 ]
 
-#: The p = 5 marginals of seed 000 §5.2: N(0,1), Exp(1), Gamma(2,1), Beta(2,5), t_5.
+#: The p = 5 marginals of Wang et al. (2026) §5.2: N(0,1), Exp(1), Gamma(2,1), Beta(2,5), t_5.
 MIXED_MARGINALS_P5 = (
     stats.norm(),
     stats.expon(),
@@ -28,7 +28,7 @@ MIXED_MARGINALS_P5 = (
 
 
 def random_correlation(p: int, rng: np.random.Generator) -> np.ndarray:
-    """A correlation matrix from a scaled Wishart with ``p + 1`` degrees of freedom (seed 000 §5).
+    """A correlation matrix from a scaled Wishart with ``p + 1`` degrees of freedom (Wang et al. 2026, §5).
 
     ``W ~ Wishart(p + 1, I_p)`` and ``R = D^{-1/2} W D^{-1/2}`` with ``D = diag(W)``.
     """
@@ -42,7 +42,7 @@ def random_correlation(p: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.random.Generator) -> np.ndarray:
-    """Draw ``n`` rows ``X_j = F_j^{-1}(Phi(Z_j))`` with ``Z ~ N(0, R)`` (seed 000 eq. 1).
+    """Draw ``n`` rows ``X_j = F_j^{-1}(Phi(Z_j))`` with ``Z ~ N(0, R)`` (Wang et al. 2026, eq. 1).
 
     ``n`` must be in ``[1, 10**7]`` (``MAX_SIMULATED_ROWS`` in :mod:`noiseaware._validation`).
     """
@@ -58,7 +58,7 @@ def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.ra
 
 
 def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """The demo data set: Gaussian copula, seed 000 §5.2 mixed marginals, p = 5.
+    """The demo data set: Gaussian copula, Wang et al. (2026) §5.2 mixed marginals, p = 5.
 
     Parameters
     ----------
@@ -82,7 +82,7 @@ def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.nd
 
 
 #: UC Berkeley graduate admissions, fall 1973 (Bickel, Hammel & O'Connell 1975), summed over the six
-#: departments of R's ``datasets::UCBAdmissions`` (N = 4526), and the N = 400 table of seed 001 §5,
+#: departments of R's ``datasets::UCBAdmissions`` (N = 4526), and the N = 400 table of Eng et al. (2024) §5,
 #: Example 1. Rows (Male, Female), columns (Admitted, Rejected).
 _UCB_TABLES = {
     "full": ((1198, 1493), (557, 1278)),
@@ -97,7 +97,8 @@ def ucb_admissions(which: str = "full") -> pd.DataFrame:
     ----------
     which : {"full", "seed001"}
         ``"full"``: R's ``datasets::UCBAdmissions`` summed over departments (N = 4526).
-        ``"seed001"``: the 400-applicant table of seed ``001_310683b496f39172.txt`` §5, Example 1.
+        ``"seed001"``: the 400-applicant table of Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for
+        Private Posterior Estimation in R*, §5, Example 1.
 
     Returns
     -------

@@ -84,7 +84,8 @@ class MixingWarning(NoiseawareWarning):
 
     Issued by :func:`noiseaware.augment.sample` when a parameter's bulk effective sample size is
     below 100 per chain or its rank-normalized R-hat exceeds 1.01 (Vehtari et al. 2021). Data
-    augmentation is sticky when the privacy noise is large (seed 001 §6).
+    augmentation is sticky when the privacy noise is large (Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data
+    Augmentation for Private Posterior Estimation in R*, §6).
     """
 
 

@@ -18,13 +18,15 @@ JSON layout (schema version 1)::
      "secure": true, "metadata": {...}, "components": [...]}
 
 ``composition`` says how ``guarantee`` follows from ``mechanism``: ``"sequential"`` -- the
-mechanism was applied once per value and the guarantees add (seed 000 Prop. 2.4; e.g. one
+mechanism was applied once per value and the guarantees add (Wang, Feldman & Reiter (2026), *Differentially Private
+Bayesian Inference for Gaussian Copula Correlations*, Prop. 2.4; e.g. one
 geometric draw per median pair, each of sensitivity 1); ``"joint"`` -- one application to the
 whole vector, ``mechanism.sensitivity`` being the vector's L1 / L2 sensitivity; ``"parallel"``
 -- applications to disjoint records (the guarantee of one); ``"per_record"`` -- values of shape
 (n, q) are q record-level answers per record (e.g. randomized response): sequential within a
 record, parallel across records, so the guarantee is q times the mechanism's. ``components`` holds sub-releases
-spent on the same data (e.g. the threshold-selection counts of seed 004 Algorithm 1); their
+spent on the same data (e.g. the threshold-selection counts of Guo, Barrientos & Peña (2022), *Differentially Private
+Inference for Compositional Data*, Algorithm 1); their
 guarantees compose sequentially with the main one.
 """
 
@@ -50,8 +52,11 @@ from .mechanisms import Guarantee, Mechanism, mechanism_from_dict
 
 __all__ = ["COMPOSITIONS", "SCHEMA", "SCHEMA_VERSION", "Release"]
 
+#: The ``"schema"`` field of every release record.
 SCHEMA = "noiseaware.release"
+#: The release record's schema version, written to and checked on load (``"schema_version"``).
 SCHEMA_VERSION = 1
+#: How a release's parts compose their privacy loss (the ``"composition"`` field).
 COMPOSITIONS = ("sequential", "joint", "parallel", "per_record")
 _REQUIRED_KEYS = (
     "schema_version",

@@ -1,9 +1,10 @@
-r"""Moment-matched likelihood of noisy second-moment entries (seed 002 measurements), written once.
+r"""Moment-matched likelihood of noisy second-moment entries (Ferrando et al. 2026, measurements), written once.
 
 Records :math:`x_i \sim N(0, \Sigma)` iid, :math:`S = X^\top X/n` (so :math:`nS \sim
 \mathrm{Wishart}(n, \Sigma)`), and Gaussian measurements :math:`y_{jk} = S_{jk} + e_{jk}`,
 :math:`e_{jk} \sim N(0, 1/\lambda_{jk})` independent of ``S`` and of each other (after the
-precision-weighted combination of repeats, seed 002 Prop. 4.2). With :math:`S` replaced by its
+precision-weighted combination of repeats, Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive
+Covariance Estimation via Gaussian Graphical Models*, Prop. 4.2). With :math:`S` replaced by its
 normal approximation with exact first two moments (Isserlis),
 
 .. math::

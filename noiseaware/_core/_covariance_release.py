@@ -1,4 +1,4 @@
-r"""Readers of the covariance releases (seed 002): the Gaussian measurements and the constant parameters.
+r"""Readers of the covariance releases (Ferrando et al. 2026): the Gaussian measurements and the constant parameters.
 
 The analyst side's view of a ``"pace_ggm"`` or ``"second_moment"`` release, read by the
 ``NoisyCovarianceEntries`` spec (:mod:`._specs`), both front ends and :mod:`noiseaware.covariance`
@@ -34,7 +34,8 @@ class Measurements:
     pairs : ndarray of int, shape (m, 2)
         Distinct measured entries ``(j, k)``, ``j >= k``, in order of first measurement.
     y : ndarray, shape (m,)
-        Precision-weighted mean of the measurements of each entry (seed 002 Prop. 4.2).
+        Precision-weighted mean of the measurements of each entry (Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
+        *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, Prop. 4.2).
     precision : ndarray, shape (m,)
         Summed precisions :math:`\lambda_{jk} = \sum_t \sigma_t^{-2}`.
     raw_pairs, raw_values, raw_sigma : ndarray
@@ -73,11 +74,11 @@ class Measurements:
 
 
 def combine_measurements(pairs: Any, values: Any, sigma: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Precision-weighted combination of repeated measurements (seed 002 Prop. 4.2, App. B.3).
+    r"""Precision-weighted combination of repeated measurements (Ferrando et al. 2026, Prop. 4.2, App. B.3).
 
     For each distinct entry, :math:`\lambda = \sum_t \sigma_t^{-2}` and
     :math:`y = \lambda^{-1}\sum_t \sigma_t^{-2} z_t`; then
-    :math:`\sum_t (W - z_t)^2/(2\sigma_t^2) = \lambda (W - y)^2/2 + C`. (The seed's Prop. 4.2 calls
+    :math:`\sum_t (W - z_t)^2/(2\sigma_t^2) = \lambda (W - y)^2/2 + C`. (The paper's Prop. 4.2 calls
     this sum a log-likelihood; it is the *negative* log-likelihood up to a constant.)
 
     Parameters

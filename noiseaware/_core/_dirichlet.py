@@ -1,7 +1,7 @@
-r"""Dirichlet mean-log statistic: censored moments, Laplace and Gaussian kernels (seed 004).
+r"""Dirichlet mean-log statistic: censored moments, Laplace and Gaussian kernels (Guo et al. 2022).
 
-Backend-neutral math for :class:`LaplaceCensoredDirichletStat` (seed
-``004_f9e752609791d825.txt``, §3.1, §4.2.4 eq. (6) and Supplement S1). Every function takes a
+Backend-neutral math for :class:`LaplaceCensoredDirichletStat` (Guo, Barrientos & Peña (2022), *Differentially Private
+Inference for Compositional Data*, §3.1, §4.2.4 eq. (6) and Supplement S1). Every function takes a
 :class:`~noiseaware._core._backend.Backend` first and has no value-dependent Python control flow.
 
 Per record :math:`x\sim\mathrm{Dirichlet}(\alpha)`, :math:`\alpha_0=\sum_j\alpha_j`,
@@ -39,10 +39,10 @@ series).
 **Second-order term (both parts censored).** :math:`E[D_jD_k]\ge0`,
 :math:`D_j=\log\tilde x_j-\log x_j`, is computed by :func:`pair_censoring_term`: a fixed
 exp-sinh quadrature over :math:`x_j=a e^{-v}` of the exact bias series of
-:math:`x_k/(1-x_j)\mid x_j\sim\mathrm{Beta}(\alpha_k,\alpha_0-\alpha_j-\alpha_k)`. It was once
-dropped as negligible; at heavy censoring (``a = 1e-3``, ``alpha = (0.1, 0.2, 0.3, 0.4)``) it is
-as large as the variances and without it :math:`\Sigma` was indefinite (smallest eigenvalue
--1.90) and every front end returned NaN (issue 12).
+:math:`x_k/(1-x_j)\mid x_j\sim\mathrm{Beta}(\alpha_k,\alpha_0-\alpha_j-\alpha_k)`. It is not
+negligible: at heavy censoring (``a = 1e-3``, ``alpha = (0.1, 0.2, 0.3, 0.4)``) it is
+as large as the variances and without it :math:`\Sigma` is indefinite (smallest eigenvalue
+-1.90), so every front end would return NaN.
 
 **Diagonal guard.** When a part is almost always censored its variance is a small difference of
 large pieces and rounding can make the computed matrix indefinite. Each variance is raised by

@@ -1,4 +1,4 @@
-"""Read the parts of a ``dirichlet_logmean`` release (seed 004 Algorithm 1) for the likelihoods.
+"""Read the parts of a ``dirichlet_logmean`` release (Guo et al. 2022, Algorithm 1) for the likelihoods.
 
 Shared by both front ends and the workflows so that every route reads ``a``, ``n`` and the Laplace
 scale from the record, never from a hand-typed copy.

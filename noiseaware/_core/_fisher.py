@@ -1,6 +1,7 @@
 r"""Noisy Fisher noncentral hypergeometric counts: exact, windowed, batched.
 
-Model (seed ``000_3eff9b68025f505f.txt`` §3.1-3.3, eqs. 7-11 and 17): an urn of ``N`` balls,
+Model (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*,
+§3.1-3.3, eqs. 7-11 and 17): an urn of ``N`` balls,
 ``K`` marked, ``m`` drawn; the number ``T`` of marked balls drawn follows Fisher's noncentral
 hypergeometric law with log odds ratio ``psi``,
 
@@ -355,7 +356,7 @@ def _batch_table(owner: str, N: Any, K: Any, m: Any, windowed: bool) -> FisherTa
 
 
 def median_split_table(n: Any, *, per_pair: bool = False, owner: str = "NoisyTwoWayTable") -> FisherTable:
-    """The table of the median-split 2x2 count: ``N = n``, ``K = m = ceil(n/2)`` (seed 000 §3.1).
+    """The table of the median-split 2x2 count: ``N = n``, ``K = m = ceil(n/2)`` (Wang et al. 2026, §3.1).
 
     ``n`` an int or an array of sizes (:func:`concrete_sizes`); ``per_pair=True`` gives an array
     of sizes a trailing axis, to broadcast over the pairs of a composite likelihood.
@@ -368,7 +369,7 @@ def median_split_table(n: Any, *, per_pair: bool = False, owner: str = "NoisyTwo
 
 
 def copula_log_odds(bk: Backend, r: Any) -> Any:
-    r"""Log odds ratio of the median-split 2x2 table, seed 000 eqs. (7)-(9).
+    r"""Log odds ratio of the median-split 2x2 table, Wang et al. (2026) eqs. (7)-(9).
 
     .. math:: \psi(r) = 2\log\frac{\pi + 2\arcsin r}{\pi - 2\arcsin r}.
     """
@@ -608,7 +609,7 @@ def fisher_logpmf(bk: Backend, table: FisherTable, value: Any, log_odds: Any) ->
 
 
 def noisy_fisher_logpmf(bk: Backend, table: FisherTable, value: Any, log_odds: Any, noise: str, par: Any) -> Any:
-    r"""``log P(T + D = value)``, the exact marginal of seed 000 eq. (17) with general margins.
+    r"""``log P(T + D = value)``, the exact marginal of Wang et al. (2026) eq. (17) with general margins.
 
     Two static windows of ``table.width`` terms (module docstring): dropped mass at most
     ``table.tail_bound <= 1e-13`` relative in each sum. Under JAX the gradient with respect to

@@ -2,7 +2,8 @@ r"""Exact log-Gamma draws in JAX, vectorized over the whole array (private).
 
 :func:`jax.random.loggamma` runs Marsaglia and Tsang's rejection sampler *per element*: one
 ``while_loop`` per draw, batched, with a key split per element and per round. On a CPU that
-costs about 400 ns a draw, and the data-augmentation samplers of seed 004 (DPMCMC) draw
+costs about 400 ns a draw, and the data-augmentation samplers of Guo, Barrientos & Peña (2022), *Differentially
+Private Inference for Compositional Data* (DPMCMC) draw
 ``n * d`` of them per iteration (the Dirichlet proposals of the record sweep) -- most of their
 run time.
 

@@ -1,4 +1,4 @@
-r"""Maximum-entropy covariance reconstruction from noisy entries (seed 002 §4.3-4.4, Algorithm 4).
+r"""Maximum-entropy covariance reconstruction from noisy entries (Ferrando et al. 2026, §4.3-4.4, Algorithm 4).
 
 Given precision-weighted measurements ``y_jk`` with precisions ``lam_jk`` of some entries
 ``(j, k)``, ``j >= k`` (every diagonal entry included), the reconstruction is the limit
@@ -9,9 +9,10 @@ Given precision-weighted measurements ``y_jk`` with precisions ``lam_jk`` of som
     \Sigma^*_\mu = \arg\min_{W \succ 0} \sum_{(j,k)\in S} \tfrac{\lambda_{jk}}{2}(W_{jk}-y_{jk})^2
     - \mu \log|W|
 
-(seed 002 eq. 3 with ``tau^2 = 1/lambda``; eq. 4 writes it over Cholesky factors ``W = L L^T``,
+(Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical
+Models*, eq. 3 with ``tau^2 = 1/lambda``; eq. 4 writes it over Cholesky factors ``W = L L^T``,
 ``log|W| = 2 sum log L_jj``). Algorithm 1 line 11 prints the same objective without the ``1/2``:
-the argmin is the same, ``mu`` is on another scale. This module fixes what the seed leaves open
+the argmin is the same, ``mu`` is on another scale. This module fixes what the paper leaves open
 (Algorithm 4 names ``mu_0``, ``c_mu``, ``mu_min``, ``tol(mu)`` and ``L_0`` without values):
 
 * the problem is solved per connected component of the measurement graph (§4.4: the solution is
@@ -26,7 +27,7 @@ the argmin is the same, ``mu`` is on another scale. This module fixes what the s
   ``mu_0 = 1e6 * mu_min`` and shrink by ``c_mu = 0.1`` (7 stages);
 * each stage is solved by damped Newton on the convex dual over the entries of ``K = W^{-1}`` on
   the measured set (:func:`solve_block`; Newton decrement below ``1e-12`` or 50 steps per stage) — the same barrier
-  path as the seed's L-BFGS-B over Cholesky factors (:func:`solve_block_lbfgs`, kept for the
+  path as the paper's L-BFGS-B over Cholesky factors (:func:`solve_block_lbfgs`, kept for the
   ablation, ``gtol = 1e-9 sqrt(max(1, mu/mu_min))``, 500 iterations per stage), which we found
   100-1000 times slower on well-measured blocks (badly conditioned in ``L``);
 * ``L_0`` / ``K_0`` is the warm start from the previous solution of the touched blocks, else the
@@ -58,7 +59,7 @@ __all__ = [
 
 #: The documented choices of Algorithm 4 (module docstring).
 SOLVER_SETTINGS = {
-    "method": "damped Newton on the dual of seed 002 eq. 3, per connected component",
+    "method": "damped Newton on the dual of Ferrando et al. (2026) eq. 3, per connected component",
     "mu_min": "1e-6 * sqrt(min precision), in units where the block's mean diagonal is 1",
     "mu_0": "1e6 * mu_min",
     "c_mu": 0.1,
@@ -99,7 +100,7 @@ def components(d: int, pairs: np.ndarray) -> list[np.ndarray]:
 def barrier_objective(
     theta: np.ndarray, rows: np.ndarray, cols: np.ndarray, y: np.ndarray, lam: np.ndarray, mu: float, m: int
 ) -> tuple[float, np.ndarray]:
-    r"""Seed 002 eq. 4 and its gradient over the lower triangle of ``L`` (``m x m``).
+    r"""Ferrando et al. (2026) eq. 4 and its gradient over the lower triangle of ``L`` (``m x m``).
 
     ``phi(L) = sum lam/2 ((L L^T)_jk - y_jk)^2 - 2 mu sum log L_jj``; with ``R`` the symmetric
     matrix of residual weights (``R_jj = lam (W_jj - y_jj)``, ``R_jk = R_kj = lam (W_jk - y_jk)/2``),
@@ -145,7 +146,7 @@ def _mu_path(lams: np.ndarray) -> list[float]:
 def solve_block_lbfgs(
     rows: np.ndarray, cols: np.ndarray, y: np.ndarray, lam: np.ndarray, m: int, W0: np.ndarray | None = None
 ) -> np.ndarray:
-    """Seed 002 Algorithm 4 as printed: L-BFGS-B on eq. 4 over Cholesky factors, shrinking ``mu``.
+    """Ferrando et al. (2026) Algorithm 4 as printed: L-BFGS-B on eq. 4 over Cholesky factors, shrinking ``mu``.
 
     Returns ``W = L L^T``. ``W0`` (positive definite) gives the warm start ``L_0 = chol(W0)``.
     Slow on well-measured blocks (the problem is badly conditioned in ``L``); the default solver is
@@ -185,7 +186,7 @@ def solve_block_lbfgs(
 def solve_block(
     rows: np.ndarray, cols: np.ndarray, y: np.ndarray, lam: np.ndarray, m: int, W0: np.ndarray | None = None
 ) -> np.ndarray:
-    r"""The barrier path of seed 002 eq. 3 on one block by damped Newton on its dual; returns ``W``.
+    r"""The barrier path of Ferrando et al. (2026) eq. 3 on one block by damped Newton on its dual; returns ``W``.
 
     At the minimiser of eq. 3 the gradient in an unmeasured entry is :math:`-2\mu K_{jk}`, so
     :math:`K = W^{-1}` vanishes off the measured set ``S`` (Prop. 4.1 holds for every ``mu``), and
@@ -275,7 +276,7 @@ class BlockSolver:
     warm : bool
         Warm-start a re-solve from the blocks' previous solutions (default) or from the diagonal.
     method : {"newton", "lbfgs"}
-        :func:`solve_block` (default) or :func:`solve_block_lbfgs` (the seed's Algorithm 4).
+        :func:`solve_block` (default) or :func:`solve_block_lbfgs` (the paper's Algorithm 4).
     """
 
     d: int
@@ -349,12 +350,13 @@ def reconstruct_entries(
     use_components: bool = True,
     method: str = "newton",
 ) -> np.ndarray:
-    """Maximum-entropy reconstruction (seed 002 eq. 2 via eqs. 3-4) from combined measurements.
+    """Maximum-entropy reconstruction (Ferrando et al. 2026, eq. 2 via eqs. 3-4) from combined measurements.
 
     ``pairs`` (m, 2) with ``j >= k`` and each entry once, every diagonal entry present; ``y`` and
     ``lam`` the precision-weighted measurements and precisions (Prop. 4.2). With
-    ``use_components=False`` the whole matrix is one block (seed 002 App. F ablation);
-    ``method="lbfgs"`` uses the seed's L-BFGS-B over Cholesky factors instead of Newton on the dual.
+    ``use_components=False`` the whole matrix is one block (Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
+    *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, App. F ablation);
+    ``method="lbfgs"`` uses the paper's L-BFGS-B over Cholesky factors instead of Newton on the dual.
     """
     P = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     yv = np.asarray(y, dtype=np.float64)

@@ -4,11 +4,13 @@ All functions take a :class:`~noiseaware._core._backend.Backend` ``bk`` first an
 value-dependent Python control flow, so the same code runs eagerly in NumPy, traced in JAX and
 symbolically in PyTensor.
 
-Two-sided geometric (seed ``000_3eff9b68025f505f.txt`` Definition 2.3, eq. 3):
+Two-sided geometric (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+Correlations*, Definition 2.3, eq. 3):
 
 .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\quad k\in\mathbb{Z}.
 
-Discrete Gaussian (Canonne, Kamath & Steinke 2020; seed ``001``):
+Discrete Gaussian (Canonne, Kamath & Steinke 2020; Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for
+Private Posterior Estimation in R*):
 
 .. math:: P(K = k) = e^{-(k-\mathrm{loc})^2/(2\sigma^2)} / Z(\sigma),\quad
           Z(\sigma) = \sum_{j\in\mathbb{Z}} e^{-j^2/(2\sigma^2)}.
@@ -65,7 +67,7 @@ DG_REJECTION_TRIES = 96
 
 
 def alpha_from_epsilon(epsilon: float, sensitivity: float = 1.0) -> float:
-    """``alpha = exp(-epsilon / sensitivity)`` (seed 000 eq. 3).
+    """``alpha = exp(-epsilon / sensitivity)`` (Wang et al. 2026, eq. 3).
 
     Examples
     --------
@@ -271,13 +273,13 @@ def discrete_gaussian_from_uniforms(bk: Backend, u: Any, sigma: Any) -> Any:
 
 
 def laplace_logpdf(bk: Backend, x: Any, loc: Any, scale: Any) -> Any:
-    r"""Laplace log-density ``-log(2 b) - |x - loc| / b`` (the Laplace mechanism's noise; seed 004 §2.1)."""
+    r"""Laplace log-density ``-log(2 b) - |x - loc| / b`` (the Laplace mechanism's noise; Guo et al. 2022, §2.1)."""
     xp = bk.xp
     return -xp.log(2.0 * scale) - xp.abs(x - loc) / scale
 
 
 def gaussian_logpdf(bk: Backend, x: Any, loc: Any, sigma: Any) -> Any:
-    r"""Normal log-density (the Gaussian mechanism's noise; seed 002 Prop. 3.4)."""
+    r"""Normal log-density (the Gaussian mechanism's noise; Ferrando et al. 2026, Prop. 3.4)."""
     z = (x - loc) / sigma
     return -0.5 * z * z - bk.xp.log(sigma) - _LOG_SQRT_2PI
 
@@ -295,7 +297,7 @@ def gaussian_from_uniforms(bk: Backend, u: Any, sigma: Any) -> Any:
 
 
 def randomized_response_logpmf(bk: Backend, output: Any, value: Any, k: Any, p: Any) -> Any:
-    r"""k-ary randomized response: ``log P(Y = y | X = x)`` (Warner 1965; seed 001 Example 1).
+    r"""k-ary randomized response: ``log P(Y = y | X = x)`` (Warner 1965; Eng et al. 2024, Example 1).
 
     .. math:: P(y\mid x) = p\,[y = x] + \frac{1-p}{k-1}\,[y \ne x],\qquad y, x \in \{0,\dots,k-1\};
 
@@ -327,7 +329,7 @@ def randomized_response_from_uniforms(bk: Backend, u: Any, value: Any, k: Any, p
 
 
 def tgm_logpmf(bk: Backend, output: Any, value: Any, log_alpha: Any, lower: float, upper: float) -> Any:
-    r"""Truncated geometric mechanism (TGM; seed 000 §4, S.1): ``S = min(U, max(L, M + K))``.
+    r"""Truncated geometric mechanism (TGM; Wang et al. 2026, §4, S.1): ``S = min(U, max(L, M + K))``.
 
     For ``L < s < U``, ``P(s | M) = (1-a)/(1+a) a^{|s-M|}``; the end points collect the tails,
     ``P(L | M) = P(K <= L - M)`` and ``P(U | M) = P(K >= U - M) = P(K <= M - U)``, each in closed
@@ -382,7 +384,7 @@ def rgm_log_normalizer(bk: Backend, value: Any, log_alpha: Any, lower: float, up
 
 
 def rgm_logpmf(bk: Backend, output: Any, value: Any, log_alpha: Any, lower: float, upper: float) -> Any:
-    r"""Renormalized geometric mechanism (RGM; seed 000 Def. S.1): ``P(s | M) = a'^{|s-M|} / Z(M)`` on ``L..U``.
+    r"""Renormalized geometric mechanism (RGM; Wang et al. 2026, Def. S.1): ``a'^{|s-M|} / Z(M)`` on ``L..U``.
 
     ``log_alpha = -epsilon'/sensitivity`` (eq. S.1's ``epsilon'``); :func:`rgm_log_normalizer`
     gives ``log Z``. With ``L == U`` the law is a point mass.
@@ -498,7 +500,7 @@ def _rr_epsilon(sensitivity: Any, k: Any, p: Any) -> dict[str, float]:
 
 #: The noise laws, one entry per mechanism family whose output law is a closed form: the additive
 #: families (geometric, discrete Gaussian, Laplace, Gaussian), randomized response, and the
-#: range-preserving maps of seed 000 (TGM, BTGM, RGM). The exponential mechanism is a selection
+#: range-preserving maps of Wang et al. (2026) (TGM, BTGM, RGM). The exponential mechanism is a selection
 #: rule over scores, not a noise law, and stays in :mod:`noiseaware.mechanisms`.
 NOISE_LAWS: dict[str, NoiseLaw] = {
     "geometric": NoiseLaw(

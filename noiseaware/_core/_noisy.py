@@ -3,7 +3,8 @@ r"""Noisy discrete laws ``Y = X + D``: the exact convolution, written once for e
 ``X`` is any integer-valued base law of the host PPL (Poisson, binomial, negative binomial,
 zero-inflated, beta-binomial, categorical, ...; its log-pmf is supplied by the front end as a
 function of integer points) and ``D`` is independent integer noise with a symmetric,
-unimodal pmf ``g``: two-sided geometric (``alpha``; seed ``000_3eff9b68025f505f.txt``
+unimodal pmf ``g``: two-sided geometric (``alpha``; Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
+Inference for Gaussian Copula Correlations*,
 Definition 2.3, eq. 3) or discrete Gaussian (``sigma``; Canonne, Kamath & Steinke 2020). The
 noise law is read from the one registry in :mod:`noiseaware._core._noise`; nothing here
 re-implements it.

@@ -6,6 +6,7 @@ refuses, with a clear message, a release whose statistic or mechanism it cannot 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 
-__all__ = ["composite_params", "hypergeom_params", "noise_params", "pairs_index", "two_way_params"]
+__all__ = ["composite_params", "hypergeom_params", "noise_params", "pairs_index", "release_first", "two_way_params"]
 
 
 def _check_release(owner: str, release: Any) -> Release:
@@ -116,3 +117,21 @@ def pairs_index(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]
             f"pairs={arr.tolist() if arr.size <= 20 else f'an array of shape {arr.shape}'}."
         )
     return arr[:, 0].copy(), arr[:, 1].copy()
+
+
+def release_first(owner: str, release: Any, dist: Any) -> tuple[Any, Any]:
+    """``(release, dist)`` of ``owner.from_release(name, release, dist)``, also given the old order.
+
+    Every ``from_release`` takes the release second. A distribution there and a
+    :class:`~noiseaware.Release` third (the order ``from_release(name, dist, release)``) is
+    swapped back with a ``FutureWarning`` naming the new order; anything else is returned as given.
+    """
+    if isinstance(dist, Release) and not isinstance(release, Release):
+        warnings.warn(
+            f"{owner}.from_release(name, dist, release) is deprecated and will be removed: pass the release "
+            f"second, {owner}.from_release(name, release, dist), as in every other from_release.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return dist, release
+    return release, dist

@@ -109,7 +109,8 @@ def resolve_alpha(
 
     .. math:: \alpha = e^{-\varepsilon/\Delta}
 
-    (seed ``000_3eff9b68025f505f.txt`` eq. 3). ``to_float`` converts to the front end's float64
+    (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eq.
+    3). ``to_float`` converts to the front end's float64
     type and ``exp`` is its exponential (so symbolic and traced inputs stay symbolic).
 
     Raises
@@ -153,7 +154,7 @@ def noise_choice(owner: str, alpha: Any, sigma: Any) -> tuple[str, Any]:
 
 
 def median_split_sizes(n: Any) -> tuple[Any, Any, Any]:
-    r"""``(N, K, m) = (n, h, h)`` with ``h = ceil(n / 2)`` records above the median (seed 000 §3.1).
+    r"""``(N, K, m) = (n, h, h)`` with ``h = ceil(n / 2)`` records above the median (Wang et al. 2026, §3.1).
 
     Works for integers, integer arrays and integer tensors (``(n + 1) // 2``).
 
@@ -208,7 +209,8 @@ def noise_uniform_shape(family: str, shape: tuple[int, ...]) -> tuple[int, ...]:
 def noise_draw(bk: Backend, family: str, par: Any, u: Any) -> Any:
     """Integer noise from uniforms of shape :func:`noise_uniform_shape` (the registry's exact transforms).
 
-    Two-sided geometric: ``G1 - G2`` by inversion (seed 000 Def. 2.3); discrete Gaussian: CKS20
+    Two-sided geometric: ``G1 - G2`` by inversion (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
+    Inference for Gaussian Copula Correlations*, Def. 2.3); discrete Gaussian: CKS20
     Algorithm 3 with a fixed number of proposals (:data:`~noiseaware._core._noise.DG_REJECTION_TRIES`).
     ``par`` is ``alpha`` or ``sigma`` (:data:`NOISE_FAMILIES`); the draw is the noise-law registry's.
     """
@@ -242,7 +244,8 @@ def hypergeom_support_point(bk: Backend, N: Any, K: Any, m: Any, *params: Any) -
 def two_way_support_point(bk: Backend, r: Any, n: Any, *params: Any) -> Any:
     r"""``clip(round(n (1/4 + arcsin(r) / (2 pi))), 0, ceil(n/2))``: the approximate mean high-high count.
 
-    ``P(both above the median) = 1/4 + arcsin(r) / (2 pi)`` for a Gaussian copula (seed 000 eq. 7).
+    ``P(both above the median) = 1/4 + arcsin(r) / (2 pi)`` for a Gaussian copula (Wang, Feldman & Reiter (2026),
+    *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eq. 7).
     """
     xp = bk.xp
     _, h, _ = median_split_sizes(n)
@@ -254,7 +257,7 @@ def two_way_support_point(bk: Backend, r: Any, n: Any, *params: Any) -> Any:
 
 # --------------------------------------------------------------------------- log-prob assembly
 def two_sided_geometric_logp(bk: Backend, value: Any, *, loc: Any, alpha: Any) -> Any:
-    """``log P(loc + D = value)``, ``D`` two-sided geometric (seed 000 eq. 3)."""
+    """``log P(loc + D = value)``, ``D`` two-sided geometric (Wang et al. 2026, eq. 3)."""
     return two_sided_geometric_logpmf(bk, value, loc, alpha)
 
 
@@ -264,7 +267,7 @@ def discrete_gaussian_logp(bk: Backend, value: Any, *, loc: Any, sigma: Any) -> 
 
 
 def noisy_hypergeom_logp(bk: Backend, value: Any, *, table: FisherTable, log_odds: Any, family: str, par: Any) -> Any:
-    """Exact log-pmf of ``T + D`` (seed 000 eq. 17), windowed sums of :mod:`noiseaware._core._fisher`."""
+    """Exact log-pmf of ``T + D`` (Wang et al. 2026, eq. 17), windowed sums of :mod:`noiseaware._core._fisher`."""
     return noisy_fisher_logpmf(bk, table, value, log_odds, family, par)
 
 
@@ -285,7 +288,7 @@ def noisy_hypergeom_logcdf(bk: Backend, value: Any, *, table: FisherTable, log_o
 
 
 def two_way_logp(bk: Backend, value: Any, *, table: FisherTable, r: Any, alpha: Any) -> Any:
-    r"""Median-split table log-pmf: :func:`noisy_hypergeom_logp` at ``log_odds = psi(r)`` (seed 000 eqs. 7-10, 17)."""
+    r"""Median-split table log-pmf: :func:`noisy_hypergeom_logp` at ``log_odds = psi(r)`` (Wang et al. 2026)."""
     return noisy_fisher_logpmf(bk, table, value, copula_log_odds(bk, r), "geometric", alpha)
 
 
@@ -295,7 +298,7 @@ def two_way_logcdf(bk: Backend, value: Any, *, table: FisherTable, r: Any, alpha
 
 
 def composite_logp(bk: Backend, value: Any, *, table: FisherTable, r: Any, alpha: Any) -> Any:
-    r"""Sum over pairs of :func:`two_way_logp` (seed 000 eq. 18); ``r`` holds the pairs on the last axis."""
+    r"""Sum over pairs of :func:`two_way_logp` (Wang et al. 2026, eq. 18); ``r`` holds the pairs on the last axis."""
     return bk.xp.sum(two_way_logp(bk, value, table=table, r=r, alpha=alpha), axis=-1)
 
 
@@ -484,7 +487,7 @@ def _lcds_release(owner: str, release: Any, part: int | None = None) -> tuple[di
 
 # NoisyCovarianceEntries ----------------------------------------------------------
 def _cov_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    # the release's combined measurements (seed 002)
+    # the release's combined measurements (Ferrando et al. 2026)
     m = measurements(release)
     return {"n": m.n, "pairs": m.pairs, "precision": m.precision}, m.y
 
@@ -516,7 +519,7 @@ SPECS: dict[str, DistSpec] = {
         _tsg_prepare,
         two_sided_geometric_logp,
         _tsg_draw,
-        "seed 000 Definition 2.3, eq. 3",
+        "Wang et al. (2026) Definition 2.3, eq. 3",
         {"logcdf": lambda bk, value, *, loc, alpha: two_sided_geometric_logcdf(bk, value, loc, alpha)},
     ),
     "DiscreteGaussian": DistSpec(
@@ -530,7 +533,7 @@ SPECS: dict[str, DistSpec] = {
         _dg_prepare,
         discrete_gaussian_logp,
         _dg_draw,
-        "CKS20; seed 001",
+        "CKS20; Eng et al. (2024)",
     ),
     "NoisyHypergeom": DistSpec(
         "NoisyHypergeom",
@@ -543,7 +546,7 @@ SPECS: dict[str, DistSpec] = {
         _hyper_prepare,
         noisy_hypergeom_logp,
         _hyper_draw,
-        "seed 000 eq. 17",
+        "Wang et al. (2026) eq. 17",
         {"logcdf": noisy_hypergeom_logcdf},
     ),
     "NoisyTwoWayTable": DistSpec(
@@ -557,7 +560,7 @@ SPECS: dict[str, DistSpec] = {
         _twoway_prepare,
         two_way_logp,
         _twoway_draw,
-        "seed 000 eqs. 7-10, 17",
+        "Wang et al. (2026) eqs. 7-10, 17",
         {"logcdf": two_way_logcdf},
     ),
     "CompositeCopulaLikelihood": DistSpec(
@@ -572,7 +575,7 @@ SPECS: dict[str, DistSpec] = {
         composite_logp,
         # pairs are independent: the same transform as NoisyTwoWayTable, the pairs on the last axis
         _twoway_draw,
-        "seed 000 eq. 18",
+        "Wang et al. (2026) eq. 18",
     ),
     "Noisy": DistSpec(
         "Noisy",
@@ -592,7 +595,7 @@ SPECS: dict[str, DistSpec] = {
         1,
         False,
         _lcds_release,
-        seed="seed 004 eq. 6",
+        seed="Guo et al. (2022) eq. 6",
     ),
     "NoisyCovarianceEntries": DistSpec(
         "NoisyCovarianceEntries",
@@ -604,7 +607,7 @@ SPECS: dict[str, DistSpec] = {
         _cov_release,
         _cov_prepare,
         _cov_logp,
-        seed="seed 002 (Isserlis moments of the measured entries)",
+        seed="Ferrando et al. (2026) (Isserlis moments of the measured entries)",
     ),
 }
 

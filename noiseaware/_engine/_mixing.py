@@ -33,7 +33,8 @@ def check_mixing(
     check on its parameters (``check_mixing=True``, the default) and issues the same warning.
 
     Why these, and not the acceptance rate: data augmentation mixes slowly when the privacy noise
-    is large compared with the confidential-data posterior. In seed 001 §6 (Liu & Wu 1999) the
+    is large compared with the confidential-data posterior. In Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data
+    Augmentation for Private Posterior Estimation in R*, §6 (Liu & Wu 1999) the
     convergence rate is the fraction of missing information
     :math:`\gamma = 1 - E[\mathrm{Var}(\theta\mid x)]/\mathrm{Var}(\theta\mid s_{dp})`, which
     tends to 1 as epsilon tends to 0: the chain becomes sticky. The record acceptance rate does
@@ -122,7 +123,7 @@ def check_mixing(
             + "."
             + acc
             + " Run more draws (and warmup), or treat the results as unreliable; data augmentation is sticky "
-            "when the privacy noise dominates (seed 001 §6).",
+            "when the privacy noise dominates (Eng et al. 2024, §6).",
             MixingWarning,
             stacklevel=3,
         )

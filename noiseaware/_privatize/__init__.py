@@ -3,7 +3,9 @@
 Layout: :mod:`._common` (the registry, the :class:`Context` passed to every statistic, shared
 helpers), :mod:`._pairs` (``median_pairs``, ``kendall_pairs``), :mod:`._tables` (``counts``,
 ``vector``, ``randomized_response``), :mod:`._dirichlet` (``dirichlet_logmean``), :mod:`._dpcopula`
-(``dpcopula``, seed 003), :mod:`._covariance` (``pace_ggm``, ``second_moment``; seed 002). Each statistic
+(``dpcopula``, Li, Xiong & Jiang (2014), *Differentially Private Synthesization of Multi-Dimensional Data using Copula
+Functions*), :mod:`._covariance` (``pace_ggm``, ``second_moment``; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
+*Private Adaptive Covariance Estimation via Gaussian Graphical Models*). Each statistic
 has a typed schema of the same name in :mod:`noiseaware._statistics`, which
 :class:`~noiseaware.Release` checks on construction and on load.
 """
@@ -47,18 +49,23 @@ def privatize(
         The confidential data (rows are records unless the statistic says otherwise). For
         ``counts``, ``vector``, ``dirichlet_logmean`` and ``median_pairs`` also a Dask array or
         DataFrame (data larger than memory; the same release as in memory on the same data and
-        ``rng`` seed; :mod:`noiseaware._privatize._dask`, ``docs/distributed.md``).
+        ``rng`` seed; ``docs/distributed.md``).
     statistic : str
-        ``"median_pairs"`` (seed 000 §3.1-3.2, Algorithm S.1), ``"kendall_pairs"`` (seed 003
+        ``"median_pairs"`` (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
+        Copula Correlations*, §3.1-3.2, Algorithm S.1), ``"kendall_pairs"`` (Li, Xiong & Jiang (2014), *Differentially
+        Private Synthesization of Multi-Dimensional Data using Copula Functions*,
         Algorithm 5, noisy Kendall's tau), ``"counts"`` (an integer vector or
         contingency table), ``"vector"`` (a real vector), ``"randomized_response"``
-        (categorical answers, record level, seed 001 Example 1), ``"dirichlet_logmean"``
-        (compositions, seed 004 Algorithm 1: options ``candidates``, ``target_rate``,
-        ``threshold``, ``threshold_share``, ``split``, ``zeros``, ``simplex_tol``; see
-        :mod:`noiseaware._privatize_dirichlet`); ``"dpcopula"`` (seed 003 DPCopula: options
+        (categorical answers, record level, Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for Private
+        Posterior Estimation in R*, Example 1), ``"dirichlet_logmean"``
+        (compositions, Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*,
+        Algorithm 1: options ``candidates``, ``target_rate``,
+        ``threshold``, ``threshold_share``, ``split``, ``zeros``, ``simplex_tol``; the parts
+        released: :func:`noiseaware.dirichlet.parts`); ``"dpcopula"`` (Li et al. 2014, DPCopula: options
         ``domains`` (required), ``ratio``, ``correlation`` = ``"kendall"`` / ``"mle"`` / ``"median"``,
         ``blocks``, ``columns``, and for Algorithm 6 ``hybrid``, ``hybrid_threshold``, ``floor``,
-        ``counts_share``; see :mod:`._dpcopula`, :mod:`._dpcopula_hybrid`); ``"pace_ggm"`` (seed 002
+        ``counts_share``; ``docs/dpcopula.md``); ``"pace_ggm"`` (Ferrando, Fuentes,
+        Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical Models*,
         Algorithm 1, rho-zCDP: options ``bound`` (required), ``clip``, ``alpha``, ``beta``, ``T``),
         ``"second_moment"`` (SSP: all unique entries of X^T X / n, rho-zCDP; options ``bound``, ``clip``).
     epsilon, rho : float
@@ -92,8 +99,8 @@ def privatize(
     Notes
     -----
     Neighbouring data sets differ by the substitution of one record, with ``n`` public; each
-    statistic's sensitivity is stated under that relation in :mod:`noiseaware._statistics`
-    (and ``docs/security.md``).
+    statistic's sensitivity is stated under that relation in ``docs/release-format.md`` and
+    ``docs/security.md``.
 
     Raises
     ------

@@ -1,4 +1,4 @@
-r"""Private second-moment / covariance releases: PACE-GGM (seed 002 Algorithms 1-4) and SSP.
+r"""Private second-moment / covariance releases: PACE-GGM (Ferrando et al. 2026, Algorithms 1-4) and SSP.
 
 Both statistics estimate :math:`\Sigma(X) = X^\top X / n` of data with a coordinate-wise bound
 :math:`|x_j| \le B` (by default the mean is known and already removed, or zero: centring with the
@@ -16,14 +16,15 @@ up to 4x). Sequential composition: :math:`s\rho + (1-s)\rho = \rho` exactly. The
 the mean as its last component (``pace_ggm_mean``), ``metadata.mean = c``, ``data_bound = B``,
 ``bound = B_c``, ``rho_mean``, ``mean_share``.
 
-* ``"pace_ggm"`` — seed 002 Algorithm 1: the diagonal is measured with budget ``alpha rho``
+* ``"pace_ggm"`` — Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via
+  Gaussian Graphical Models*, Algorithm 1: the diagonal is measured with budget ``alpha rho``
   (Algorithm 2); then rounds of exponential-mechanism selection of one of the ``d(d+1)/2``
   entries (score :math:`|\Sigma_{jk}(X) - \hat\Sigma^{(t-1)}_{jk}|`, sensitivity
   :math:`\Delta = 2B^2/n`, :math:`\epsilon = \sqrt{8\rho_{sel}}`) and Gaussian measurement
   (:math:`\sigma_t^2 = \Delta^2/(2\rho_{meas})`), precision-weighted combination of repeats
   (Prop. 4.2), maximum-entropy reconstruction (Algorithm 4, :mod:`noiseaware._core._maxent`)
   and budget annealing (Algorithm 3). Fully adaptive zCDP composition (Whitehouse et al. 2023;
-  seed 002 Theorem 4.3): the rounds' budgets add up to exactly ``rho``.
+  Ferrando et al. (2026) Theorem 4.3): the rounds' budgets add up to exactly ``rho``.
 * ``"second_moment"`` — SSP: all ``d(d+1)/2`` unique entries with one Gaussian draw each,
   L2 sensitivity :math:`d B^2 / n` of the vector of unique entries (:func:`second_moment_sensitivity`).
 """
@@ -206,7 +207,7 @@ def _round_release(ctx: Context, t: int, step: str, value: Any, mech: Any, label
 
 @statistic("pace_ggm")
 def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Seed 002 Algorithm 1 (with Algorithms 2-4); see the module docstring."""
+    """Ferrando et al. (2026) Algorithm 1 (with Algorithms 2-4); see the module docstring."""
     owner = "privatize(statistic='pace_ggm')"
     no_extra(owner, options, {"bound", "clip", "columns", "alpha", "beta", "T", "center", "mean_share"})
     v.choice(owner, "mechanism", mechanism or "gaussian", ("gaussian",))

@@ -9,7 +9,8 @@ summaries meet in this process, so memory stays bounded by a few blocks. The rel
 * ``counts``, ``vector``: the input is the table or vector itself (e.g. the result of a Dask
   ``groupby`` over records that do not fit in memory); it is small, so it is computed and then
   checked and released exactly as in memory (a Series keeps its index as labels).
-* ``median_pairs`` (seed ``000_3eff9b68025f505f.txt`` §3.1-3.2, Algorithm S.1): per column the rows
+* ``median_pairs`` (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+  Correlations*, §3.1-3.2, Algorithm S.1): per column the rows
   are ordered by ``(x_ij, key_ij, i)`` and the ``h = ceil(n/2)`` largest are "high" (what
   ``np.lexsort`` does in memory, ties in ``(x, key)`` going to the larger row index). That set is
   found without sorting: an exact distributed selection (radix select on the order-preserving
@@ -26,7 +27,8 @@ summaries meet in this process, so memory stays bounded by a few blocks. The rel
   keys; the noise then comes from ``rng`` in the same state as in memory. In secure mode the keys
   are data-independent N(0, 1) from fresh OS entropy, one generator per block (the same law as in
   memory; no sequential pass).
-* ``dirichlet_logmean`` (seed ``004_f9e752609791d825.txt`` Algorithm 1): the checks, the
+* ``dirichlet_logmean`` (Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*,
+  Algorithm 1): the checks, the
   censoring counts ``s_m`` and the censored log-sums are block sums; the log-sums are added
   exactly (:mod:`._fsum`, the same code as in memory), so the sum does not depend on the
   blocking. The random split (``split=``) is not available on Dask data.

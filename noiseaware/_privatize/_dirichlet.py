@@ -1,8 +1,8 @@
-r"""The ``dirichlet_logmean`` statistic: seed 004 Algorithm 1 (DPSS).
+r"""The ``dirichlet_logmean`` statistic: Guo et al. (2022) Algorithm 1 (DPSS).
 
 Registered with :func:`noiseaware.privatize`.
 
-Algorithm 1 of seed ``004_f9e752609791d825.txt`` (§3.2-3.3):
+Algorithm 1 of Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data* (§3.2-3.3):
 
 1. Candidate thresholds :math:`0=a_0<a_1<\dots<a_M<a_{M+1}=1`; counts
    :math:`s_m=\#\{i: a_{m-1}\le\min_j x_{ij}<a_m\}`, :math:`m=1..M+1`. Moving one record changes
@@ -49,7 +49,7 @@ from ._fsum import exact_column_sums
 
 __all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SIMPLEX_TOL", "censoring_counts", "select_threshold"]
 
-#: Candidate thresholds of seed 004 §5.1.
+#: Candidate thresholds of Guo et al. (2022) §5.1.
 DEFAULT_CANDIDATES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)
 #: Rows must sum to 1 within this absolute tolerance (then they are renormalized).
 DEFAULT_SIMPLEX_TOL = 1e-6
@@ -93,7 +93,7 @@ def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:
 
 @statistic("dirichlet_logmean")
 def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Seed 004 Algorithm 1 (DPSS): censored mean-log statistic with a DP threshold (module docstring)."""
+    """Guo et al. (2022) Algorithm 1 (DPSS): censored mean-log statistic with a DP threshold (module docstring)."""
     no_extra(_OWNER, options, _OPTIONS)
     v.choice(_OWNER, "mechanism", mechanism or "laplace", ("laplace",))
     eps = ctx.require(_OWNER, "epsilon")
@@ -171,7 +171,7 @@ def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: 
             "noisy_counts": noisy.tolist(),
             "noisy_rates": rates.tolist(),
             "threshold_index": l_idx,
-            "threshold_selection": "Algorithm 1 of seed 004 (geometric counts, plain ratio of sums)",
+            "threshold_selection": "Algorithm 1 of Guo et al. (2022) (geometric counts, plain ratio of sums)",
         }
 
     parts = _partition(n, n1, ctx) if n1 is not None else []  # no split: all rows, no index array

@@ -1,4 +1,4 @@
-r"""The ``dpcopula`` statistic: DPCopula (seed ``003_0df7ba8143acea66.txt``, Algorithms 1, 2, 4, 5).
+r"""The ``dpcopula`` statistic: DPCopula (Li et al. 2014, Algorithms 1, 2, 4, 5).
 
 Registered with :func:`noiseaware.privatize`. Data: a table of ``n`` records and ``m >= 2``
 attributes, each with a *public* domain stated by the curator (:mod:`noiseaware._domains`).
@@ -32,8 +32,9 @@ the main values of the release (``composition="joint"``, guarantee :math:`\epsil
   :math:`\Lambda = 2` (each block estimate lies in ``[-1, 1]``; one record changes one block).
   The default ``l = ceil(C(m,2) / (0.025 epsilon_2))`` is the paper's rule; every block needs at
   least ``m + 1`` records.
-* ``"median"``: a ``median_pairs`` release of the cell codes (seed 000 Algorithm S.1), so that
-  seed 000's Bayes-NA (:func:`noiseaware.copula.fit`) applies unchanged and
+* ``"median"``: a ``median_pairs`` release of the cell codes (Wang, Feldman & Reiter (2026), *Differentially Private
+  Bayesian Inference for Gaussian Copula Correlations*, Algorithm S.1), so that
+  the Bayes-NA of Wang et al. (2026) (:func:`noiseaware.copula.fit`) applies unchanged and
   :func:`noiseaware.copula.fit_dpcopula` can draw the correlation from its posterior.
 
 Theorem 4.2's total is :math:`\epsilon_1 + \epsilon_2 = \epsilon` (the printed
@@ -198,7 +199,7 @@ def _pair_meta(names: list[str]) -> tuple[list[tuple[str, ...]], dict[str, Any]]
 # ----------------------------------------------------------------------------- the statistic
 @statistic("dpcopula")
 def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Seed 003 DPCopula release: noisy margins (main values) and noisy correlations (component)."""
+    """Li et al. (2014) DPCopula release: noisy margins (main values) and noisy correlations (component)."""
     owner = _OWNER
     no_extra(owner, options, _OPTIONS)
     if mechanism not in (None, "geometric"):
@@ -213,7 +214,7 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     corr = v.choice(owner, "correlation", options.get("correlation", "kendall"), tuple(CORRELATION_COMPONENT))
     codes, names, doms, dtypes = table_codes(data, options.get("domains"), options.get("columns"))
     n, m = codes.shape
-    if options.get("hybrid") is not None:  # Algorithm 6 (seed 003 §4.4)
+    if options.get("hybrid") is not None:  # Algorithm 6 (Li et al. 2014, §4.4)
         from ._dpcopula_hybrid import hybrid_release
 
         if corr != "kendall" or "blocks" in options:

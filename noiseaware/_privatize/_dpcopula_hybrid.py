@@ -1,4 +1,4 @@
-r"""DPCopula hybrid (seed ``003_0df7ba8143acea66.txt`` §4.4, Algorithm 6), with a public floor.
+r"""DPCopula hybrid (Li et al. 2014, §4.4, Algorithm 6), with a public floor.
 
 ``privatize(data, "dpcopula", hybrid=[cols] | "auto", ...)``. The ``m_1`` *small-domain*
 attributes (``hybrid``; with ``"auto"`` every attribute whose **stated** domain has fewer than

@@ -1,6 +1,7 @@
 r"""Exact Kendall's :math:`S = n_c - n_d` and :math:`\tau_a` with ties, in :math:`O(n + K_xK_y)` or :math:`O(n\log n)`.
 
-Shared by the DPCopula release (seed 003 Algorithm 5) and its hybrid (Algorithm 6).
+Shared by the DPCopula release (Li, Xiong & Jiang (2014), *Differentially Private Synthesization of Multi-Dimensional
+Data using Copula Functions*, Algorithm 5) and its hybrid (Algorithm 6).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Pairwise statistics of a data matrix: median two-way tables (seed 000) and Kendall's tau (seed 003)."""
+"""Pairwise statistics of a data matrix: median two-way tables (Wang et al. 2026) and Kendall's tau (Li et al. 2014)."""
 
 from __future__ import annotations
 
@@ -20,18 +20,19 @@ __all__ = ["kendall_tau_a", "median_split_indicators"]
 
 
 def median_split_indicators(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """High/low indicators of seed 000 §3.1-3.2 with lexicographic tie-breaking.
+    """High/low indicators of Wang et al. (2026) §3.1-3.2 with lexicographic tie-breaking.
 
     For each column ``j`` the rows are ordered by the pairs ``(x_ij, k_ij)`` and exactly
     ``ceil(n/2)`` rows with the largest pairs are marked 1 ("at or above the median"); for odd
-    ``n`` the extra row goes to the high side, as in the seed.
+    ``n`` the extra row goes to the high side, as in the paper.
 
     Parameters
     ----------
     x : ndarray, shape (n, p)
         The data.
     keys : ndarray, shape (n, p)
-        Data-independent random keys (seed 000 §3.2).
+        Data-independent random keys (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for
+        Gaussian Copula Correlations*, §3.2).
 
     Returns
     -------
@@ -70,7 +71,7 @@ def _warn_if_swamped(owner: str, mech: Mechanism, high_count: int) -> None:
 
 @statistic("median_pairs")
 def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Seed 000 Algorithm S.1: all p(p-1)/2 high-high counts, each with sensitivity 1."""
+    """Wang et al. (2026) Algorithm S.1: all p(p-1)/2 high-high counts, each with sensitivity 1."""
     owner = "privatize(statistic='median_pairs')"
     no_extra(owner, options, {"columns", "tie_keys"})
     mech_name = v.choice(owner, "mechanism", mechanism or "geometric", ("geometric", "tgm", "btgm", "rgm"))
@@ -114,14 +115,14 @@ def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[
         "high_count": h,
         "epsilon_per_pair": eps_pair,
         "bounds": [0, h],
-        "tie_breaking": "lexicographic (value, data-independent N(0,1) key); seed 000 §3.2",
+        "tie_breaking": "lexicographic (value, data-independent N(0,1) key); Wang et al. 2026, §3.2",
     }
     _warn_if_swamped(owner, mech, h)
     return finish(ctx, "median_pairs", counts, mech, "sequential", labels, n, meta)
 
 
 def kendall_tau_a(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall's tau-a, ``(n_c - n_d) / C(n, 2)``, exact with ties (seed 003 §4, Lemma 4.1).
+    """Kendall's tau-a, ``(n_c - n_d) / C(n, 2)``, exact with ties (Li et al. 2014, §4, Lemma 4.1).
 
     Computed from SciPy's tau-b and the tie counts, ``n_c - n_d = tau_b sqrt((n0-n1)(n0-n2))``.
     """
@@ -143,11 +144,11 @@ def kendall_tau_a(x: np.ndarray, y: np.ndarray) -> float:
 
 @statistic("kendall_pairs")
 def _kendall_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Seed 003 Algorithm 5: noisy pairwise Kendall's tau-a, Laplace noise of sensitivity 4/n.
+    """Li et al. (2014) Algorithm 5: noisy pairwise Kendall's tau-a, Laplace noise of sensitivity 4/n.
 
     The budget is split evenly over the p(p-1)/2 pairs (sequential composition). The sensitivity
     is that of substitution neighbours with ``n`` public (:func:`noiseaware._statistics.kendall_sensitivity`);
-    the seed's ``4/(n+1)`` understates it by a factor ``n/(n+1)``.
+    the paper's ``4/(n+1)`` understates it by a factor ``n/(n+1)``.
     """
     owner = "privatize(statistic='kendall_pairs')"
     no_extra(owner, options, {"columns"})

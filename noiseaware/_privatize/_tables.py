@@ -125,7 +125,7 @@ def _vector(data: Any, ctx: Context, mechanism: str | None, options: dict[str, A
 
 @statistic("randomized_response")
 def _randomized_response(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Record-level k-ary randomized response on each categorical answer (seed 001 Example 1).
+    """Record-level k-ary randomized response on each categorical answer (Eng et al. 2024, Example 1).
 
     ``data`` holds category codes ``0..k-1``, shape (n, q): q answers per record. The budget is
     split evenly over the q answers of a record (sequential within a record, parallel across

@@ -1,4 +1,4 @@
-r"""Data-augmentation MCMC for any privatized statistic (dapper; seed 001, Ju et al. 2022).
+r"""Data-augmentation MCMC for any privatized statistic (dapper; Eng et al. (2024), Ju et al. 2022).
 
 When the marginal likelihood :math:`p(s_{dp}\mid\theta)=\int\eta(s_{dp}\mid x)f(x\mid\theta)\,dx`
 of a noisy statistic has no tractable form, sample :math:`p(\theta, x\mid s_{dp})` by alternating
@@ -7,7 +7,7 @@ of a noisy statistic has no tractable form, sample :math:`p(\theta, x\mid s_{dp}
    with the prior proposal :math:`x_i^*\sim f(\cdot\mid\theta)` and acceptance
    :math:`\min\{1,\eta(s_{dp}\mid s^*)/\eta(s_{dp}\mid s)\}` -- the record-additive statistic
    :math:`s=\sum_i t_i(x_i,s_{dp})` is updated in O(1) as :math:`s^*=s-t_i(x_i)+t_i(x_i^*)`
-   (seed ``001_310683b496f39172.txt`` §3);
+   (Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for Private Posterior Estimation in R*, §3);
 2. a draw of :math:`\theta\mid x` -- a user-supplied conjugate draw (``posterior=``, dapper's
    ``post_f``) or NUTS on an ordinary NumPyro model of the complete data, run inside NumPyro's
    ``HMCGibbs`` with the record sweep as its Gibbs step.
@@ -50,7 +50,7 @@ compositional vectors): whatever ``latent`` draws and ``statistic`` maps to a fi
 
 Examples
 --------
-The seed's discrete Gaussian example in miniature -- N = 30 records in four cells, cell counts
+The discrete Gaussian example of Eng et al. (2024) in miniature -- N = 30 records in four cells, cell counts
 released with discrete Gaussian noise, NUTS for the cell probabilities:
 
 >>> import jax, jax.numpy as jnp, numpyro, numpyro.distributions as dist

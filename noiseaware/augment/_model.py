@@ -1,4 +1,4 @@
-r"""The augmentation model: the four ingredients of seed 001 §4.1, and mechanism log-densities."""
+r"""The augmentation model: the four ingredients of Eng et al. (2024) §4.1, and mechanism log-densities."""
 
 from __future__ import annotations
 
@@ -28,16 +28,18 @@ def mechanism_log_density(mechanism: Mechanism) -> Callable[[Any, Any], Any]:
     .. math:: \log\eta(s_{dp}\mid s) = \sum_j \log p_{\text{noise}}(s_{dp,j} - s_j),
 
     with the exact noise laws of :mod:`noiseaware.mechanisms`: two-sided geometric
-    ``(1-a)/(1+a) a^{|k|}`` (``"geometric"``, the discrete Laplace of seed 001 §4.3), discrete
+    ``(1-a)/(1+a) a^{|k|}`` (``"geometric"``, the discrete Laplace of Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data
+    Augmentation for Private Posterior Estimation in R*, §4.3), discrete
     Gaussian ``e^{-k^2/2 sigma^2}/Z(sigma)`` (``"discrete_gaussian"``), Laplace and Gaussian. For
-    k-ary randomized response (seed 001 §5, Example 1) ``s`` holds a record's true answers and
+    k-ary randomized response (Eng et al. 2024, §5, Example 1) ``s`` holds a record's true answers and
 
     .. math:: \log\eta(s_{dp}\mid s) = \sum_j \bigl[\,\mathbb 1\{s_{dp,j}=s_j\}\log p
               + \mathbb 1\{s_{dp,j}\ne s_j\}\log\tfrac{1-p}{k-1}\bigr].
 
-    The range-preserving TGM and RGM of seed 000 (§4, Def. S.1) are entrywise laws too
+    The range-preserving TGM and RGM of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for
+    Gaussian Copula Correlations* (§4, Def. S.1) are entrywise laws too
     (``"tgm"``, ``"rgm"``). Every density is the noise-law registry's
-    (:data:`noiseaware._core._noise.NOISE_LAWS`), the one the mechanism itself uses.
+    (the package's one noise-law registry), the one the mechanism itself uses.
 
     Parameters
     ----------
@@ -97,11 +99,12 @@ def _callable(name: str, value: Any, required: bool) -> None:
 
 @dataclass(frozen=True, eq=False)
 class AugmentationModel:
-    r"""A model for data-augmentation MCMC on a privatized statistic (seed 001 §3-§4).
+    r"""A model for data-augmentation MCMC on a privatized statistic (Eng et al. 2024, §3-§4).
 
     The confidential data are ``n`` records :math:`x_1,\dots,x_n`, independent given the
     parameters :math:`\theta` with law :math:`f(x_i\mid\theta)`; the curator released
-    :math:`s_{dp}\sim\eta(\cdot\mid s)` for a *record-additive* statistic (seed 001 §3)
+    :math:`s_{dp}\sim\eta(\cdot\mid s)` for a *record-additive* statistic (Eng, Awan, Gong, Ju & Rao (2024), *dapper:
+    Data Augmentation for Private Posterior Estimation in R*, §3)
 
     .. math:: s = \sum_{i=1}^n t_i(x_i, s_{dp}),\qquad \eta(s_{dp}\mid x) = g\bigl(s_{dp}, s\bigr).
 
@@ -168,7 +171,7 @@ class AugmentationModel:
         fixed. The move must leave :math:`p(\theta, x\mid s_{dp})` invariant -- it returns the
         new (or unchanged) state and its acceptance probability :math:`\min\{1, r\}`.
         Data augmentation mixes slowly when :math:`\theta\mid x` is much narrower than
-        :math:`\theta\mid s_{dp}` (seed 001 §6); a move that carries the records along with
+        :math:`\theta\mid s_{dp}` (Eng et al. 2024, §6); a move that carries the records along with
         :math:`\theta` (e.g. through a bijection mapping draws of :math:`f(\cdot\mid\theta)` to
         draws of :math:`f(\cdot\mid\theta')`) breaks that coupling. See
         :func:`noiseaware.dirichlet.dpmcmc` for one.
@@ -183,7 +186,7 @@ class AugmentationModel:
     Notes
     -----
     Each record update costs O(size of s), not O(n): the statistic is updated as
-    :math:`s^* = s - t_i(x_i) + t_i(x_i^*)` (seed 001 §3, record additivity). The proposals do
+    :math:`s^* = s - t_i(x_i) + t_i(x_i^*)` (Eng et al. 2024, §3, record additivity). The proposals do
     not depend on the current records, so they are drawn for all records at once.
 
     **Per-unit releases are exact.** An additive mechanism that adds independent noise to each

@@ -1,4 +1,4 @@
-"""``sample()``: data-augmentation MCMC for a privatized statistic (seed 001 §3-§4)."""
+"""``sample()``: data-augmentation MCMC for a privatized statistic (Eng et al. 2024, §3-§4)."""
 
 from __future__ import annotations
 
@@ -344,7 +344,7 @@ def sample(
     joint_target_accept: float = JOINT_TARGET_ACCEPT,
     joint_repeats: int = 1,
 ) -> AugmentationFit:
-    r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (seed 001 §3; Ju et al. 2022).
+    r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (Eng et al. 2024, §3; Ju et al. 2022).
 
     Each iteration updates every record once by Metropolis-within-Gibbs (proposal
     :math:`x_i^*\sim f(\cdot\mid\theta)`, O(1) statistic update
@@ -492,7 +492,9 @@ def sample(
             gibbs_sites=[*names, ACCEPT_SITE],
         )
         extra = ("hmc_state.diverging", "hmc_state.num_steps")
-        sampler = "data augmentation (seed 001 §3): record sweep as the Gibbs step of NumPyro HMCGibbs, NUTS for theta"
+        sampler = (
+            "data augmentation (Eng et al. 2024 §3): record sweep as the Gibbs step of NumPyro HMCGibbs, NUTS for theta"
+        )
     else:
         if nuts_kwargs:
             raise NoiseawareValueError(
@@ -504,7 +506,7 @@ def sample(
                 f"target_accept={target_accept!r}. The joint move's target is joint_target_accept."
             )
         kernel = _ConjugateAugmentation(sweep, posterior, names)
-        sampler = "data augmentation (seed 001 §3): record sweep, then theta ~ posterior(records)"
+        sampler = "data augmentation (Eng et al. 2024, §3): record sweep, then theta ~ posterior(records)"
     if model.joint_move is not None:
         transforms = _param_transforms(model, params) if posterior is None else None
         move = _joint_move_fn(model, s_dp, statistic, log_density, per_record)

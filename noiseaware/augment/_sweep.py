@@ -1,7 +1,8 @@
 r"""Record sweeps of the data-augmentation sampler, in JAX (private).
 
 One sweep updates every confidential record once, in order ``i = 1, ..., n``, by the
-Metropolis-within-Gibbs step of seed ``001_310683b496f39172.txt`` §3 (Ju et al. 2022):
+Metropolis-within-Gibbs step of Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for Private Posterior
+Estimation in R*, §3 (Ju et al. 2022):
 
 1. propose :math:`x_i^* \sim f(\cdot \mid \theta)` (the latent model; the proposal does not
    depend on the current records, so all ``n`` proposals are drawn at once);

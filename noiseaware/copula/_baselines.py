@@ -1,4 +1,4 @@
-"""Baseline estimators compared with Bayes-NA in seed 000 §5: Li-Kendall and Asghar-dpc."""
+"""Baseline estimators compared with Bayes-NA in Wang et al. (2026) §5: Li-Kendall and Asghar-dpc."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ __all__ = ["AsgharResult", "asghar_dpc", "li_kendall", "tetrachoric"]
 
 
 def li_kendall(release: Release, *, floor: float = 1e-6) -> np.ndarray:
-    r"""Li-Kendall estimate of the copula correlation (seed ``003_0df7ba8143acea66.txt`` Algorithm 5).
+    r"""Li-Kendall estimate of the copula correlation (Li et al. 2014, Algorithm 5).
 
     From a ``"kendall_pairs"`` release: :math:`\tilde P = \sin(\pi \tilde\tau / 2)` with unit
     diagonal; if it is not positive definite, negative eigenvalues are replaced by ``floor``
@@ -108,7 +108,8 @@ def tetrachoric(p11: float, p1: float, p2: float) -> float:
     high on both. The left side increases in ``r`` from :math:`\max(0, p_1 + p_2 - 1)` (``r = -1``)
     to :math:`\min(p_1, p_2)` (``r = 1``); at or beyond these bounds the result is -1 or 1. If a
     margin is 0 or 1 every ``r`` fits the table, and 0 is returned. At
-    ``p_1 = p_2 = 1/2`` this is seed 000 eq. (7) inverted, :math:`r = \sin(2\pi(p_{11} - 1/4))`.
+    ``p_1 = p_2 = 1/2`` this is Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
+    Copula Correlations*, eq. (7) inverted, :math:`r = \sin(2\pi(p_{11} - 1/4))`.
 
     Parameters
     ----------
@@ -183,9 +184,10 @@ def asghar_dpc(
     columns: Sequence[str] | None = None,
     rng: np.random.Generator | None = None,
 ) -> AsgharResult:
-    r"""Asghar-dpc: Asghar et al. (2020)'s DP Gaussian copula as configured in seed 000 §5.
+    r"""Asghar-dpc: Asghar et al. (2020)'s DP Gaussian copula as configured in Wang et al. (2026) §5.
 
-    Seed ``000_3eff9b68025f505f.txt`` §5 adapts Asghar et al. (2020, JPC 10(2)) to estimate only
+    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, §5
+    adapts Asghar et al. (2020, JPC 10(2)) to estimate only
     the copula correlation: every variable is dichotomized at a *public* cut point (there, the
     theoretical median of its marginal, rounded to two decimals), the whole budget goes to the
     two-way tables of their Algorithm 2, and the noisy row and column sums of each table replace
@@ -202,7 +204,7 @@ def asghar_dpc(
     exact sampler; with ``rng`` it is simulation mode and the release says ``secure=False``.
 
     **Estimated (post-processing).** Per pair, negative noisy counts are clipped to 0 (the
-    source of this method's bias noted in seed 000 §1 and §5.1: an emptied high-high cell gives
+    source of this method's bias noted in Wang et al. (2026) §1 and §5.1: an emptied high-high cell gives
     ``r = -1``), the table is normalized to proportions, its row and column sums give the
     margins, and the latent correlation is the :func:`tetrachoric` root of
     :math:`\Phi_2(\Phi^{-1}(p_1), \Phi^{-1}(p_2); r) = p_{11}` (Asghar et al. match the same
@@ -219,7 +221,7 @@ def asghar_dpc(
         Total privacy budget, split evenly over the ``k`` tables.
     thresholds : array_like of float, shape (p,)
         Public, data-independent cut points, one per column (e.g. the theoretical medians rounded
-        to two decimals as in seed 000 §5). Computing them from the data would spend budget that
+        to two decimals as in Wang et al. (2026) §5). Computing them from the data would spend budget that
         is not accounted for here.
     columns : sequence of str, optional
         Column names (default: the DataFrame's, or ``x0, x1, ...``).
@@ -242,7 +244,7 @@ def asghar_dpc(
     ----------
     H. J. Asghar, M. Ding, T. Rakotoarivelo, S. Mrabet, M. A. Kaafar (2020). Differentially
     private release of datasets using Gaussian copula. Journal of Privacy and Confidentiality
-    10(2). Seed 000 §1 (limitations), §5 (configuration), Figure 1 (MAE comparison).
+    10(2). Wang et al. (2026) §1 (limitations), §5 (configuration), Figure 1 (MAE comparison).
 
     Examples
     --------

@@ -1,6 +1,7 @@
-r"""Bayes-NA: the noise-aware posterior of a Gaussian-copula correlation matrix (seed 000 §3).
+r"""Bayes-NA: the noise-aware posterior of a Gaussian-copula correlation matrix (Wang et al. 2026, §3).
 
-The posterior of seed 000 §3.2,
+The posterior of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+Correlations*, §3.2,
 
 .. math:: p(R \mid \tilde{\mathcal T}) \propto \pi(R)\, f_{CL}(\tilde{\mathcal T} \mid R),
 
@@ -48,9 +49,10 @@ _OWNER = "copula.fit"
 class LKJPrior:
     r"""LKJ prior on the correlation matrix, :math:`\pi(R) \propto \det(R)^{\eta - 1}`.
 
-    ``eta = 1`` (the default, seed 000 §3.2) is uniform over correlation matrices; larger ``eta``
+    ``eta = 1`` (the default, Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
+    Copula Correlations*, §3.2) is uniform over correlation matrices; larger ``eta``
     shrinks towards the identity, ``eta < 1`` favours strong correlations. For ``p = 2`` and
-    ``eta = 1`` it is the uniform prior on ``R_12`` in (-1, 1) (seed 000 §3.1).
+    ``eta = 1`` it is the uniform prior on ``R_12`` in (-1, 1) (Wang et al. 2026, §3.1).
 
     Parameters
     ----------
@@ -86,7 +88,8 @@ def partial_slope(R: Any, outcome: int, predictor: int, controls: Sequence[int] 
 
     .. math:: \beta = \frac{R_{yx} - R_{yC} R_{CC}^{-1} R_{Cx}}{1 - R_{xC} R_{CC}^{-1} R_{Cx}},
 
-    which for one control ``c`` is seed 000 Supplement S.4's
+    which for one control ``c`` is Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for
+    Gaussian Copula Correlations*, Supplement S.4's
     :math:`(R_{y,x} - R_{y,c} R_{x,c}) / (1 - R_{x,c}^2)`.
 
     Parameters
@@ -208,7 +211,7 @@ class CopulaFit(FitResult):
         return np.asarray([fn(R) for R in self._draws])
 
     def partial_slope(self, outcome: int | str, predictor: int | str, controls: Sequence[int | str] = ()) -> np.ndarray:
-        """Posterior draws of :func:`partial_slope` (seed 000 Supplement S.4); names or indices."""
+        """Posterior draws of :func:`partial_slope` (Wang et al. 2026, Supplement S.4); names or indices."""
         ctrl = [self._index(c) for c in controls]
         return partial_slope(self._draws, self._index(outcome), self._index(predictor), ctrl)
 
@@ -923,7 +926,8 @@ def _start_matrix(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray
     r"""Per-pair estimates of ``R``, projected onto the positive definite correlation matrices.
 
     Per pair, invert the large-``n`` expected count of the median-split table,
-    :math:`E(T) \approx n\,(1/4 + \arcsin(r) / (2\pi))` (seed 000 eqs. 9-11), at the noisy count
+    :math:`E(T) \approx n\,(1/4 + \arcsin(r) / (2\pi))` (Wang, Feldman & Reiter (2026), *Differentially Private
+    Bayesian Inference for Gaussian Copula Correlations*, eqs. 9-11), at the noisy count
     (a point, clipped inside the support), project onto the correlation matrices
     (:func:`nearest_correlation`) and shrink slightly towards the identity so that the Cholesky factor
     exists. ``higham_iter`` caps the projection's iterations. In the model's variable order.
@@ -1393,7 +1397,8 @@ def fit(
     r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
 
     Samples :math:`p(R \mid \tilde{\mathcal T}) \propto \mathrm{LKJ}(R \mid \eta)\, f_{CL}(\tilde{\mathcal T}
-    \mid R)` (seed ``000_3eff9b68025f505f.txt`` §3.2, eq. 18, Algorithm S.2) with NUTS. The noise
+    \mid R)` (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+    Correlations*, §3.2, eq. 18, Algorithm S.2) with NUTS. The noise
     parameters (``n``, per-pair ``alpha``) and the observed noisy counts come from the release.
 
     Parameters

@@ -48,7 +48,8 @@ def nearest_correlation(a: Any, *, tol: float = 1e-12, max_iter: int = 10_000) -
         repeat: R = Y - dS; X = P_S(R); dS = X - R; Y = P_U(X)
 
     until ``||Y - X||_F <= tol * ||Y||_F``, then returns ``P_U(P_S(Y))`` symmetrised. Used by
-    MLE-NN (seed ``000_3eff9b68025f505f.txt`` §4.1, Algorithm S.3).
+    MLE-NN (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+    Correlations*, §4.1, Algorithm S.3).
 
     Parameters
     ----------

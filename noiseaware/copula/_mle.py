@@ -1,4 +1,4 @@
-"""MLE-NN: per-pair root of seed 000 eq. (19), then the nearest correlation matrix."""
+"""MLE-NN: per-pair root of Wang et al. (2026) eq. (19), then the nearest correlation matrix."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ __all__ = ["MLEResult", "eta_from_r", "fisher_mean", "mle_nn", "mle_nn_pair", "r
 
 
 def eta_from_r(r: Any) -> np.ndarray:
-    """``eta = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))`` (seed 000 eq. 9, natural parameter).
+    """``eta = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))`` (Wang et al. 2026, eq. 9, natural parameter).
 
     The likelihoods' :func:`noiseaware._core.copula_log_odds` on NumPy (one formula).
     """
@@ -57,7 +57,7 @@ def fisher_mean(eta: float, n: int) -> float:
 
 
 def mle_nn_pair(t_tilde: float, n: int) -> float:
-    """Solve eq. (19) ``t~ = E_r(T)`` for ``r`` (seed 000 §4.1).
+    """Solve eq. (19) ``t~ = E_r(T)`` for ``r`` (Wang et al. 2026, §4.1).
 
     Boundary cases: ``r = -1`` when ``t~`` is at or below the smallest possible count
     (0 for even ``n``, 1 for odd ``n``) and ``r = 1`` at or above ``ceil(n/2)``.
@@ -103,7 +103,7 @@ class MLEResult:
 
 
 def mle_nn(release: Release) -> MLEResult:
-    """MLE-NN (seed 000 §4, Algorithm S.3) from a ``"median_pairs"`` release.
+    """MLE-NN (Wang et al. 2026, §4, Algorithm S.3) from a ``"median_pairs"`` release.
 
     Each pair's noisy count -- best from a range-preserving TGM / BTGM / RGM release, as the
     paper requires -- is plugged into eq. (19); the matrix of roots is projected onto the

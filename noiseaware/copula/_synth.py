@@ -1,13 +1,14 @@
-r"""Synthetic data from a ``dpcopula`` release (seed ``003_0df7ba8143acea66.txt``) and its noise-aware version.
+r"""Synthetic data from a ``dpcopula`` release (Li et al. 2014) and its noise-aware version.
 
 * :func:`synthesize` with a :class:`~noiseaware.Release` -- DPCopula's Algorithm 3: one point
   estimate :math:`\tilde P` of the copula correlation (Algorithm 5 for Kendall, the clipped and
-  repaired Algorithm 2 average for MLE, seed 000 MLE-NN for median pairs) and one margin per
+  repaired Algorithm 2 average for MLE, Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for
+  Gaussian Copula Correlations* MLE-NN for median pairs) and one margin per
   attribute (the noisy histogram clipped at 0 and normalised); rows
   :math:`Z \sim N(0, \tilde P)`, :math:`x_j = \tilde F_j^{-1}(\Phi(Z_j))` (Algorithm 3 prints the
   density :math:`\varphi`; the probability integral transform needs the CDF :math:`\Phi`).
 * :func:`fit_dpcopula` + :func:`synthesize` with the fit -- noise-aware synthesis: ``M`` data sets,
-  each from one joint posterior draw of the correlation (Bayes-NA, seed 000, on the release's
+  each from one joint posterior draw of the correlation (Bayes-NA, Wang et al. (2026), on the release's
   ``median_pairs`` component) and of every margin's cell probabilities (:func:`margin_posterior`).
 * :func:`combine_synthetic` -- the combining rules for ``M`` synthetic data sets (Raghunathan,
   Reiter & Rubin 2003 for fully synthetic data; Reiter 2003 for partially synthetic data).
@@ -109,7 +110,8 @@ def dpcopula_correlation(release: Release) -> np.ndarray:
 
     ``kendall``: :func:`~noiseaware.copula.li_kendall` (Algorithm 5, :math:`\sin(\pi\tilde\tau/2)`
     and the eigenvalue repair); ``mle``: the noisy averages clipped to ``[-1, 1]`` and repaired the
-    same way; ``median``: seed 000's MLE-NN (:func:`~noiseaware.copula.mle_nn`).
+    same way; ``median``: the MLE-NN of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference
+    for Gaussian Copula Correlations* (:func:`~noiseaware.copula.mle_nn`).
 
     Examples
     --------
@@ -229,7 +231,8 @@ def _draw(
 def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = None) -> Any:
     r"""Synthetic records from a ``dpcopula`` release (DPCopula) or a :class:`DPCopulaFit` (noise-aware).
 
-    With a release: Algorithm 3 of seed ``003_0df7ba8143acea66.txt`` — draw
+    With a release: Algorithm 3 of Li, Xiong & Jiang (2014), *Differentially Private Synthesization of
+    Multi-Dimensional Data using Copula Functions* — draw
     :math:`Z \sim N(0, \tilde P)` (:func:`dpcopula_correlation`), :math:`U_j = \Phi(Z_j)`, and
     :math:`x_j = \tilde F_j^{-1}(U_j)` with :math:`\tilde F_j` the monotone CDF of the clipped
     noisy histogram (:func:`dpcopula_margins`; module docstring for the inverse). With a fit: ``draws``
@@ -538,7 +541,8 @@ def fit_dpcopula(
 ) -> DPCopulaFit:
     r"""Noise-aware posterior of a ``dpcopula`` release made with ``correlation="median"``.
 
-    The correlation posterior is seed 000's Bayes-NA (:func:`noiseaware.copula.fit`, NumPyro NUTS,
+    The correlation posterior is the Bayes-NA of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
+    Inference for Gaussian Copula Correlations* (:func:`noiseaware.copula.fit`, NumPyro NUTS,
     LKJ(1) prior, the composite likelihood of eq. 18) on the release's ``median_pairs``
     component; each margin's posterior is :func:`margin_posterior` (Dirichlet prior, exact data
     augmentation over the geometric noise). The noises of the components are independent, so the
@@ -746,7 +750,7 @@ def combine_synthetic(
 
 # ----------------------------------------------------------------------------- Algorithm 6 (hybrid)
 def synthesize_hybrid(release: Release, n: int, seed: Any = None) -> Any:
-    r"""Synthetic records from a ``dpcopula_hybrid`` release (seed 003 Algorithm 6 step 3).
+    r"""Synthetic records from a ``dpcopula_hybrid`` release (Li et al. 2014, Algorithm 6 step 3).
 
     Partition sizes: ``n`` records split over the partitions in proportion to the noisy counts
     clipped at 0 (a multinomial draw; uniform if all are 0). In partition ``g``: the noisy

@@ -1,17 +1,18 @@
-r"""Private covariance (seed ``002_cfbd04c4fa2076e3.txt``, PACE-GGM): the analyst's side.
+r"""Private covariance (Ferrando et al. 2026, PACE-GGM): the analyst's side.
 
 A curator releases with ``privatize(X, statistic="pace_ggm", rho=..., bound=B)`` (adaptive
 selection and measurement of entries of :math:`X^\top X/n`) or ``statistic="second_moment"``
 (SSP: every unique entry). Here:
 
 * :func:`measurements` — every Gaussian measurement of a release, combined per entry
-  (precision weighting, seed 002 Prop. 4.2); :func:`combine_measurements`.
+  (precision weighting, Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation
+  via Gaussian Graphical Models*, Prop. 4.2); :func:`combine_measurements`.
 * :func:`reconstruct` — the paper's point estimate: maximum-entropy PSD reconstruction
   (eq. 2, Algorithm 4, per connected component); :func:`ssp_estimate` for SSP releases.
 * Baselines for simulation studies (seeded numpy noise, not secure releases): :func:`diagonal_only`,
   :func:`gauss_cov`, :func:`separate_cov`, :func:`adaptive_cov` (Dong et al. 2022),
   :func:`coinpress` (Biswas et al. 2020).
-* Metrics: :func:`frobenius_error`, :func:`mahalanobis_error` (seed 002 §5).
+* Metrics: :func:`frobenius_error`, :func:`mahalanobis_error` (Ferrando et al. 2026, §5).
 * :func:`fit` — a noise-aware posterior of the population covariance in NumPyro or PyMC through
   the distribution ``NoisyCovarianceEntries`` (:mod:`noiseaware.numpyro`, :mod:`noiseaware.pymc`),
   or exactly with ``route="wishart"`` (latent Bartlett factor); centred releases

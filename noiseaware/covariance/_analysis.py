@@ -1,4 +1,4 @@
-r"""Analyst side of the covariance releases: measurements, reconstruction, metrics (seed 002)."""
+r"""Analyst side of the covariance releases: measurements, reconstruction, metrics (Ferrando et al. 2026)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ __all__ = [
 
 
 def reconstruct(release: Release, *, use_components: bool = True) -> np.ndarray:
-    r"""The maximum-entropy estimate :math:`\hat\Sigma` from a release (seed 002 eq. 2, Algorithm 4).
+    r"""The maximum-entropy estimate :math:`\hat\Sigma` from a release (Ferrando et al. 2026, eq. 2, Algorithm 4).
 
     For a ``"pace_ggm"`` release this is the curator's final :math:`\hat\Sigma^{(t)}` up to the
     solver's tolerance (post-processing; the curator re-solved block by block with warm starts,
@@ -35,8 +35,9 @@ def reconstruct(release: Release, *, use_components: bool = True) -> np.ndarray:
     release : Release
         A ``"pace_ggm"`` or ``"second_moment"`` release.
     use_components : bool
-        Solve each connected component of the measurement graph separately (default; exact, seed
-        002 §4.4) or the whole matrix as one block (App. F ablation).
+        Solve each connected component of the measurement graph separately (default; exact, Ferrando, Fuentes,
+        Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, §4.4)
+        or the whole matrix as one block (App. F ablation).
 
     Returns
     -------
@@ -93,7 +94,7 @@ def _square(owner: str, name: str, a: Any) -> np.ndarray:
 
 
 def frobenius_error(estimate: Any, truth: Any) -> float:
-    r""":math:`\|\hat\Sigma - \Sigma\|_F` (seed 002 §5, error metrics).
+    r""":math:`\|\hat\Sigma - \Sigma\|_F` (Ferrando et al. 2026, §5, error metrics).
 
     Examples
     --------
@@ -105,7 +106,7 @@ def frobenius_error(estimate: Any, truth: Any) -> float:
 
 
 def mahalanobis_error(estimate: Any, truth: Any) -> float:
-    r""":math:`\|\Sigma^{-1/2}\hat\Sigma\Sigma^{-1/2} - I\|_F` (seed 002 §5); ``truth`` must be positive definite.
+    r""":math:`\|\Sigma^{-1/2}\hat\Sigma\Sigma^{-1/2} - I\|_F` (Ferrando et al. 2026, §5); ``truth`` positive definite.
 
     Raises
     ------

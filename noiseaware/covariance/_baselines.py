@@ -1,14 +1,15 @@
-r"""Baselines of seed 002 §5 as small NumPy ports, for comparisons in simulation (seeded numpy noise).
+r"""Baselines of Ferrando et al. (2026) §5 as small NumPy ports, for comparisons in simulation (seeded numpy noise).
 
 These functions draw their noise from a :class:`numpy.random.Generator`: they are reference
 implementations for benchmarks, *not* secure releases (use ``privatize(..., statistic=
 "second_moment")`` for a secure SSP release).
 
 * :func:`diagonal_only` — all of ``rho`` on the ``d`` diagonal entries (``rho/d`` each, with
-  the seed's entry sensitivity :math:`2B^2/n`), off-diagonals 0, clipped at 0 (seed 002 App. E).
+  the paper's entry sensitivity :math:`2B^2/n`), off-diagonals 0, clipped at 0 (Ferrando, Fuentes, Mullins, Musco &
+  Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, App. E).
 * :func:`gauss_cov`, :func:`separate_cov`, :func:`adaptive_cov` — Dong, Liang & Yi (2022),
   *Differentially private covariance revisited*, with the l2 bound :math:`r = \sqrt d B` that
-  the coordinate bound implies (seed 002 §4.1). ``adaptive_cov`` is the full algorithm of the
+  the coordinate bound implies (Ferrando et al. 2026, §4.1). ``adaptive_cov`` is the full algorithm of the
   authors' code (``adaptive/algos.py: AdaptiveCov``): a noisy trace (``rho/8``), a sparse-vector
   (AboveThreshold) search over clipping radii :math:`r 2^{-l}` (``rho/8``), then GaussCov or
   SeparateCov (``3 rho/4``) on the clipped rows, whichever has the smaller noise bound.
@@ -54,7 +55,7 @@ def _psd(a: np.ndarray) -> np.ndarray:
 
 
 def diagonal_only(x: Any, rho: float, bound: float, rng: np.random.Generator) -> np.ndarray:
-    """Diagonal-only baseline (seed 002 App. E): ``rho/d`` per diagonal entry, off-diagonals 0.
+    """Diagonal-only baseline (Ferrando et al. 2026, App. E): ``rho/d`` per diagonal entry, off-diagonals 0.
 
     Examples
     --------

@@ -109,7 +109,7 @@ def fit(
         ``nS = L A A^T L^T``) and ``y ~ N(S entries, 1/lambda)``; adds ``d(d+1)/2`` latent
         variables (see ``docs/covariance.md`` for when the moment-matched route is accurate
         enough). Centred releases (``center=True``) add a latent population mean and sample mean
-        (``noiseaware.covariance._wishart``) in both routes.
+        in both routes.
 
     Returns
     -------

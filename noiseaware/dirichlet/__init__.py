@@ -1,4 +1,4 @@
-r"""Compositional data under DP: the routes of seed ``004_f9e752609791d825.txt`` from a ``dirichlet_logmean`` release.
+r"""Compositional data under DP: the routes of Guo et al. (2022) from a ``dirichlet_logmean`` release.
 
 The release (:func:`noiseaware.privatize` with ``statistic="dirichlet_logmean"``, Algorithm 1)
 carries the noisy censored mean-log statistic :math:`S_L(D,a)` (or :math:`S_L(D_1,a)` and
@@ -20,18 +20,15 @@ from typing import Any
 
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from ._abc import ABCResult, dpabc
-from ._boots import (
-    DPBootsResult,
-    GammaCopulaPrior,
-    dpboots,
-    elicit_prior,
-    l1_projection,
-    p1_prior,
-    truncated_laplace_range,
-)
+from ._boots import DPBootsResult, GammaCopulaPrior, dpboots, elicit_prior
 from ._dpmcmc import DPMCMCFit, dpmcmc, dpmcmc_batch
 from ._fit import DirichletFit, fit
-from ._mle import DirichletMLE, dirichlet_loglik, dirichlet_mle, dirichlet_mle_from_stats, inverse_digamma
+from ._mle import DirichletMLE, dirichlet_mle, dirichlet_mle_from_stats
+
+# isort: split
+# Building blocks of the routes above, importable here but not part of the public surface.
+from ._boots import l1_projection, p1_prior, truncated_laplace_range  # noqa: F401
+from ._mle import dirichlet_loglik, inverse_digamma  # noqa: F401
 
 __all__ = [
     "ABCResult",
@@ -41,7 +38,6 @@ __all__ = [
     "DirichletMLE",
     "GammaCopulaPrior",
     "LogMeanPart",
-    "dirichlet_loglik",
     "dirichlet_mle",
     "dirichlet_mle_from_stats",
     "dpabc",
@@ -50,11 +46,7 @@ __all__ = [
     "dpmcmc_batch",
     "elicit_prior",
     "fit",
-    "inverse_digamma",
-    "l1_projection",
-    "p1_prior",
     "parts",
-    "truncated_laplace_range",
 ]
 
 

@@ -1,4 +1,4 @@
-r"""DPABC: rejection ABC for :math:`\alpha` from a ``dirichlet_logmean`` release (seed 004 §4.2.3).
+r"""DPABC: rejection ABC for :math:`\alpha` from a ``dirichlet_logmean`` release (Guo et al. 2022, §4.2.3).
 
 Draw :math:`\tilde\alpha\sim\pi_0`, simulate ``n`` records :math:`\tilde D` from
 :math:`\mathrm{Dirichlet}(\tilde\alpha)`, release them as the curator did,
@@ -83,7 +83,7 @@ def dpabc(
     rng: Any = None,
     chunk: int = 2_000_000,
 ) -> ABCResult:
-    r"""Rejection ABC posterior of :math:`\alpha` (seed 004 §4.2.3, DPABC\ :sub:`p1`, DPABC\ :sub:`p4`).
+    r"""Rejection ABC posterior of :math:`\alpha` (Guo et al. 2022, §4.2.3, DPABC\ :sub:`p1`, DPABC\ :sub:`p4`).
 
     Parameters
     ----------
@@ -96,7 +96,7 @@ def dpabc(
     n_sims : int
         Proposals simulated (each a data set of ``n`` records).
     accept : float
-        Fraction of proposals kept (0.1 in the seed).
+        Fraction of proposals kept (0.1 in Guo et al. 2022).
     prior_draws : int
         DPBoots replicates used to elicit p4.
     rng : numpy.random.Generator or int, optional
@@ -139,7 +139,7 @@ def dpabc(
             if len(parts) != 2:
                 raise NoiseawareValueError(
                     f"{_OWNER}: prior 'p4' is elicited from D1, but the release has no split; privatize with "
-                    "split=... (seed 004 §4.2: n1 = 0.25 n), or use prior='p1'."
+                    "split=... (Guo et al. 2022, §4.2: n1 = 0.25 n), or use prior='p1'."
                 )
             pr = elicit_prior(release, "p4", B=prior_draws, rng=gen)
     p = select_part(_OWNER, release, None)

@@ -1,6 +1,7 @@
-r"""DPBoots: the DP parametric bootstrap of seed 004 Algorithm 2, with a truncated-Laplace draw that does not stall.
+r"""DPBoots: the DP parametric bootstrap (Guo et al. 2022, Algorithm 2) with a truncated-Laplace draw that never stalls.
 
-Algorithm 2 (seed ``004_f9e752609791d825.txt`` §4.1, Supplement S4) repeats
+Algorithm 2 (Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*, §4.1,
+Supplement S4) repeats
 
 i)-ii) draw :math:`\tilde s_0 = s_L - \varepsilon^*` with :math:`\varepsilon^*_j\overset{iid}{\sim}
        \mathrm{Laplace}(0, m)`, :math:`m=-d\log a/(n\epsilon_1)`, **conditioned on**
@@ -149,7 +150,8 @@ def _line_draw(
 def truncated_laplace_range(s_l: Any, scale: float, size: int, *, sweeps: int = 100, rng: Any = None) -> np.ndarray:
     r"""Draw :math:`s_L-\varepsilon`, :math:`\varepsilon_j\sim\mathrm{Laplace}(0,m)` in :math:`\mathrm{Range}(S_0)`.
 
-    Step i)-ii) of seed 004 Algorithm 2 without rejection (module docstring): ``size``
+    Step i)-ii) of Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*, Algorithm
+    2 without rejection (module docstring): ``size``
     independent Gibbs chains with exact coordinate and pair moves, started at
     :func:`l1_projection` and run for ``sweeps`` sweeps. Every draw satisfies
     :math:`\sum_j e^{\tilde s_j}\le1`.
@@ -273,7 +275,7 @@ def dpboots(
     rng: Any = None,
     chunk: int = 2_000_000,
 ) -> DPBootsResult:
-    r"""DP parametric bootstrap of :math:`\alpha` (seed 004 Algorithm 2) from a ``dirichlet_logmean`` release.
+    r"""DP parametric bootstrap of :math:`\alpha` (Guo et al. 2022, Algorithm 2) from a ``dirichlet_logmean`` release.
 
     Parameters
     ----------
@@ -350,7 +352,7 @@ def _simulate_stats(alpha: np.ndarray, n: int, a: float, gen: np.random.Generato
 
 @dataclass(frozen=True)
 class GammaCopulaPrior:
-    r"""Data-split prior on :math:`\alpha` (seed 004 §4.2.1, Table 1): Gamma marginals, optional Gaussian copula.
+    r"""Data-split prior on :math:`\alpha` (Guo et al. 2022, §4.2.1, Table 1): Gamma marginals, optional normal copula.
 
     ``p3``: independent :math:`\alpha_j\sim\mathrm{Gamma}(\hat v_j,\hat w_j)` (shape, rate);
     ``p4``: the same marginals joined by a Gaussian copula with correlation ``corr``,
@@ -399,16 +401,16 @@ class GammaCopulaPrior:
         return np.asarray(out)
 
 
-#: seed 004 Table 1, p1: independent Gamma(shape 1, rate 0.1)
+#: Guo et al. (2022) Table 1, p1: independent Gamma(shape 1, rate 0.1)
 def p1_prior(d: int) -> GammaCopulaPrior:
-    """Prior p1 of seed 004 Table 1: independent ``Gamma(1, 0.1)`` (shape, rate) for each of ``d`` parts."""
+    """Prior p1 of Guo et al. (2022) Table 1: independent ``Gamma(1, 0.1)`` (shape, rate) for each of ``d`` parts."""
     return GammaCopulaPrior(shape=np.ones(d), rate=np.full(d, 0.1))
 
 
 def elicit_prior(
     release: Any, kind: str = "p4", *, B: int = 2000, sweeps: int = 100, rng: Any = None
 ) -> GammaCopulaPrior:
-    r"""Priors p3 / p4 of seed 004 §4.2.1 from the ``D1`` part of a split release.
+    r"""Priors p3 / p4 of Guo et al. (2022) §4.2.1 from the ``D1`` part of a split release.
 
     Draws a large sample from p2 = DPBoots(:math:`S_L(D_1,a)`) (:func:`dpboots` on part 0),
     fits Gamma(shape, rate) to each coordinate by maximum likelihood (``p3``), and for ``p4`` the
@@ -437,7 +439,7 @@ def elicit_prior(
     if len(logmean_parts(owner, release)) != 2:
         raise NoiseawareValueError(
             f"{owner}: prior {kind} is elicited from D1, but the release has no split; privatize with "
-            "split=... (seed 004 §4.2: n1 = 0.25 n), or use prior='p1'."
+            "split=... (Guo et al. 2022, §4.2: n1 = 0.25 n), or use prior='p1'."
         )
     draws = dpboots(release, B, part=0, sweeps=sweeps, rng=rng).alpha
     draws = draws[np.all(np.isfinite(draws), axis=1)]

@@ -1,6 +1,6 @@
-r"""DPMCMC and DPreMCMC: the exact posterior of seed 004 eq. (2) by record-level data augmentation.
+r"""DPMCMC and DPreMCMC: the exact posterior of Guo et al. (2022) eq. (2) by record-level data augmentation.
 
-Seed ``004_f9e752609791d825.txt`` §4.2.2 samples
+Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*, §4.2.2 samples
 
 .. math::
 
@@ -9,7 +9,8 @@ Seed ``004_f9e752609791d825.txt`` §4.2.2 samples
         \prod_{i=1}^n p_{\text{Dir}}(x_i\mid\alpha)\,\pi_0(\alpha), \qquad (2)
 
 with :math:`s_0(D,a) = n^{-1}\sum_i \log\max(x_i, a)`, by the data-augmentation MCMC of Ju et al.
-(2022) (seed ``001_310683b496f39172.txt`` §3): the confidential records are latent, each is updated
+(2022) (Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for Private Posterior Estimation in R*, §3): the
+confidential records are latent, each is updated
 by Metropolis with a proposal from its prior :math:`\text{Dirichlet}(\alpha)` (so only the Laplace
 ratio enters the acceptance) and an O(d) update of the censored log-sum (the record sweep of
 :mod:`noiseaware.augment`, on a random window of the records per iteration);
@@ -73,7 +74,7 @@ _JB = get_backend("jax")
 _LAPLACE = NOISE_LAWS["laplace"].logpdf
 
 _OWNER = "dpmcmc"
-#: Prior p1 of seed 004 §4.2.1: independent Gamma(shape 1, rate 0.1).
+#: Prior p1 of Guo et al. (2022) §4.2.1: independent Gamma(shape 1, rate 0.1).
 P1_SHAPE = 1.0
 P1_RATE = 0.1
 #: Metropolis-Hastings steps of the cube-root joint move per iteration (sharing one draw of the
@@ -222,7 +223,8 @@ def _conditional_proposal_cholesky(alpha: np.ndarray, n: int, scale_sum: float) 
 def _alpha_given_records(log_prior: Callable[[Any], Any], b: int, steps: int) -> Callable[..., Any]:
     r"""``steps`` random-walk Metropolis steps of :math:`\log\alpha` given the records.
 
-    Target (complete data, seed 004 eq. 1, or eq. 5's replicated form) in :math:`\log\alpha`:
+    Target (complete data, Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*,
+    eq. 1, or eq. 5's replicated form) in :math:`\log\alpha`:
     :math:`\log\pi_0(\alpha)+\sum_j\log\alpha_j+w\{(\alpha-1)^\top T-b\log B(\alpha)\}` with
     :math:`T=\sum_i\log x_i`; each step costs O(d) (the records enter through ``T`` only).
     Proposal :math:`\log\alpha'=\log\alpha+hL\varepsilon`, :math:`\varepsilon\sim N(0,I)`.
@@ -652,7 +654,8 @@ def _window_sweep(
     r"""The record sweep of :mod:`noiseaware.augment` on ``m`` of the ``b`` records.
 
     The records :math:`i\in W=\{k, k+1, \dots, k+m-1\} \bmod b` with :math:`k` uniform (drawn
-    independently of the state) get the Metropolis-within-Gibbs step of seed 001 §3 in turn; the
+    independently of the state) get the Metropolis-within-Gibbs step of Eng, Awan, Gong, Ju & Rao (2024), *dapper:
+    Data Augmentation for Private Posterior Estimation in R*, §3 in turn; the
     others are held fixed, so their part :math:`s_{\text{rest}}` of the log-sum is a constant and
     the Laplace density of :math:`s_{dp}` at :math:`s_W+s_{\text{rest}}` is that of
     :math:`s_{dp}-s_{\text{rest}}` at :math:`s_W` (a location family). Each step leaves
@@ -712,12 +715,11 @@ class _Sampler(NamedTuple):
         return min(b, max(self.sweep_min, round(self.sweep_fraction * b)))
 
 
-#: The default kernels (issue 15 item 3): window sweep, surrogate-transition joint move.
+#: The default kernels: window sweep, surrogate-transition joint move.
 DEFAULT_SAMPLER = _Sampler("surrogate", SWEEP_FRACTION, SWEEP_MIN, SURROGATE_ROUNDS, ALPHA_STEPS, SURROGATE_STEPS)
-#: The default of the previous stop (window sweep, ten cube-root joint moves): the benchmark's
-#: middle column.
+#: Window sweep and ten cube-root joint moves per iteration: the benchmark's middle column.
 CUBEROOT_SAMPLER = _Sampler("cuberoot", SWEEP_FRACTION, SWEEP_MIN, JOINT_STEPS, ALPHA_STEPS)
-#: The sampler before issue 15 item 3 (full sweep, affine map of log g): kept for the benchmark
+#: Full sweep and ten random-walk joint moves affine in log g: the reference kernels of the benchmark
 #: ``benchmarks/dpmcmc_speed.py`` and the tests.
 BASELINE_SAMPLER = _Sampler("log", 1.0, 0, 10, 5)
 _JOINT_MAPS: dict[str, Callable[..., Any]] = {
@@ -1098,13 +1100,17 @@ def _idata(
         joint += (f" -- the surrogate joint move's correction accepted less than {SURROGATE_MIN_ACCEPT:g} "
                   "on average in warmup, so the run was started again with these kernels")
     sampler = (
-        f"data augmentation (seed 001 §3; noiseaware.augment record sweep of {swept} of the {b} records "
+        f"data augmentation (Eng et al. 2024, §3; noiseaware.augment record sweep of {swept} of the {b} records "
         f"per iteration) with {smp.alpha_steps} random-walk Metropolis steps of log alpha given the records"
         + (f", then {joint}" if prep.joint else "")
     )
     attrs = {
         "method": method,
-        "target": "seed 004 eq. (2), exact" if b == n else "seed 004 eq. (5), pseudo-Gibbs on b replicated records",
+        "target": (
+            "Guo et al. 2022, eq. (2), exact"
+            if b == n
+            else "Guo et al. 2022, eq. (5), pseudo-Gibbs on b replicated records"
+        ),
         "sampler": sampler,
         "a": p.a,
         "n": n,
@@ -1146,7 +1152,7 @@ def dpmcmc(
     init: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
     joint_move: bool | None = None,
 ) -> DPMCMCFit:
-    r"""DPMCMC (seed 004 eq. 2) or DPreMCMC (eq. 5): Dirichlet posterior from a ``dirichlet_logmean`` release.
+    r"""DPMCMC (Guo et al. 2022, eq. 2) or DPreMCMC (eq. 5): Dirichlet posterior from a ``dirichlet_logmean`` release.
 
     The latent data are records :math:`x_i\sim\text{Dirichlet}(\alpha)` on the simplex, stored as
     :math:`\log x_i` (so that parts far below the threshold never underflow); each contributes the
@@ -1155,7 +1161,8 @@ def dpmcmc(
 
     1. a sweep over the records, :math:`x_i^*\sim\text{Dirichlet}(\alpha)`, accepted with
        probability :math:`\min\{1, \prod_j p_{\text{Lap}}(s_{L,j}\mid s^*_{0,j}) /
-       p_{\text{Lap}}(s_{L,j}\mid s_{0,j})\}` (Ju et al. 2022; seed 001 §3; the record sweep of
+       p_{\text{Lap}}(s_{L,j}\mid s_{0,j})\}` (Ju et al. 2022; Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data
+       Augmentation for Private Posterior Estimation in R*, §3; the record sweep of
        :mod:`noiseaware.augment`); for DPMCMC, only a window of
        ``max(SWEEP_MIN, SWEEP_FRACTION * n)`` records (100 and 10%) at a random offset is swept
        per iteration (the others are fixed, their part of the log-sum a constant: each step still
@@ -1168,12 +1175,13 @@ def dpmcmc(
     3. for DPMCMC, a joint move of :math:`\alpha` and all records (Notes),
 
     whose stationary law is the exact posterior :math:`\pi(\alpha\mid s_L)` of eq. (2)
-    (seed 004 §4.2.2: DPMCMC\ :sub:`p1` with the default prior). Both step sizes are adapted
+    (Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*, §4.2.2:
+    DPMCMC\ :sub:`p1` with the default prior). Both step sizes are adapted
     during warmup by dual averaging towards the acceptance probability ``target_accept``
     (default 0.3, the engine's target for random-walk moves) and then frozen; the joint move's
     random-walk covariance is also taken from warmup draws, then frozen.
 
-    **DPreMCMC** (``replicates=r > 1``; seed 004 eq. 5 and the sampler of §4.2.2). The ``n``
+    **DPreMCMC** (``replicates=r > 1``; Guo et al. 2022, eq. 5 and the sampler of §4.2.2). The ``n``
     records are replaced by :math:`b=\max(1,\operatorname{round}(n/r))` latent records, each
     replicated :math:`w=n/b` times (``w = r`` when ``r`` divides ``n``): each record contributes
     :math:`w\log\max(x_i,a)` to the log-sum, whose Laplace noise keeps the release's scale
@@ -1181,27 +1189,27 @@ def dpmcmc(
     release is unchanged, only the data behind it are coarsened), and :math:`\alpha` is drawn
     given the records from the replicated likelihood
     :math:`\pi_0(\alpha)\prod_{i=1}^b p_{\text{Dir}}(x_i\mid\alpha)^{w}`. The records are
-    proposed from :math:`\text{Dirichlet}(\alpha)` and accepted by the Laplace ratio, as the seed
+    proposed from :math:`\text{Dirichlet}(\alpha)` and accepted by the Laplace ratio, as the paper
     describes ("proposal distribution ... Dirichlet(alpha^{t-1}) as in Ju et al."). Read
     literally, eq. (5) is *not* a proper joint density: the records' conditional
     :math:`p_{\text{Dir}}(x\mid\alpha)^{w}\propto\text{Dirichlet}(x\mid w(\alpha-1)+1)` has
     normalizer :math:`B(w(\alpha-1)+1)/B(\alpha)^w`, which diverges as any
     :math:`\alpha_j\downarrow 1-1/w` (a sampler of the literal joint runs to that boundary).
-    So DPreMCMC here is the seed's pseudo-Gibbs scheme -- records as a representative sample of
+    So DPreMCMC here is the paper's pseudo-Gibbs scheme -- records as a representative sample of
     ``b`` draws, :math:`\alpha` as if each were seen ``w`` times -- an approximation to eq. (2)
-    without a closed-form stationary law; the seed (§5.1) finds it less accurate for
+    without a closed-form stationary law; the paper (§5.1) finds it less accurate for
     :math:`n=1000` or small :math:`\epsilon` and much faster for large :math:`n` (the sweep
     costs O(b)). ``replicates=1`` is the exact DPMCMC.
 
     Parameters
     ----------
     release : noiseaware.Release
-        A ``privatize(..., statistic="dirichlet_logmean")`` release (seed 004 Algorithm 1). The
+        A ``privatize(..., statistic="dirichlet_logmean")`` release (Guo et al. 2022, Algorithm 1). The
         threshold ``a``, the part's ``n`` and the Laplace scale are read from it.
     prior : numpyro.distributions.Distribution or callable, optional
         :math:`\pi_0(\alpha)`: a NumPyro distribution whose ``log_prob`` broadcasts to ``(d,)``
         (summed), or a JAX function ``alpha -> log density``. Default: p1, independent
-        :math:`\text{Gamma}(1, 0.1)` (shape, rate; seed 004 §4.2.1). A data-split prior (p3 or p4
+        :math:`\text{Gamma}(1, 0.1)` (shape, rate; Guo et al. 2022, §4.2.1). A data-split prior (p3 or p4
         fitted on :math:`S_L(D_1,a)`) goes here with ``part=1``.
     chains : int
         Chains, run vectorized in one compiled program.
@@ -1221,14 +1229,13 @@ def dpmcmc(
         Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
         per chain or R-hat above 1.01 (the engine's check, :func:`noiseaware.augment.check_mixing`).
     replicates : int
-        Copies per latent record (seed 004's ``n/b``); 1 (default) is DPMCMC, more is DPreMCMC.
+        Copies per latent record (``n/b`` in Guo et al. 2022); 1 (default) is DPMCMC, more is DPreMCMC.
     part : int, optional
         Which part of a split release to analyse: 0 (:math:`D_1`) or 1 (:math:`D_2`). Default: the
         last part (:math:`D_2` of a split release, the whole data otherwise).
     init : dict or list of dict, optional
         ``{"alpha": array}`` for all chains or one per chain. Default: Minka's (2000) fixed point
-        at the L1 projection of :math:`s_L` onto :math:`\mathrm{Range}(S_0)`
-        (:func:`~noiseaware.dirichlet._boots.start_alpha`), jittered per chain.
+        at the L1 projection of :math:`s_L` onto :math:`\mathrm{Range}(S_0)`, jittered per chain.
     joint_move : bool, optional
         Add the joint move of :math:`\alpha` and all records (Notes) to every iteration. Default
         (None): on for DPMCMC, off for DPreMCMC (whose eq. 5 has no joint density to keep
@@ -1256,7 +1263,7 @@ def dpmcmc(
     -----
     MixingWarning
         Poor mixing of ``alpha`` (data augmentation is slow when the noise is large compared with
-        the sampling variability of :math:`S_0`, seed 001 §6).
+        the sampling variability of :math:`S_0`, Eng et al. (2024) §6).
 
     See Also
     --------
@@ -1268,7 +1275,7 @@ def dpmcmc(
     model: a latent part below ``a`` contributes :math:`\log a`, exactly as a zero did.
 
     **Joint move** (``joint_move``, on by default for DPMCMC). Plain augmentation is sticky here:
-    ``n`` records pin :math:`\alpha` while each record moves little per sweep (seed 001 §6). So
+    ``n`` records pin :math:`\alpha` while each record moves little per sweep (Eng et al. 2024, §6). So
     each iteration ends with a move of :math:`\alpha` and *all* records together: each record,
     written as :math:`x_{ij}=g_{ij}/\sum_k g_{ik}` with :math:`g_{ij}\sim\text{Gamma}(\alpha_j)`
     (the totals drawn afresh as auxiliary variables), is carried along by the affine map of a
@@ -1292,8 +1299,8 @@ def dpmcmc(
     1.5-6, 0.57-0.69 on BudgetUK (``docs/dirichlet.md``). (With Wilson-Hilferty's cube root as the
     power, ``n`` fixed standardized records pinned :math:`\alpha` more tightly than its posterior at
     small shapes and large ``n``, and the move barely moved: :func:`_power`.)
-    Before issue 15 the map was affine in :math:`\log g_{ij}` (:func:`_joint_move`), each
-    iteration ran ten exact random-walk steps at O(nd) each and swept every record; the
+    Against the reference kernels -- a map affine in :math:`\log g_{ij}` (:func:`_joint_move`), ten
+    exact random-walk steps at O(nd) each and a sweep of every record per iteration -- the
     measured gains are in ``docs/benchmarks.md``, "dpmcmc speed".
 
     **Compilation.** The sampler is one JAX program whose inputs are the release's numbers
@@ -1309,8 +1316,7 @@ def dpmcmc(
 
     References
     ----------
-    Seed ``004_f9e752609791d825.txt`` §4.2, eqs. (1), (2), (5), Table 1; seed
-    ``001_310683b496f39172.txt`` §3 (Ju, Awan, Gong & Rao 2022).
+    Guo et al. (2022) §4.2, eqs. (1), (2), (5), Table 1; Eng et al. 2024, §3 (Ju, Awan, Gong & Rao 2022).
 
     Examples
     --------

@@ -1,6 +1,7 @@
-r"""NUTS posterior of :math:`\alpha` under the latent-:math:`S_0` model of seed 004 eq. (6) / eq. (4).
+r"""NUTS posterior of :math:`\alpha` under the latent-:math:`S_0` model of Guo et al. (2022) eq. (6) / eq. (4).
 
-The model (seed ``004_f9e752609791d825.txt`` §4.2.4, DPapprox, and the data-split model 4)
+The model (Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*, §4.2.4, DPapprox,
+and the data-split model 4)
 
 .. math:: \alpha\sim\pi_0,\qquad S_0\mid\alpha\sim N\bigl(\mu(\alpha),\Sigma(\alpha)/n\bigr),\qquad
           s_{L,j}\mid S_0\sim\mathrm{Laplace}(S_{0,j},\ m),
@@ -128,7 +129,7 @@ def _prior_and_parts(
     if len(parts) != 2:
         raise NoiseawareValueError(
             f"{_OWNER}: prior {kind!r} is elicited from D1, but the release has no split; privatize with "
-            "split=... (seed 004 §4.2: n1 = 0.25 n), or use prior='p1'."
+            "split=... (Guo et al. 2022, §4.2: n1 = 0.25 n), or use prior='p1'."
         )
     return elicit_prior(release, kind, B=prior_draws, rng=rng), parts[-1:]
 
@@ -503,7 +504,8 @@ def fit(
     r"""NUTS posterior of :math:`\alpha` and of :math:`E[x\mid\alpha]` from a ``dirichlet_logmean`` release.
 
     Samples :math:`\pi(\alpha, S_0\mid s_L)\propto\prod_j\mathrm{Laplace}(s_{L,j}; S_{0,j}, m)\,
-    N(S_0;\mu(\alpha),\Sigma(\alpha)/n)\,\pi_0(\alpha)` (seed 004 eq. 6; eq. 4 with a split) with
+    N(S_0;\mu(\alpha),\Sigma(\alpha)/n)\,\pi_0(\alpha)` (Guo, Barrientos & Peña (2022), *Differentially Private
+    Inference for Compositional Data*, eq. 6; eq. 4 with a split) with
     :class:`~noiseaware.numpyro.LaplaceCensoredDirichletStat` (module docstring).
 
     Parameters

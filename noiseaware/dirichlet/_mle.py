@@ -1,7 +1,8 @@
-r"""Dirichlet maximum likelihood by Minka's fixed point (seed 004 §2.2, §4.1; Minka 2000).
+r"""Dirichlet maximum likelihood by Minka's fixed point (Guo et al. 2022, §2.2, §4.1; Minka 2000).
 
 For records :math:`x_1,\dots,x_n\sim\mathrm{Dirichlet}(\alpha)` the log-likelihood depends on the
-data only through the mean-log statistic :math:`S_0=n^{-1}\sum_i\log x_i` (seed 004 eq. 1):
+data only through the mean-log statistic :math:`S_0=n^{-1}\sum_i\log x_i` (Guo, Barrientos & Peña (2022),
+*Differentially Private Inference for Compositional Data*, eq. 1):
 
 .. math:: \ell(\alpha) = n\Bigl[\log\Gamma(\alpha_0) - \sum_j\log\Gamma(\alpha_j)
           + \sum_j(\alpha_j - 1)\,S_{0,j}\Bigr],\qquad \alpha_0=\sum_j\alpha_j .
@@ -9,7 +10,7 @@ data only through the mean-log statistic :math:`S_0=n^{-1}\sum_i\log x_i` (seed 
 Setting the gradient to zero gives :math:`\psi(\alpha_j)=\psi(\alpha_0)+S_{0,j}`, which Minka's
 fixed point iterates, :math:`\alpha_j^{new}=\psi^{-1}\bigl(\psi(\alpha_0^{old})+S_{0,j}\bigr)`; it
 converges to the unique maximizer, which exists iff :math:`S_0` lies in the interior of
-:math:`\mathrm{Range}(S_0)=\{s:\sum_j e^{s_j}\le1\}` (seed 004 §4.1).
+:math:`\mathrm{Range}(S_0)=\{s:\sum_j e^{s_j}\le1\}` (Guo et al. 2022, §4.1).
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ def dirichlet_mle_from_stats(
 ) -> DirichletMLE:
     r"""Dirichlet MLE from the mean-log sufficient statistic by Minka's fixed point.
 
-    Iterates :math:`\alpha_j \leftarrow \psi^{-1}(\psi(\alpha_0) + S_{0,j})` (seed 004 §2.2, §4.1,
+    Iterates :math:`\alpha_j \leftarrow \psi^{-1}(\psi(\alpha_0) + S_{0,j})` (Guo, Barrientos & Peña (2022),
+    *Differentially Private Inference for Compositional Data*, §2.2, §4.1,
     ``MLE(S_0)``) from a close start (mean :math:`e^{S_0}/\sum_j e^{S_{0,j}}`, precision
     :math:`(d-1)/(-2\log\sum_j e^{S_{0,j}})`) until the largest relative change is below ``tol``.
     The fixed point converges linearly and slowly for large :math:`\alpha_0` (4e4 iterations at

@@ -8,16 +8,21 @@ default, a seeded ``numpy.random.Generator`` simulation when ``rng`` is given.
 ==============================  ==============================================  ===========
 class                           law                                             guarantee
 ==============================  ==============================================  ===========
-GeometricMechanism              two-sided geometric (seed 000 Def. 2.3)          epsilon
+GeometricMechanism              two-sided geometric (Wang et al. 2026, Def. 2.3)  epsilon
 LaplaceMechanism                Laplace                                          epsilon
-GaussianMechanism               Gaussian (seed 002 Prop. 3.4)                    rho-zCDP
-DiscreteGaussianMechanism       discrete Gaussian (CKS20; seed 001)              rho-zCDP
-RandomizedResponse              k-ary randomized response (seed 001 Ex. 1)       epsilon
-TruncatedGeometricMechanism     TGM, clamp to [L, U] (seed 000 §4)               epsilon
-BayesianTruncatedGeometric...   BTGM, posterior mean (seed 000 eq. 22)           epsilon
-RenormalizedGeometricMechanism  RGM, renormalized on [L, U] (seed 000 S.1)       epsilon
-ExponentialMechanism            exponential mechanism (seed 002 Prop. 3.5)       both
+GaussianMechanism               Gaussian (Ferrando et al. 2026, Prop. 3.4)       rho-zCDP
+DiscreteGaussianMechanism       discrete Gaussian (CKS20; Eng et al. 2024)       rho-zCDP
+RandomizedResponse              k-ary randomized response (Eng et al. 2024)      epsilon
+TruncatedGeometricMechanism     TGM, clamp to [L, U] (Wang et al. 2026, §4)      epsilon
+BayesianTruncatedGeometric...   BTGM, posterior mean (Wang et al. 2026, eq. 22)  epsilon
+RenormalizedGeometricMechanism  RGM, renormalized on [L, U] (Wang et al., S.1)   epsilon
+ExponentialMechanism            exponential mechanism (Ferrando et al. 2026)     both
 ==============================  ==============================================  ===========
+
+References: Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
+Copula Correlations*; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive
+Covariance Estimation via Gaussian Graphical Models* (Prop. 3.4, 3.5); Eng, Awan, Gong, Ju & Rao
+(2024), *dapper: Data Augmentation for Private Posterior Estimation in R* (Example 1).
 """
 
 from ._additive import (

@@ -92,7 +92,7 @@ def geometric_scale_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> 
     """``(scale, sensitivity)`` with ``scale = sensitivity / epsilon``, checked against the geometric rule.
 
     Shared by every mechanism built on two-sided geometric noise (geometric, TGM, BTGM): the scale
-    must be a normal float64 at most :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE`, and the
+    must be a normal float64 at most ``2**62 / (65 ln 2)``, and the
     error names ``epsilon``, the argument the caller gave.
     """
     eps = v.epsilon(owner, epsilon)
@@ -114,8 +114,9 @@ class GeometricMechanism(_Additive):
     .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k|},\qquad
               \alpha = e^{-1/\text{scale}} = e^{-\epsilon/\Delta},\quad k\in\mathbb{Z},
 
-    seed ``000_3eff9b68025f505f.txt`` Definition 2.3 / eq. (3) and seed
-    ``004_f9e752609791d825.txt`` §2.1. It is ``epsilon = sensitivity / scale`` DP for integer
+    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*,
+    Definition 2.3 / eq. (3) and Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional
+    Data*, §2.1. It is ``epsilon = sensitivity / scale`` DP for integer
     queries of L1 sensitivity ``sensitivity``. Secure release uses OpenDP's exact discrete
     Laplace sampler.
 
@@ -129,7 +130,7 @@ class GeometricMechanism(_Additive):
     Raises
     ------
     ValueError
-        If ``scale > 2**62 / (65 ln 2)`` (about ``1.02e17``, :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE`):
+        If ``scale > 2**62 / (65 ln 2)`` (about ``1.02e17``):
         then ``P(|noise| >= 2**62)`` could exceed ``2**-64`` and the int64 output could saturate.
         Also if ``scale`` is not a normal float64 or ``epsilon = sensitivity / scale`` is not a
         finite float > 0. ``release`` refuses true values with ``|value| > 2**62``.
@@ -162,7 +163,7 @@ class GeometricMechanism(_Additive):
         """The mechanism with ``alpha = exp(-epsilon / sensitivity)``.
 
         Raises ``ValueError`` when ``scale = sensitivity / epsilon`` exceeds
-        :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE` (about ``1.02e17``, so that the int64
+        ``2**62 / (65 ln 2)`` (about ``1.02e17``, so that the int64
         output cannot saturate: ``P(|noise| >= 2**62) < 2**-64``) or is not a normal float64.
         """
         scale, sens = geometric_scale_from_epsilon(cls.__name__, epsilon, sensitivity)
@@ -181,7 +182,8 @@ class GeometricMechanism(_Additive):
         This is the ``alpha`` the likelihoods take (``TwoSidedGeometric``, ``NoisyHypergeom``,
         ``NoisyTwoWayTable``, ``CompositeCopulaLikelihood``, ``Noisy``), whatever the
         sensitivity: ``scale = sensitivity / epsilon`` so ``alpha = exp(-epsilon / sensitivity)``
-        (seed 000 eq. 3). For a ``median_pairs`` release it is per pair:
+        (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*,
+        eq. 3). For a ``median_pairs`` release it is per pair:
         ``alpha = exp(-metadata["epsilon_per_pair"])``, not ``exp(-epsilon)`` of the total.
 
         Examples
@@ -293,7 +295,7 @@ class LaplaceMechanism(_Additive):
         """The mechanism with ``scale = sensitivity / epsilon``.
 
         Raises ``ValueError`` when the scale exceeds
-        :data:`~noiseaware._validation.MAX_LAPLACE_SCALE` (about ``2.4e299``, so that
+        ``2**1024 / (64 ln 2)`` (about ``2.4e299``, so that
         ``P(|noise| >= 2**1000) < 2**-64``) or is not a normal float64.
         """
         eps = v.epsilon(cls.__name__, epsilon)
@@ -346,7 +348,8 @@ class GaussianMechanism(_Additive):
     r"""Gaussian mechanism, noise :math:`N(0, \sigma^2)`.
 
     ``rho = sensitivity**2 / (2 sigma**2)``-zCDP for queries of L2 sensitivity ``sensitivity``
-    (seed ``002_cfbd04c4fa2076e3.txt`` Proposition 3.4). Secure release via OpenDP's float
+    (Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian
+    Graphical Models*, Proposition 3.4). Secure release via OpenDP's float
     Gaussian measurement.
 
     Parameters
@@ -454,8 +457,7 @@ def discrete_gaussian_log_normalizer(sigma: float) -> float:
     the terms ``m = 1, 2`` are summed and the rest is below ``3 e^{-18 pi^2} < 1e-76``.
     For ``sigma < 1`` the direct sum over ``|k| <= 12``; the dropped tail is at most
     ``2 e^{-169/2} / (1 - e^{-27/2}) < 4e-37`` (relative, as ``Z >= 1``). One normaliser for
-    the release side and the likelihoods: this is
-    :func:`noiseaware._core._noise.discrete_gaussian_log_normalizer` on concrete ``sigma``
+    the release side and the likelihoods, which call the same function on concrete ``sigma``
     (tested against mpmath).
 
     Examples
@@ -479,7 +481,7 @@ def _dg_left_cdf_table(sigma: float) -> tuple[int, np.ndarray]:
 @register
 @dataclass(frozen=True)
 class DiscreteGaussianMechanism(_Additive):
-    r"""Discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020; seed 001 §4).
+    r"""Discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020; Eng et al. 2024, §4).
 
     .. math:: P(K = k) = \frac{e^{-k^2/(2\sigma^2)}}{\sum_{j\in\mathbb{Z}} e^{-j^2/(2\sigma^2)}},
               \quad k\in\mathbb{Z},

@@ -22,7 +22,8 @@ class Guarantee:
 
     A pure guarantee has ``epsilon`` and ``delta == 0``; an approximate one has both; a
     zero-concentrated one has ``rho`` (and may carry an implied ``epsilon`` as well, e.g. the
-    exponential mechanism, which is both epsilon-DP and epsilon**2/8-zCDP, seed 002 Prop. 3.5).
+    exponential mechanism, which is both epsilon-DP and epsilon**2/8-zCDP, Ferrando, Fuentes, Mullins, Musco & Sheldon
+    (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, Prop. 3.5).
 
     Parameters
     ----------
@@ -155,7 +156,7 @@ class Mechanism(abc.ABC):
     def _check_value(self, value: Any) -> np.ndarray:
         """True values as an array, refused beyond the range whose noisy output is representable.
 
-        Integer mechanisms: ``|value| <= 2**62`` (:data:`~noiseaware._validation.INT_BOUND`);
+        Integer mechanisms: ``|value| <= 2**62``;
         with ``P(|noise| >= 2**62) < 2**-64`` (enforced on the scale) the int64 output cannot
         saturate. Real ones: ``|value| <= 2**1000``, so that ``value + noise`` stays finite.
         """
@@ -202,6 +203,7 @@ class Mechanism(abc.ABC):
         return d
 
 
+#: Every mechanism class by its ``family`` name (what :func:`mechanism_from_dict` reads).
 MECHANISMS: dict[str, type[Mechanism]] = {}
 
 

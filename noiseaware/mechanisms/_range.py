@@ -1,4 +1,4 @@
-"""Range-preserving geometric mechanisms of seed 000: TGM, BTGM (eq. 22) and RGM (Def. S.1)."""
+"""Range-preserving geometric mechanisms of Wang et al. (2026): TGM, BTGM (eq. 22) and RGM (Def. S.1)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ class _Bounded(Mechanism):
 @register
 @dataclass(frozen=True)
 class TruncatedGeometricMechanism(_Bounded):
-    r"""Truncated geometric mechanism (TGM; Ghosh et al. 2012; seed 000 §4 and S.1).
+    r"""Truncated geometric mechanism (TGM; Ghosh et al. 2012; Wang et al. 2026, §4 and S.1).
 
     Output ``min(U, max(L, M + K))`` with ``K`` two-sided geometric, ``alpha = exp(-1/scale)``.
     Post-processing of the geometric mechanism, hence ``epsilon = sensitivity / scale``-DP. For
@@ -135,7 +135,7 @@ class TruncatedGeometricMechanism(_Bounded):
         """The mechanism with ``alpha = exp(-epsilon / sensitivity)``.
 
         ``scale = sensitivity / epsilon`` must satisfy the geometric mechanism's rule (at most
-        :data:`~noiseaware._validation.MAX_GEOMETRIC_SCALE`, a normal float64).
+        ``2**62 / (65 ln 2)``, about ``1.02e17``, a normal float64).
         """
         scale, sens = geometric_scale_from_epsilon(cls.__name__, epsilon, sensitivity)
         return cls(scale=scale, lower=lower, upper=upper, sensitivity=sens)
@@ -194,7 +194,7 @@ BTGM_MAX_WIDTH = 2**24
 
 
 def btgm_posterior_mean(m: Any, alpha: float, lower: int, upper: int) -> np.ndarray:
-    r"""Closed-form posterior mean of seed 000 eq. (22).
+    r"""Closed-form posterior mean of Wang et al. (2026) eq. (22).
 
     ``E(M | m)`` under a uniform prior on the integers ``L..U`` when ``m = M + K`` with ``K``
     two-sided geometric(``alpha``). With ``W = U - L`` and ``j = m - L``:
@@ -271,7 +271,7 @@ def _btgm_mean(m: Any, log_alpha: float, lower: int, upper: int) -> np.ndarray:
 @register
 @dataclass(frozen=True)
 class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
-    r"""Bayesian truncated geometric mechanism (BTGM; seed 000 §4.2, eq. 22).
+    r"""Bayesian truncated geometric mechanism (BTGM; Wang et al. 2026, §4.2, eq. 22).
 
     Outputs the posterior mean ``E(M | m)`` of the true count under a uniform prior on
     ``L..U`` given the geometric-mechanism output ``m`` (:func:`btgm_posterior_mean`). It is a
@@ -357,7 +357,7 @@ RGM_MIN_ACCEPTANCE = 1e-4
 
 
 def _rgm_g(eps_p: float, sensitivity: int, width: int) -> float:
-    """Log g(eps') of seed 000 eq. (S.2), W = U - L = width.
+    """Log g(eps') of Wang et al. (2026) eq. (S.2), W = U - L = width.
 
     ``g = (1 + a - a^{d+1} - a^{W+1-d}) / (1 - a^{W+1}) = 1 + (1 - a^d) a (1 - a^{W-d}) / (1 - a^{W+1})``
     with ``a = exp(-eps'/sensitivity)``, ``d = min(sensitivity, ceil(W/2))``; the second form is
@@ -374,7 +374,7 @@ def _rgm_g(eps_p: float, sensitivity: int, width: int) -> float:
 
 
 def rgm_epsilon_prime(epsilon: float, sensitivity: int, lower: int, upper: int) -> float:
-    """Solve ``eps' + log g(eps') = epsilon`` (seed 000 eqs. S.1-S.2) by Brent's method.
+    """Solve ``eps' + log g(eps') = epsilon`` (Wang et al. 2026, eqs. S.1-S.2) by Brent's method.
 
     ``0 <= log g(x) <= x`` (``g - 1 <= 1 - a^d <= d x / sensitivity``), so the root lies in
     ``[epsilon / 4, epsilon]`` and is found to relative precision.
@@ -396,7 +396,7 @@ def rgm_epsilon_prime(epsilon: float, sensitivity: int, lower: int, upper: int) 
 @register
 @dataclass(frozen=True)
 class RenormalizedGeometricMechanism(_Bounded):
-    r"""Renormalized geometric mechanism (RGM; seed 000 Definition S.1, Theorem S.2).
+    r"""Renormalized geometric mechanism (RGM; Wang et al. 2026, Definition S.1, Theorem S.2).
 
     ``P(s | M) = a'^{|s-M|} / sum_{l=L}^{U} a'^{|l-M|}`` on ``s = L..U`` with
     ``a' = exp(-eps'/sensitivity)`` and ``eps'`` solving ``eps' + log g(eps') = epsilon``

@@ -37,10 +37,11 @@ def _check_k(owner: str, k: Any) -> int:
 @register
 @dataclass(frozen=True)
 class RandomizedResponse(Mechanism):
-    r"""k-ary randomized response on categories ``0..k-1`` (Warner 1965; seed 001 Example 1).
+    r"""k-ary randomized response on categories ``0..k-1`` (Warner 1965; Eng et al. 2024, Example 1).
 
     ``P(y | x) = p`` if ``y == x`` and ``(1 - p) / (k - 1)`` otherwise, which is
-    ``epsilon = log(p (k - 1) / (1 - p))``-DP. Seed 001's "two fair coin flips" scheme (keep the
+    ``epsilon = log(p (k - 1) / (1 - p))``-DP. The "two fair coin flips" scheme of Eng, Awan, Gong, Ju & Rao
+    (2024), *dapper: Data Augmentation for Private Posterior Estimation in R* (keep the
     answer on heads, otherwise report a fresh fair coin) is ``k = 2, p = 3/4``, i.e.
     ``epsilon = log 3`` per answer (:meth:`from_coin_flips`). Secure release uses OpenDP's
     randomized response.
@@ -152,7 +153,7 @@ class RandomizedResponse(Mechanism):
 @register
 @dataclass(frozen=True)
 class ExponentialMechanism(Mechanism):
-    r"""Exponential mechanism (McSherry & Talwar 2007; seed 002 Proposition 3.5).
+    r"""Exponential mechanism (McSherry & Talwar 2007; Ferrando et al. 2026, Proposition 3.5).
 
     Selects index ``r`` of a score vector with probability proportional to
     ``exp(epsilon * score_r / (2 * sensitivity))``, where each score changes by at most

@@ -1,21 +1,29 @@
 r"""Noise-aware distributions for NumPyro.
 
-A package of thin shells over one spec per distribution (:mod:`noiseaware._core._specs`: the
+A package of thin shells over one spec per distribution (the
 parameters and their rules, log-prob assembly, draws, support point, release reading), one
 module per family; class and parameter names match :mod:`noiseaware.pymc`.
 
 ==============================  ==========================================================
 class                           law
 ==============================  ==========================================================
-TwoSidedGeometric(loc, alpha)   ``loc + D``, ``D`` two-sided geometric (seed 000 eq. 3)
-DiscreteGaussian(loc, sigma)    ``loc + D``, ``D`` discrete Gaussian (CKS20; seed 001)
-NoisyHypergeom(N, K, m, ...)    Fisher noncentral hypergeometric count + noise (seed 000 eq. 17)
+TwoSidedGeometric(loc, alpha)   ``loc + D``, ``D`` two-sided geometric (Wang et al. 2026, eq. 3)
+DiscreteGaussian(loc, sigma)    ``loc + D``, ``D`` discrete Gaussian (CKS20; Eng et al. 2024)
+NoisyHypergeom(N, K, m, ...)    Fisher noncentral hypergeometric count + noise (eq. 17)
 NoisyTwoWayTable(r, n, alpha)   median-split 2x2 count of a Gaussian copula + noise (eq. 17)
 CompositeCopulaLikelihood       all p(p-1)/2 pairs of a correlation matrix (eq. 18)
 Noisy(dist, noise)              any discrete base plus integer noise (exact convolution)
-LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (seed 004 eq. 6)
-NoisyCovarianceEntries          noisy second-moment entries, moment-matched (seed 002)
+LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (Guo et al. 2022)
+NoisyCovarianceEntries          noisy second-moment entries, moment-matched (Ferrando et al.)
 ==============================  ==========================================================
+
+Equations are those of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference
+for Gaussian Copula Correlations*; the Dirichlet statistic is eq. 6 of Guo, Barrientos & Peña
+(2022), *Differentially Private Inference for Compositional Data*; the covariance entries are the
+measurements of Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance
+Estimation via Gaussian Graphical Models*; the discrete Gaussian is Canonne, Kamath & Steinke
+(2020), as used by Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for Private
+Posterior Estimation in R*.
 
 **Float64.** Exactness (1e-9 absolute on log-probabilities near ``n = 1e6``) needs float64.
 Importing this package changes no setting: call :func:`noiseaware.config.configure` (or
@@ -40,9 +48,7 @@ Examples
 -0.771937
 """
 
-from __future__ import annotations
-
-from ._common import RELEASE_VALUES  # noqa: F401  (first: float64 in JAX; the default obs of from_release)
+from ._common import RELEASE_VALUES  # first: float64 in JAX; the default obs of from_release
 from ._covariance import NoisyCovarianceEntries
 from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
@@ -50,6 +56,7 @@ from ._integer import DiscreteGaussian, TwoSidedGeometric
 from ._noisy import Noisy
 
 __all__ = [
+    "RELEASE_VALUES",
     "CompositeCopulaLikelihood",
     "DiscreteGaussian",
     "LaplaceCensoredDirichletStat",

@@ -52,7 +52,11 @@ def noise_draw(key: Any, family: str, par: Any, shape: tuple[int, ...]) -> Any:
 
 
 #: Default of ``obs`` in every ``from_release``: observe the release's values.
-RELEASE_VALUES: Any = type("ReleaseValues", (), {"__repr__": lambda self: "RELEASE_VALUES"})()
+RELEASE_VALUES: Any = type(
+    "ReleaseValues",
+    (),
+    {"__repr__": lambda self: "RELEASE_VALUES", "__doc__": "Default ``obs`` of ``from_release``: the release values."},
+)()
 
 
 def observe(name: str, d: Any, values: Any, obs: Any) -> Any:

@@ -31,7 +31,8 @@ class NoisyCovarianceEntries(Distribution):
     .. math:: y \sim N\bigl(\Sigma_{\mathcal S},\ \mathrm{diag}(1/\lambda) + C(\Sigma)/n\bigr),\quad
               C_{(jk),(lm)} = \Sigma_{jl}\Sigma_{km} + \Sigma_{jm}\Sigma_{kl}
 
-    (Isserlis; seed 002 measurements after Prop. 4.2's combination). Support: real vectors of
+    (Isserlis; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via
+    Gaussian Graphical Models*, the measurements after Prop. 4.2's combination). Support: real vectors of
     length ``m`` (one per measured entry).
 
     Parameters
@@ -86,7 +87,7 @@ class NoisyCovarianceEntries(Distribution):
         return mean, cov + jnp.diag(1.0 / jnp.asarray(self.precision))
 
     def log_prob(self, value: Any) -> Any:
-        """Multivariate normal log-density (module docstring of :mod:`noiseaware._core._covariance`)."""
+        """Multivariate normal log-density of the moment-matched law (class docstring)."""
         return noisy_covariance_entries_logp(
             BK, jnp.asarray(value), self.sigma, self.rows, self.cols, jnp.asarray(self.precision), self.n
         )

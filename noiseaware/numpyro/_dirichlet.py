@@ -1,4 +1,4 @@
-r"""NumPyro shell of :class:`LaplaceCensoredDirichletStat` (seed 004 eq. 6; spec in :mod:`noiseaware._core._specs`)."""
+r"""NumPyro shell of :class:`LaplaceCensoredDirichletStat` (Guo et al. 2022, eq. 6; spec in ``_core._specs``)."""
 
 from __future__ import annotations
 
@@ -36,14 +36,14 @@ def _check_common(owner: str, n: Any, a: Any, moments: str) -> tuple[int, float]
 
 
 class LaplaceCensoredDirichletStat(Distribution):
-    r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, seed 004 eq. (6).
+    r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, Guo et al. (2022) eq. (6).
 
     .. math:: S_L = S_0 + \varepsilon,\qquad S_0\sim N\!\bigl(\mu(\alpha),\ \Sigma(\alpha)/n\bigr),
               \qquad \varepsilon_j\overset{iid}{\sim}\mathrm{Laplace}(0,\ \text{scale}),
 
     with ``scale = -d log(a) / (n epsilon_1)`` (Algorithm 1). ``moments="censored"`` (default)
     uses the mean and covariance of :math:`\log\max(x_j, a)` under the Beta marginals
-    (Supplement S1; :mod:`noiseaware._core._dirichlet`), so a large threshold ``a`` does not bias
+    (Supplement S1), so a large threshold ``a`` does not bias
     ``alpha``; ``moments="asymptotic"`` is the paper's uncensored
     :math:`\mu=\psi(\alpha)-\psi(\alpha_0)`, :math:`\Sigma=\mathrm{diag}\,\psi_1(\alpha)-\psi_1(\alpha_0)`.
 

@@ -1,7 +1,8 @@
 r"""NumPyro shells of the Fisher-table likelihoods (specs in :mod:`noiseaware._core._specs`).
 
 :class:`NoisyHypergeom`, :class:`NoisyTwoWayTable` and :class:`CompositeCopulaLikelihood`
-(seed ``000_3eff9b68025f505f.txt`` eqs. 17-18).
+(Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eqs.
+17-18).
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ class NoisyHypergeom(Distribution):
     .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
               \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
 
-    seed ``000_3eff9b68025f505f.txt`` eq. (17) with exact margins (so odd ``N`` is exact). Both
+    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eq.
+    (17) with exact margins (so odd ``N`` is exact). Both
     sums run over static windows of ``O(sqrt N)`` terms at their modes, with a proven bound
-    below 1e-13 on the relative dropped mass (:mod:`noiseaware._core._fisher`).
+    below 1e-13 on the relative dropped mass.
 
     Parameters
     ----------
@@ -183,7 +185,8 @@ class NoisyTwoWayTable(NoisyHypergeom):
 
     .. math:: \psi(r) = 2\log\frac{\pi + 2\arcsin r}{\pi - 2\arcsin r},
 
-    seed ``000_3eff9b68025f505f.txt`` eqs. (7)-(10) and (17) (odd ``n``: ``(n+1)/2`` above the
+    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eqs.
+    (7)-(10) and (17) (odd ``n``: ``(n+1)/2`` above the
     median, §3.1).
 
     Parameters
@@ -249,7 +252,7 @@ class NoisyTwoWayTable(NoisyHypergeom):
 
 
 class CompositeCopulaLikelihood(Distribution):
-    r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, seed 000 eq. (18).
+    r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, Wang et al. (2026) eq. (18).
 
     .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
 

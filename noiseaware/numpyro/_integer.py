@@ -28,7 +28,8 @@ class TwoSidedGeometric(Distribution):
 
     .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\qquad k\in\mathbb{Z},
 
-    the output law of the geometric mechanism (seed ``000_3eff9b68025f505f.txt`` Definition 2.3,
+    the output law of the geometric mechanism (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
+    Inference for Gaussian Copula Correlations*, Definition 2.3,
     eq. 3) with ``alpha = exp(-epsilon / sensitivity)``.
 
     Parameters
@@ -124,7 +125,7 @@ class DiscreteGaussian(Distribution):
 
     exactly normalized: Poisson summation for ``sigma >= 1`` and a direct sum for
     ``sigma < 1``, each with a proven bound below 1e-36 on the dropped terms (see
-    :func:`noiseaware._core.discrete_gaussian_log_normalizer`).
+    :func:`noiseaware.mechanisms.discrete_gaussian_log_normalizer`).
 
     Parameters
     ----------
@@ -166,7 +167,7 @@ class DiscreteGaussian(Distribution):
 
     @property
     def variance(self) -> Any:
-        """``E[D^2]``, exact (slightly below ``sigma^2``; :func:`noiseaware._core.discrete_gaussian_variance`)."""
+        """``E[D^2]``, exact (slightly below ``sigma^2``))."""
         return jnp.broadcast_to(_specs.noise_variance(BK, "discrete_gaussian", self.sigma), self.batch_shape)
 
     @classmethod

@@ -17,6 +17,7 @@ from numpyro.distributions.util import validate_sample
 
 from .. import _validation as v
 from .._core import _noisy, _specs
+from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 __all__ = ["Noisy"]
@@ -77,7 +78,7 @@ class Noisy(Distribution):
     over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
     ``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
     every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
-    (:mod:`noiseaware._core._noisy`). A multinomial base (noise on each of its ``K`` cells) is
+    (``docs/noisy.md``). A multinomial base (noise on each of its ``K`` cells) is
     summed exactly over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation,
     refused for ``N > 999``.
 
@@ -183,7 +184,7 @@ class Noisy(Distribution):
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:
-        """Exact log-pmf (module :mod:`noiseaware._core._noisy`); ``-inf`` for non-integers."""
+        """Exact log-pmf (the windowed convolution above); ``-inf`` for non-integers."""
         if self.total_count is not None:
             return _noisy_multinomial_logpmf(self.spec, self.total_count, self.base_dist, value)
         return _noisy_scalar_logpmf(self.spec, self.base_dist, value)
@@ -192,7 +193,7 @@ class Noisy(Distribution):
         """``log P(X + D <= value)`` for a scalar base with a ``cdf`` (e.g. ``Poisson``, ``Geometric``).
 
         ``logsumexp_{|d| <= w} [log g(d) + log F_X(value - d)]``, a lower bound within relative
-        ``tol`` wherever ``log P(Y <= value) >= -40`` (:func:`noiseaware._core._noisy.noisy_logcdf`).
+        ``tol`` wherever ``log P(Y <= value) >= -40``.
         Raises ``NotImplementedError`` for a multinomial base or a base without a ``cdf``.
         """
         if self.total_count is not None:
@@ -226,14 +227,17 @@ class Noisy(Distribution):
         return jnp.broadcast_to(self.base_dist.variance + self.spec.variance, self.batch_shape + self.event_shape)
 
     @classmethod
-    def from_release(cls, name: str, dist: Any, release: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:
+    def from_release(cls, name: str, release: Any, dist: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:
         """``numpyro.sample(name, Noisy(dist, noise=release), obs=release.values)``.
 
         The release must be a ``"counts"`` release with geometric or discrete Gaussian noise;
         each released cell is one observed noisy count. ``dist`` is expanded to the release's
         shape when its batch shape is smaller (e.g. one rate for every cell). ``obs=None`` leaves
-        the site unobserved, shaped like the release (for ``Predictive``).
+        the site unobserved, shaped like the release (for ``Predictive``). The release comes
+        second, as in every ``from_release``; the former order ``from_release(name, dist, release)``
+        still works and warns (``FutureWarning``).
         """
+        release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
         return observe(name, cls(dist, **args, **kwargs), values, obs)
 

@@ -1,6 +1,6 @@
 r"""Noise-aware distributions for PyMC.
 
-A package of thin shells over one spec per distribution (:mod:`noiseaware._core._specs`: the
+A package of thin shells over one spec per distribution (the
 parameters and their rules, log-prob assembly, draws, support point, release reading), one
 module per family; class and parameter names match :mod:`noiseaware.numpyro`. Each discrete
 distribution is a PyTensor ``RandomVariable`` (draws by the NumPy core, so prior and posterior
@@ -9,17 +9,19 @@ cheap); :class:`LaplaceCensoredDirichletStat` and :class:`NoisyCovarianceEntries
 ``pm.CustomDist`` variables.
 
 =============================  ==========================================================
-class                          module
+class                          law
 =============================  ==========================================================
-TwoSidedGeometric              ``noiseaware.pymc._integer``
-DiscreteGaussian               ``noiseaware.pymc._integer``
-NoisyHypergeom                 ``noiseaware.pymc._fisher``
-NoisyTwoWayTable               ``noiseaware.pymc._fisher``
-CompositeCopulaLikelihood      ``noiseaware.pymc._fisher``
-Noisy                          ``noiseaware.pymc._noisy``
-LaplaceCensoredDirichletStat   ``noiseaware.pymc._dirichlet``
-NoisyCovarianceEntries         ``noiseaware.pymc._covariance``
+TwoSidedGeometric              ``loc + D``, ``D`` two-sided geometric
+DiscreteGaussian               ``loc + D``, ``D`` discrete Gaussian
+NoisyHypergeom                 Fisher noncentral hypergeometric count + noise
+NoisyTwoWayTable               median-split 2x2 count of a Gaussian copula + noise
+CompositeCopulaLikelihood      all p(p-1)/2 pairs of a correlation matrix
+Noisy                          any discrete base plus integer noise (exact convolution)
+LaplaceCensoredDirichletStat   noisy censored Dirichlet mean-log statistic
+NoisyCovarianceEntries         noisy second-moment entries, moment-matched
 =============================  ==========================================================
+
+The laws and their references are those of :mod:`noiseaware.numpyro`.
 
 Bad parameters raise ``pymc.logprob.utils.ParameterValueError`` carrying the rule (PyMC's
 ``check_parameters`` idiom); values outside the support give ``-inf``. ``N``, ``K``, ``m`` and
@@ -44,8 +46,6 @@ Examples
 >>> round(float(model.compile_logp()({"r_interval__": 0.0})), 4)
 -5.1924
 """
-
-from __future__ import annotations
 
 from . import _common  # noqa: F401  (first: the filtered imports of PyMC and PyTensor)
 from ._covariance import NoisyCovarianceEntries

@@ -1,4 +1,4 @@
-r"""PyMC shell of :class:`LaplaceCensoredDirichletStat` (seed 004 eq. 6; spec in :mod:`noiseaware._core._specs`)."""
+r"""PyMC shell of :class:`LaplaceCensoredDirichletStat` (Guo et al. 2022, eq. 6; spec in ``_core._specs``)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _marginal_graph(alpha: Any, scale: Any, size: Any, *, n: int, a: float, mome
 
 
 class LaplaceCensoredDirichletStat:
-    r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, seed 004 eq. (6), for PyMC.
+    r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, Guo et al. (2022) eq. (6), for PyMC.
 
     .. math:: S_L = S_0 + \varepsilon,\qquad S_0\sim N\!\bigl(\mu(\alpha),\ \Sigma(\alpha)/n\bigr),
               \qquad \varepsilon_j\overset{iid}{\sim}\mathrm{Laplace}(0,\ \text{scale}),

@@ -1,7 +1,8 @@
 r"""PyMC shells of the Fisher-table likelihoods (specs in :mod:`noiseaware._core._specs`).
 
 :class:`NoisyHypergeom`, :class:`NoisyTwoWayTable` and :class:`CompositeCopulaLikelihood`
-(seed ``000_3eff9b68025f505f.txt`` eqs. 17-18).
+(Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eqs.
+17-18).
 """
 
 from __future__ import annotations
@@ -97,13 +98,14 @@ class NoisyHypergeom(pm.Discrete):
 
     ``T``: marked balls among ``m`` drawn from an urn of ``N`` with ``K`` marked, odds ratio
     ``exp(log_odds)``; ``D``: two-sided geometric (``alpha``) or discrete Gaussian (``sigma``)
-    noise. Exact marginal of seed ``000_3eff9b68025f505f.txt`` eq. (17) with exact margins:
+    noise. Exact marginal of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
+    Copula Correlations*, eq. (17) with exact margins:
 
     .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
               \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
 
     both sums over static ``O(sqrt N)`` windows at their modes with a proven bound below 1e-13
-    on the relative dropped mass (:mod:`noiseaware._core._fisher`).
+    on the relative dropped mass.
 
     Parameters
     ----------
@@ -199,7 +201,8 @@ class NoisyTwoWayTable(pm.Discrete):
     r"""Noisy high-high count of a median-split 2x2 table of a Gaussian-copula pair.
 
     ``NoisyHypergeom(N=n, K=m=ceil(n/2), log_odds=psi(r), alpha)`` with
-    ``psi(r) = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))``, seed ``000_3eff9b68025f505f.txt``
+    ``psi(r) = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))``, Wang, Feldman & Reiter (2026), *Differentially Private
+    Bayesian Inference for Gaussian Copula Correlations*,
     eqs. (7)-(10), (17); odd ``n`` has ``(n+1)/2`` records above the median (§3.1).
 
     Parameters
@@ -294,7 +297,7 @@ composite_copula_likelihood = CompositeCopulaLikelihoodRV()
 
 
 class CompositeCopulaLikelihood(pm.Discrete):
-    r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, seed 000 eq. (18).
+    r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, Wang et al. (2026) eq. (18).
 
     .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
 
@@ -319,8 +322,8 @@ class CompositeCopulaLikelihood(pm.Discrete):
     Raises
     ------
     NoiseawareValueError
-        For ``R`` without a static ``(p, p)`` shape, or bad ``pairs`` (the rule of
-        :func:`noiseaware._core._specs.composite_pairs`).
+        For ``R`` without a static ``(p, p)`` shape, or bad ``pairs`` (a ``(k, 2)`` array of
+        distinct column indices in ``[0, p)``).
 
     Examples
     --------

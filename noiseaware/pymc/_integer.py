@@ -55,7 +55,8 @@ class TwoSidedGeometric(pm.Discrete):
 
     .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\qquad k\in\mathbb{Z},
 
-    the output law of the geometric mechanism (seed ``000_3eff9b68025f505f.txt`` Definition 2.3,
+    the output law of the geometric mechanism (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
+    Inference for Gaussian Copula Correlations*, Definition 2.3,
     eq. 3), ``alpha = exp(-epsilon / sensitivity)``.
 
     Parameters

@@ -20,6 +20,7 @@ from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.random.utils import normalize_size_param
 
 from .._core import _noisy, _specs
+from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._integer import discrete_gaussian, two_sided_geometric
 
@@ -152,7 +153,7 @@ class Noisy(Distribution):
     over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
     ``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
     every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
-    (:mod:`noiseaware._core._noisy`). A ``Multinomial`` base (noise on each cell) is summed
+    (``docs/noisy.md``). A ``Multinomial`` base (noise on each cell) is summed
     exactly over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation, refused
     for ``N > 999``. Draws are a base draw plus a noise draw, so prior and posterior predictive
     sampling work; ``logcdf`` is available for scalar bases that have one.
@@ -230,12 +231,15 @@ class Noisy(Distribution):
         return super().dist([dist, *consts], **kwargs)
 
     @classmethod
-    def from_release(cls, name: str, dist: Any, release: Any, **kwargs: Any) -> Any:
+    def from_release(cls, name: str, release: Any, dist: Any, **kwargs: Any) -> Any:
         """Observed ``Noisy(name, dist, noise=release)`` with ``observed = release.values``.
 
         The release must be a ``"counts"`` release with geometric or discrete Gaussian noise;
-        each released cell is one observed noisy count (the shape comes from the release).
+        each released cell is one observed noisy count (the shape comes from the release). The
+        release comes second, as in every ``from_release``; the former order
+        ``from_release(name, dist, release)`` still works and warns (``FutureWarning``).
         """
+        release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
         return cls(name, dist, **args, **observed_kwargs(values, kwargs))
 

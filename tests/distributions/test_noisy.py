@@ -604,19 +604,56 @@ def test_from_release_both_ppls(counts_release):
         for m, y in zip(mu, rel.values, strict=True)
     )
     with pm.Model() as model:
-        t = nap.Noisy.from_release("y", pm.Poisson.dist(mu), rel)
+        t = nap.Noisy.from_release("y", rel, pm.Poisson.dist(mu))
     np.testing.assert_array_equal(model.rvs_to_values[t].data, rel.values)
     assert abs(float(model.compile_logp()({})) - want) < 1e-10
     with pm.Model() as model2:  # one rate for every cell: the shape comes from the release
-        nap.Noisy.from_release("y", pm.Poisson.dist(4.0), rel)
+        nap.Noisy.from_release("y", rel, pm.Poisson.dist(4.0))
     assert model2.rvs_to_values[model2["y"]].data.shape == (6,)
 
-    site = handlers.trace(lambda: nan.Noisy.from_release("y", dist.Poisson(mu), rel)).get_trace()["y"]
+    site = handlers.trace(lambda: nan.Noisy.from_release("y", rel, dist.Poisson(mu))).get_trace()["y"]
     np.testing.assert_array_equal(np.asarray(site["value"]), rel.values)
     assert site["fn"].alpha == pytest.approx(rel.mechanism.alpha, rel=1e-15)
     assert abs(float(site["fn"].log_prob(site["value"]).sum()) - want) < 1e-10
-    site = handlers.trace(lambda: nan.Noisy.from_release("y", dist.Poisson(4.0), rel)).get_trace()["y"]
+    site = handlers.trace(lambda: nan.Noisy.from_release("y", rel, dist.Poisson(4.0))).get_trace()["y"]
     assert site["fn"].batch_shape == (6,)
+
+
+def test_from_release_takes_the_release_second_and_warns_on_the_old_order(counts_release):
+    """Noisy.from_release(name, release, dist) as every other from_release; (name, dist, release) warns."""
+    import numpyro.distributions as dist
+    import pymc as pm
+    from numpyro import handlers
+
+    import noiseaware.numpyro as nan
+    import noiseaware.pymc as nap
+
+    rel = counts_release
+    new = handlers.trace(lambda: nan.Noisy.from_release("y", rel, dist.Poisson(3.0))).get_trace()["y"]
+    with pytest.warns(FutureWarning, match=re.escape(r"Noisy.from_release(name, release, dist)")):
+        old = handlers.trace(lambda: nan.Noisy.from_release("y", dist.Poisson(3.0), rel)).get_trace()["y"]
+    for site in (new, old):
+        np.testing.assert_array_equal(np.asarray(site["value"]), rel.values)
+    want = float(nan.Noisy(dist.Poisson(3.0), alpha=rel.mechanism.alpha).log_prob(rel.values).sum())
+    for site in (new, old):
+        assert float(site["fn"].log_prob(site["value"]).sum()) == pytest.approx(want, rel=1e-12)
+
+    logps = []
+    for order in ("new", "old"):
+        with pm.Model() as model:
+            if order == "new":
+                nap.Noisy.from_release("y", rel, pm.Poisson.dist(3.0))
+            else:
+                with pytest.warns(FutureWarning, match=re.escape(r"Noisy.from_release(name, release, dist)")):
+                    nap.Noisy.from_release("y", pm.Poisson.dist(3.0), rel)
+        np.testing.assert_array_equal(model.rvs_to_values[model["y"]].data, rel.values)
+        logps.append(float(model.compile_logp()({})))
+    assert logps[0] == logps[1]
+    # keywords name the roles in either position; a release in neither is still refused
+    site = handlers.trace(lambda: nan.Noisy.from_release("y", dist=dist.Poisson(3.0), release=rel)).get_trace()["y"]
+    np.testing.assert_array_equal(np.asarray(site["value"]), rel.values)
+    with pytest.raises(TypeError, match=r"release must be a noiseaware\.Release"):
+        nan.Noisy.from_release("y", dist.Poisson(3.0), dist.Poisson(2.0))
 
 
 def test_discrete_gaussian_release_sets_sigma():
@@ -767,9 +804,9 @@ def test_bad_bases_and_releases():
         with pytest.raises(ValueError, match="statistic must be 'counts'"):
             nan.Noisy(dist.Poisson(2.0), noise=rel)
         with pytest.raises(ValueError, match="statistic must be 'counts'"):
-            nan.Noisy.from_release("y", dist.Poisson(2.0), rel)
+            nan.Noisy.from_release("y", rel, dist.Poisson(2.0))
         with pytest.raises(ValueError, match="statistic must be 'counts'"), pm.Model():
-            nap.Noisy.from_release("y", pm.Poisson.dist(2.0), rel)
+            nap.Noisy.from_release("y", rel, pm.Poisson.dist(2.0))
     with pytest.raises(TypeError, match=r"release must be a noiseaware\.Release"):
         _noisy.release_noise("Noisy", {"statistic": "counts"})
 

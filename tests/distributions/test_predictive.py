@@ -47,7 +47,7 @@ def _numpyro_builders(rel):
             rel["pairs"],
             lambda obs: nan.CompositeCopulaLikelihood.from_release("y", rel["pairs"], R3, obs=obs),
         ),
-        "Noisy": (rel["counts"], lambda obs: nan.Noisy.from_release("y", dist.Poisson(10.0), rel["counts"], obs=obs)),
+        "Noisy": (rel["counts"], lambda obs: nan.Noisy.from_release("y", rel["counts"], dist.Poisson(10.0), obs=obs)),
     }
 
 
@@ -88,7 +88,7 @@ def test_numpyro_posterior_predictive_mean_tracks_parameter(releases):
     rel = releases["counts"]
 
     def model(mu):
-        nan.Noisy.from_release("y", dist.Poisson(mu), rel, obs=None)
+        nan.Noisy.from_release("y", rel, dist.Poisson(mu), obs=None)
 
     draws = np.asarray(
         Predictive(model, num_samples=4000)(jax.random.PRNGKey(2), np.array([3.0, 30.0, 50.0, 1.0]))["y"]
@@ -115,7 +115,7 @@ def test_pymc_prior_and_posterior_predictive_from_release(releases, observed):
     kw = {} if observed == "release" else {"observed": None}
     with pm.Model():
         mu = pm.Gamma("mu", 2.0, 0.1)
-        nap.Noisy.from_release("y", pm.Poisson.dist(mu), rel, **kw)
+        nap.Noisy.from_release("y", rel, pm.Poisson.dist(mu), **kw)
         prior = pm.sample_prior_predictive(draws=50, random_seed=1)
     group = prior.prior_predictive if observed == "release" else prior.prior
     y = group["y"].values
