@@ -44,7 +44,7 @@ def random_correlation(p: int, rng: np.random.Generator) -> np.ndarray:
 def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.random.Generator) -> np.ndarray:
     """Draw ``n`` rows ``X_j = F_j^{-1}(Phi(Z_j))`` with ``Z ~ N(0, R)`` (Wang et al. 2026, eq. 1).
 
-    ``n`` must be in ``[1, 10**7]`` (``MAX_SIMULATED_ROWS`` in :mod:`noiseaware._validation`).
+    ``n`` must be in ``[1, 10**7]``.
     """
     n = v.integer("simulate_gaussian_copula", "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
     R = np.asarray(R, dtype=np.float64)
@@ -65,7 +65,7 @@ def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.nd
     seed : int or numpy.random.Generator
         An integer ``>= 0`` (or a generator) for the correlation and the rows.
     n : int
-        Rows, in ``[1, 10**7]`` (``MAX_SIMULATED_ROWS`` in :mod:`noiseaware._validation`).
+        Rows, in ``[1, 10**7]``.
 
     Returns
     -------

@@ -45,12 +45,13 @@ from typing import Any
 import numpy as np
 
 from . import _validation as v
+from ._io import MAX_RELEASE_BYTES
 from ._statistics import SCHEMAS, SIMULATION_NOTE
 from ._version import __version__
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning, ReleaseFormatError
 from .mechanisms import Guarantee, Mechanism, mechanism_from_dict
 
-__all__ = ["COMPOSITIONS", "SCHEMA", "SCHEMA_VERSION", "Release"]
+__all__ = ["COMPOSITIONS", "MAX_RELEASE_BYTES", "SCHEMA", "SCHEMA_VERSION", "Release"]
 
 #: The ``"schema"`` field of every release record.
 SCHEMA = "noiseaware.release"
@@ -433,7 +434,7 @@ class Release:
         ------
         NoiseawareValueError
             A simulation release (``metadata.simulation`` set) without ``allow_simulation=True``; a
-            text over ``noiseaware._io.MAX_RELEASE_BYTES`` (256 MiB, newline included), the most
+            text over :data:`MAX_RELEASE_BYTES` (256 MiB, newline included), the most
             :meth:`from_json` reads; or a ``path`` that exists and is not a regular file.
         OutputExistsError
             ``path`` exists and ``overwrite`` is False.
@@ -548,9 +549,9 @@ class Release:
         """Read a release from a JSON file path (or a JSON string starting with ``{``).
 
         Files (and JSON text) are read with bounded resources: at most
-        ``noiseaware._io.MAX_RELEASE_BYTES`` (256 MiB, the most :meth:`to_json` writes), strict
+        :data:`MAX_RELEASE_BYTES` (256 MiB, the most :meth:`to_json` writes), strict
         UTF-8, JSON nesting at most 64 deep, and every field checked against the statistic's schema
-        (:mod:`noiseaware._statistics`) before any analysis allocates memory from it.
+        (``docs/release-format.md``) before any analysis allocates memory from it.
 
         Raises
         ------

@@ -6,7 +6,7 @@ helpers), :mod:`._pairs` (``median_pairs``, ``kendall_pairs``), :mod:`._tables` 
 (``dpcopula``, Li, Xiong & Jiang (2014), *Differentially Private Synthesization of Multi-Dimensional Data using Copula
 Functions*), :mod:`._covariance` (``pace_ggm``, ``second_moment``; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
 *Private Adaptive Covariance Estimation via Gaussian Graphical Models*). Each statistic
-has a typed schema of the same name in :mod:`noiseaware._statistics`, which
+has a typed schema of the same name (``docs/release-format.md``), which
 :class:`~noiseaware.Release` checks on construction and on load.
 """
 
@@ -109,7 +109,7 @@ def privatize(
     ValueError, TypeError
         For bad budgets, data (NaN, inf, too few rows or columns, non-numeric columns), bounds or
         options; each message names the argument, its value and the rule. Also, before any budget
-        is charged, for a release whose JSON could exceed ``noiseaware._io.MAX_RELEASE_BYTES``
+        is charged, for a release whose JSON could exceed ``noiseaware.release.MAX_RELEASE_BYTES``
         (256 MiB, the most ``Release.from_json`` reads).
 
     Examples

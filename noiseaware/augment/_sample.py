@@ -404,8 +404,7 @@ def sample(
     Returns
     -------
     AugmentationFit
-        A :class:`~noiseaware._engine.FitResult` (``posterior``, ``sample_stats``, ``attrs``
-        fall through to its ``idata``). ``posterior``: the parameters (and records when
+        An ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`). ``posterior``: the parameters (and records when
         ``keep_records``), dims ``(chain, draw, ...)``. ``sample_stats``: ``accept_rate``, the fraction of the ``n``
         record proposals accepted in each iteration; with NUTS also ``diverging`` and
         ``n_steps``; with a ``joint_move`` also ``joint_accept_prob`` (its acceptance probability)

@@ -236,7 +236,7 @@ class CopulaFit(FitResult):
         """One row per pair: posterior mean, sd, interval, R-hat and bulk ESS (ArviZ).
 
         With ``var_names``, ArviZ's own summary of those variables (the engine's
-        :meth:`~noiseaware._engine.FitResult.summary`).
+        :meth:`noiseaware.FitResult.summary`).
         """
         import arviz as az
         import pandas as pd

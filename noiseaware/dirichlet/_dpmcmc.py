@@ -1244,8 +1244,8 @@ def dpmcmc(
     Returns
     -------
     DPMCMCFit
-        A :class:`~noiseaware._engine.FitResult` (``alpha`` and ``composition`` as pooled draws;
-        ``posterior``, ``sample_stats``, ``attrs`` fall through to its ``idata``). ``posterior``:
+        An ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`; ``alpha`` and ``composition``
+        as pooled draws). ``posterior``:
         ``alpha`` and ``composition`` :math:`=E[x\mid\alpha]=\alpha/\sum_j\alpha_j`,
         dims ``(chain, draw, component)`` with the release's column names. ``sample_stats``:
         ``accept_rate`` (fraction of record proposals accepted per sweep), ``alpha_accept_prob``

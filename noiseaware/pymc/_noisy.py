@@ -185,7 +185,7 @@ class Noisy(Distribution):
         ``n`` is symbolic or above 999; ``observed`` data that are not integer counts (PyMC
         would truncate ``3.5`` to ``3``; NaN marks a missing value); ``alpha`` below
         ``MIN_ALPHA`` (``epsilon / sensitivity`` above about 708.4) or ``sigma`` below
-        ``MIN_SIGMA`` (:mod:`noiseaware._core._noisy`), where the noise is negligible and the
+        ``MIN_SIGMA``, where the noise is negligible and the
         base distribution alone is the model.
 
     Examples
