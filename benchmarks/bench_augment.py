@@ -246,4 +246,7 @@ record (and it runs one chain; `sample` runs {c}).
 
 
 if __name__ == "__main__":
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
     main()

@@ -166,4 +166,7 @@ def write(path, rows, tc, k, load):
 
 
 if __name__ == "__main__":
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
     main()

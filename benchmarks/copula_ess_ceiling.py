@@ -76,4 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
     raise SystemExit(main())

@@ -212,4 +212,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
 
 
 if __name__ == "__main__":
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
     main()

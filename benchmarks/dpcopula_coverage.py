@@ -150,4 +150,7 @@ def summarize(path: Path) -> None:
 
 
 if __name__ == "__main__":
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
     main()

@@ -45,6 +45,9 @@ if __name__ == "__main__" and "--warm-cache" not in sys.argv:
     import os
 
     os.environ["NOISEAWARE_JAX_CACHE"] = "0"
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices (the cache is off above)
 
 import noiseaware as na
 from noiseaware._engine._compile import xla_defaults as xla_defaults_scope

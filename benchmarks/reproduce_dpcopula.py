@@ -286,4 +286,7 @@ def markdown(res: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
     main()

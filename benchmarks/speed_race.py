@@ -211,10 +211,11 @@ def worker_noiseaware(
     import arviz  # noqa: F401  (imports are not timed: a user's script has them loaded already)
 
     if backend == "numpyro":
-        import jax
-        import numpyro  # noqa: F401
+        import noiseaware
 
-        jax.config.update("jax_enable_x64", True)
+        # the documented set-up (README, "Analyst"): float64, one host device per core, the compilation cache
+        noiseaware.config.configure()
+        import numpyro  # noqa: F401
     else:
         import pymc  # noqa: F401
     from noiseaware.copula import fit
@@ -700,4 +701,7 @@ def _version(dist: str) -> str:
 
 
 if __name__ == "__main__":
+    import noiseaware.config
+
+    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
     sys.exit(main())

@@ -458,5 +458,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
 
 
-if __name__ == "__main__":  # pragma: no cover
+def run() -> None:
+    """The ``noiseaware`` console command: the documented process set-up, then :func:`main`.
+
+    A program owns its process, so the command applies :func:`noiseaware.config.configure`
+    (float64, one host device per core, the compilation cache) before anything else, as a
+    user's script does; :func:`main` itself changes no process-wide setting.
+    """
+    from .config import configure
+
+    configure()
     sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

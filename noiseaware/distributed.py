@@ -1,7 +1,7 @@
 """Many releases on Dask: run any of the package's fits over a collection of releases.
 
 :func:`fit_many` sends one task per release to a Dask cluster (a ``LocalCluster`` by default, or
-any scheduler by address or :class:`distributed.Client`), and yields a :class:`FitOutcome` per
+any scheduler by address or :class:`distributed.Client`), and yields a :class:`FitManyResult` per
 release *as each finishes*. A release whose fit raises gives an outcome with the error and its
 traceback; the others go on. With ``results_dir=`` every finished outcome (its ``summarize``-d
 result, JSON) is written atomically to ``<results_dir>/<key>.json`` from the client, and a later
@@ -51,11 +51,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _validation as v
+from ._deprecation import renamed
 from ._io import atomic_write_text
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, NoiseawareWarning
 from .release import Release
 
-__all__ = ["FitOutcome", "fit_many", "resolve_fit"]
+__all__ = ["FitManyResult", "fit_many", "resolve_fit"]
 
 _OWNER = "fit_many"
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -72,7 +73,7 @@ FITS = {
 
 
 @dataclass(frozen=True)
-class FitOutcome:
+class FitManyResult:
     """The outcome of one release's fit.
 
     Attributes
@@ -183,7 +184,7 @@ def _run_one(
     release: Any,
     fit_kwargs: dict[str, Any],
     summarize: Callable[[Any], Any] | None,
-) -> FitOutcome:
+) -> FitManyResult:
     """The task run on a worker: never raises, a failure becomes an outcome."""
     t0 = time.perf_counter()
     worker = None
@@ -200,9 +201,9 @@ def _run_one(
         res = fn(release, **fit_kwargs)
         if summarize is not None:
             res = summarize(res)
-        return FitOutcome(key, True, res, seconds=time.perf_counter() - t0, worker=worker)
+        return FitManyResult(key, True, res, seconds=time.perf_counter() - t0, worker=worker)
     except Exception as exc:  # a per-release failure is reported, never lost
-        return FitOutcome(
+        return FitManyResult(
             key,
             False,
             error=f"{type(exc).__name__}: {exc}",
@@ -316,7 +317,7 @@ def _fingerprint(
     }
 
 
-def _stored(results_dir: pathlib.Path, key: str, fingerprint: Mapping[str, str | None]) -> FitOutcome | str | None:
+def _stored(results_dir: pathlib.Path, key: str, fingerprint: Mapping[str, str | None]) -> FitManyResult | str | None:
     """The stored outcome of ``key`` if it was made from exactly ``fingerprint``; else why not (None: no file)."""
     path = results_dir / f"{key}.json"
     if not path.is_file():
@@ -340,7 +341,7 @@ def _stored(results_dir: pathlib.Path, key: str, fingerprint: Mapping[str, str |
             return "its release is a path this process cannot read, so it cannot be compared"
         diff = [part for part in ("fit", "summarize", "kwargs", "release") if stored_fp.get(part) != fingerprint[part]]
         return "made with another " + ", another ".join(diff or ["fingerprint"])
-    return FitOutcome(
+    return FitManyResult(
         key,
         True,
         data.get("result"),
@@ -398,8 +399,8 @@ def fit_many(
     summarize: Callable[[Any], Any] | None = None,
     results_dir: str | os.PathLike[str] | None = None,
     **fit_kwargs: Any,
-) -> Iterator[FitOutcome]:
-    """Fit every release on a Dask cluster; yield one :class:`FitOutcome` per release as it finishes.
+) -> Iterator[FitManyResult]:
+    """Fit every release on a Dask cluster; yield one :class:`FitManyResult` per release as it finishes.
 
     Each task runs ``summarize(fit(release, **fit_kwargs))`` on a worker (the module docstring
     says how compilation is shared). Outcomes arrive in completion order, not input order.
@@ -444,7 +445,7 @@ def fit_many(
 
     Yields
     ------
-    FitOutcome
+    FitManyResult
 
     Raises
     ------
@@ -503,12 +504,12 @@ def _stream(
     out_dir: pathlib.Path | None,
     fit_kwargs: dict[str, Any],
     fingerprints: dict[str, dict[str, str | None]],
-) -> Iterator[FitOutcome]:
+) -> Iterator[FitManyResult]:
     todo = []
     stale: list[str] = []
     for key, rel in items:
         stored = _stored(out_dir, key, fingerprints[key]) if out_dir is not None else None
-        if isinstance(stored, FitOutcome):
+        if isinstance(stored, FitManyResult):
             yield stored
             continue
         if stored is not None:
@@ -540,7 +541,7 @@ def _stream(
             try:
                 outcome = fut.result()
             except Exception as exc:  # the task itself died (worker lost, cancelled)
-                outcome = FitOutcome(
+                outcome = FitManyResult(
                     index[fut.key], False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
                 )
             fut.release()
@@ -557,7 +558,7 @@ def _stream(
                 thing.close()
 
 
-def _store(out_dir: pathlib.Path, outcome: FitOutcome) -> None:
+def _store(out_dir: pathlib.Path, outcome: FitManyResult) -> None:
     name = f"{outcome.key}.json" if outcome.ok else f"{outcome.key}.error.json"
     try:
         text = outcome.to_json()
@@ -567,3 +568,6 @@ def _store(out_dir: pathlib.Path, outcome: FitOutcome) -> None:
             "returning numbers, lists or dicts (e.g. lambda f: f.posterior_mean.tolist())."
         ) from None
     atomic_write_text(out_dir / name, text, overwrite=True, owner=_OWNER)
+
+
+__getattr__ = renamed("noiseaware.distributed", {"FitOutcome": "FitManyResult"}, globals())

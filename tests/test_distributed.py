@@ -16,7 +16,7 @@ from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install '.[dask]')")
 
 from noiseaware.copula import mle_nn  # noqa: E402
-from noiseaware.distributed import FitOutcome, fit_many, resolve_fit  # noqa: E402
+from noiseaware.distributed import FitManyResult, fit_many, resolve_fit  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def test_default_local_cluster_and_early_break():
         gen = fit_many(rels, mle_nn, n_workers=2, processes=False, summarize=_r)
         first = next(gen)
         gen.close()  # leaving early closes the cluster it started
-    assert isinstance(first, FitOutcome) and first.ok and np.asarray(first.result).shape == (3, 3)
+    assert isinstance(first, FitManyResult) and first.ok and np.asarray(first.result).shape == (3, 3)
 
 
 def test_bad_input_is_refused_before_any_task(client):

@@ -10,13 +10,14 @@
   2 x 2 tables, clipping, :func:`tetrachoric` correlations), which makes its own release.
 """
 
+from .._deprecation import renamed
 from ._baselines import AsgharResult, asghar_dpc, li_kendall
 from ._fit import CopulaFit, LKJPrior, fit, partial_slope, pointwise_log_likelihood
 from ._higham import NearestCorrelationResult, nearest_correlation
 from ._mle import MLEResult, mle_nn
 from ._synth import (
     DPCopulaFit,
-    SyntheticInference,
+    SyntheticInferenceResult,
     combine_synthetic,
     fit_dpcopula,
     margin_posterior,
@@ -45,10 +46,13 @@ __all__ = [
     "partial_slope",
     "pointwise_log_likelihood",
     # Li et al. (2014) (DPCopula)
-    "SyntheticInference",
+    "SyntheticInferenceResult",
     "combine_synthetic",
     "fit_dpcopula",
     "margin_posterior",
     "synthesize",
     "synthesize_hybrid",
 ]
+
+
+__getattr__ = renamed("noiseaware.copula", {"SyntheticInference": "SyntheticInferenceResult"}, globals())

@@ -37,7 +37,7 @@ from ..release import Release
 
 __all__ = [
     "DPCopulaFit",
-    "SyntheticInference",
+    "SyntheticInferenceResult",
     "combine_synthetic",
     "dpcopula_correlation",
     "dpcopula_margins",
@@ -653,7 +653,7 @@ def fit_dpcopula(
 
 # ----------------------------------------------------------------------------- combining rules
 @dataclass(frozen=True)
-class SyntheticInference:
+class SyntheticInferenceResult:
     r"""A scalar estimate combined over ``M`` synthetic data sets (:func:`combine_synthetic`).
 
     Attributes
@@ -680,7 +680,7 @@ class SyntheticInference:
         r"""The t interval :math:`\bar q_M \pm t_{df,(1+level)/2}\sqrt{T}`."""
         from scipy import stats
 
-        level = v.open_unit("SyntheticInference.interval", "level", level)
+        level = v.open_unit("SyntheticInferenceResult.interval", "level", level)
         half = float(stats.t.ppf((1 + level) / 2, self.df)) * math.sqrt(self.variance)
         return self.estimate - half, self.estimate + half
 
@@ -692,7 +692,7 @@ def combine_synthetic(
     rule: str = "fully",
     n_syn: int | None = None,
     n: int | None = None,
-) -> SyntheticInference:
+) -> SyntheticInferenceResult:
     r"""Combine one scalar analysis over ``M >= 2`` synthetic data sets.
 
     With :math:`q_l, u_l` the estimate and its usual variance estimate in data set ``l``:
@@ -735,17 +735,17 @@ def combine_synthetic(
     if rule == "partially":
         T = b / M + ubar
         df = (M - 1) * (1 + ubar / (b / M)) ** 2 if b > 0 else math.inf
-        return SyntheticInference(qbar, T, min(df, 1e10), b, ubar, rule)
+        return SyntheticInferenceResult(qbar, T, min(df, 1e10), b, ubar, rule)
     T = (1 + 1 / M) * b - ubar
     if T > 0:
         df = (M - 1) * (1 - M * ubar / ((M + 1) * b)) ** 2
-        return SyntheticInference(qbar, T, max(df, 1e-8), b, ubar, rule)
+        return SyntheticInferenceResult(qbar, T, max(df, 1e-8), b, ubar, rule)
     ratio = 1.0
     if n_syn is not None or n is not None:
         if n_syn is None or n is None:
             raise NoiseawareValueError(f"{owner}: give both n_syn and n, or neither; got n_syn={n_syn!r}, n={n!r}.")
         ratio = v.integer(owner, "n_syn", n_syn, minimum=1) / v.integer(owner, "n", n, minimum=1)
-    return SyntheticInference(qbar, ratio * ubar, float(M - 1), b, ubar, rule)
+    return SyntheticInferenceResult(qbar, ratio * ubar, float(M - 1), b, ubar, rule)
 
 
 # ----------------------------------------------------------------------------- Algorithm 6 (hybrid)

@@ -19,11 +19,12 @@ carries the noisy censored mean-log statistic :math:`S_L(D,a)` (or :math:`S_L(D_
 from typing import Any
 
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
+from .._deprecation import renamed
 from ._abc import ABCResult, dpabc
 from ._boots import DPBootsResult, GammaCopulaPrior, dpboots, elicit_prior
 from ._dpmcmc import DPMCMCFit, dpmcmc, dpmcmc_batch
 from ._fit import DirichletFit, fit
-from ._mle import DirichletMLE, dirichlet_mle, dirichlet_mle_from_stats
+from ._mle import DirichletMLEResult, dirichlet_mle, dirichlet_mle_from_stats
 
 # isort: split
 # Building blocks of the routes above, importable here but not part of the public surface.
@@ -35,7 +36,7 @@ __all__ = [
     "DPBootsResult",
     "DPMCMCFit",
     "DirichletFit",
-    "DirichletMLE",
+    "DirichletMLEResult",
     "GammaCopulaPrior",
     "LogMeanPart",
     "dirichlet_mle",
@@ -70,3 +71,6 @@ def parts(release: Any) -> list[LogMeanPart]:
     [(100, 2), (300, 2)]
     """
     return logmean_parts("noiseaware.dirichlet.parts", release)
+
+
+__getattr__ = renamed("noiseaware.dirichlet", {"DirichletMLE": "DirichletMLEResult"}, globals())

@@ -24,11 +24,11 @@ from scipy import special
 from .. import _validation as v
 from ..exceptions import NoiseawareValueError
 
-__all__ = ["DirichletMLE", "dirichlet_loglik", "dirichlet_mle", "dirichlet_mle_from_stats", "inverse_digamma"]
+__all__ = ["DirichletMLEResult", "dirichlet_loglik", "dirichlet_mle", "dirichlet_mle_from_stats", "inverse_digamma"]
 
 
 @dataclass(frozen=True)
-class DirichletMLE:
+class DirichletMLEResult:
     """Result of :func:`dirichlet_mle` / :func:`dirichlet_mle_from_stats`.
 
     Attributes
@@ -121,7 +121,7 @@ def _newton_step(alpha: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 def dirichlet_mle_from_stats(
     mean_log: Any, n: int | None = None, *, method: str = "newton", tol: float = 1e-10, max_iter: int = 100_000
-) -> DirichletMLE:
+) -> DirichletMLEResult:
     r"""Dirichlet MLE from the mean-log sufficient statistic by Minka's fixed point.
 
     Iterates :math:`\alpha_j \leftarrow \psi^{-1}(\psi(\alpha_0) + S_{0,j})` (Guo, Barrientos & Peña (2022),
@@ -148,7 +148,7 @@ def dirichlet_mle_from_stats(
 
     Returns
     -------
-    DirichletMLE
+    DirichletMLEResult
 
     Raises
     ------
@@ -202,12 +202,12 @@ def dirichlet_mle_from_stats(
             break
     converged = active.size == 0
     out = alpha.reshape(s.shape)
-    return DirichletMLE(alpha=np.asarray(out), iterations=it, converged=converged)
+    return DirichletMLEResult(alpha=np.asarray(out), iterations=it, converged=converged)
 
 
 def dirichlet_mle(
     x: Any, *, method: str = "newton", tol: float = 1e-10, max_iter: int = 100_000, simplex_tol: float = 1e-6
-) -> DirichletMLE:
+) -> DirichletMLEResult:
     r"""Dirichlet MLE of records on the simplex (Minka's fixed point on :math:`S_0=n^{-1}\sum_i\log x_i`).
 
     Parameters
@@ -225,7 +225,7 @@ def dirichlet_mle(
 
     Returns
     -------
-    DirichletMLE
+    DirichletMLEResult
 
     Raises
     ------
