@@ -54,7 +54,7 @@ from .._statistics import kendall_sensitivity
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import STATISTICS, Context, no_extra, statistic
+from ._common import STATISTICS, Context, even_share, fit_sum, no_extra, statistic
 from ._kendall import _s_codes, kendall_s, kendall_tau_a_fast
 
 __all__ = ["CORRELATION_COMPONENT", "dpcopula_mle_blocks", "kendall_s", "kendall_tau_a_fast", "table_codes"]
@@ -219,7 +219,7 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     if extra:
         raise NoiseawareValueError(f"{owner}: {extra} apply to hybrid=... only; got them without hybrid.")
     eps1 = eps * ratio / (ratio + 1.0)
-    eps2 = eps - eps1
+    eps2 = fit_sum(eps, [eps1], eps - eps1)  # the guarantees add up to at most eps in float64
     if not eps2 > 0:
         v.fail(owner, "ratio", f"must leave a positive epsilon_2 = epsilon / (ratio + 1) for epsilon={eps!r}", ratio)
     k = m * (m - 1) // 2
@@ -238,21 +238,22 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         raise NoiseawareValueError(f"{owner}: blocks applies to correlation='mle' only; got correlation={corr!r}.")
 
     sizes = [d.size for d in doms]
-    margins = GeometricMechanism(scale=2.0 * m / eps1, sensitivity=2 * m)
+    margins = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m)
+    eps_pair = even_share(eps2, k)
     hist = np.concatenate([np.bincount(codes[:, j], minlength=s) for j, s in enumerate(sizes)]).astype(np.int64)
     # the correlation component's mechanism, built before the charge (it may refuse the scale)
     sub = Context(eps2, None, ctx.rng, None)
     labels_p, meta_p = _pair_meta(names)
     if corr == "kendall":
         sens = kendall_sensitivity(n)
-        comp_mech = LaplaceMechanism(scale=sens / (eps2 / k), sensitivity=sens)
+        comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     elif corr == "mle":
         sens = 2.0 / float(blocks)  # type: ignore[arg-type]
-        comp_mech = LaplaceMechanism(scale=sens / (eps2 / k), sensitivity=sens)
+        comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     g_main = expected_guarantee(margins, "joint", hist.shape)
     g_comp = comp_mech.guarantee().repeat(k) if corr != "median" else None
-    if g_comp is None:  # median_pairs: geometric, sensitivity 1 per count, eps2 / k each
-        g_comp = GeometricMechanism(scale=k / eps2, sensitivity=1).guarantee().repeat(k)
+    if g_comp is None:  # median_pairs: geometric, sensitivity 1 per count, eps2 split over k (as it does)
+        g_comp = GeometricMechanism.from_epsilon(eps_pair, sensitivity=1).guarantee().repeat(k)
     total = g_main.compose(g_comp)
     ctx.charge(total, label="dpcopula")
 
@@ -264,14 +265,14 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
             truth = np.array(
                 [_s_codes(codes[:, i], codes[:, j], sizes[i], sizes[j]) for i, j in meta_p["pairs"]], dtype=np.float64
             ) / (n * (n - 1) / 2.0)
-            meta_c = {**meta_p, "epsilon_per_pair": eps2 / k, "estimand": "Kendall's tau-a"}
+            meta_c = {**meta_p, "epsilon_per_pair": eps_pair, "estimand": "Kendall's tau-a"}
             stat = "kendall_pairs"
         else:
             perm = ctx.key_rng().permutation(n)
             truth, b = dpcopula_mle_blocks(codes, int(blocks), perm)  # type: ignore[arg-type]
             meta_c = {
                 **meta_p,
-                "epsilon_per_pair": eps2 / k,
+                "epsilon_per_pair": eps_pair,
                 "blocks": int(blocks),  # type: ignore[arg-type]
                 "block_size": int(b),
                 "estimator": "mean over blocks of the normal-scores correlation (Algorithm 2)",

@@ -14,7 +14,7 @@ from ..exceptions import NoiseawareValueError, UtilityWarning
 from ..mechanisms import BTGM, RGM, TGM, GeometricMechanism, LaplaceMechanism, Mechanism
 from ..release import Release
 from . import _dask
-from ._common import Context, as_matrix, finish, no_extra, statistic
+from ._common import Context, as_matrix, even_share, finish, no_extra, statistic
 
 __all__ = ["kendall_tau_a", "median_split_indicators"]
 
@@ -92,16 +92,16 @@ def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[
         iu, ju = np.triu_indices(p, 1)
         counts = (a.T @ a)[iu, ju].astype(np.int64)
     k = counts.size
-    eps_pair = eps / k
+    eps_pair = even_share(eps, k)  # the k per-pair guarantees add up to at most eps in float64
     h = math.ceil(n / 2)
     mech: Mechanism
     try:
         if mech_name == "geometric":
-            mech = GeometricMechanism(scale=1.0 / eps_pair, sensitivity=1)
+            mech = GeometricMechanism.from_epsilon(eps_pair, sensitivity=1)
         elif mech_name == "tgm":
-            mech = TGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
+            mech = TGM.from_epsilon(eps_pair, lower=0, upper=h, sensitivity=1)
         elif mech_name == "btgm":
-            mech = BTGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
+            mech = BTGM.from_epsilon(eps_pair, lower=0, upper=h, sensitivity=1)
         else:
             mech = RGM(epsilon=eps_pair, lower=0, upper=h, sensitivity=1)
     except NoiseawareValueError as exc:
@@ -158,8 +158,8 @@ def _kendall_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict
     iu, ju = np.triu_indices(p, 1)
     taus = np.array([kendall_tau_a(x[:, i], x[:, j]) for i, j in zip(iu, ju, strict=True)])
     sens = kendall_sensitivity(n)
-    eps_pair = eps / taus.size
-    mech = LaplaceMechanism(scale=sens / eps_pair, sensitivity=sens)
+    eps_pair = even_share(eps, taus.size)
+    mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     labels, meta = _pair_labels_and_meta(names)
     meta |= {
         "epsilon_per_pair": eps_pair,
