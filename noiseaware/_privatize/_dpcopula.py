@@ -91,7 +91,8 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
         n = int(arr.shape[0])
         names = [f"x{j}" for j in range(arr.shape[1])]
         cols = [arr[:, j] for j in range(arr.shape[1])]
-        dtypes = [str(arr.dtype)] * arr.shape[1]
+        # NumPy text is recorded as "str" (a fixed width such as "<U2" would truncate synthetic values)
+        dtypes = [{"U": "str", "O": "object"}.get(arr.dtype.kind, str(arr.dtype))] * arr.shape[1]
     if columns is not None:
         if isinstance(columns, str) or not isinstance(columns, Sequence):
             raise NoiseawareTypeError(v.message(owner, "columns", "must be a list of names", columns))
@@ -126,6 +127,13 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
     else:
         raise NoiseawareTypeError(v.message(owner, "domains", "must be a mapping column -> domain, or a list", domains))
     doms = [domain_from_spec(owner, c, s) for c, s in zip(names, specs, strict=True)]
+    for c, d, dt in zip(names, doms, dtypes, strict=True):  # the release records the dtype: checked on load
+        rule = d.dtype_rule(dt)
+        if rule is not None:
+            raise NoiseawareTypeError(
+                f"{owner}: column {c!r} has dtype {dt!r}, which a release cannot record: the dtype {rule}. "
+                f"Convert the column first (e.g. to 'int64', 'float64' or 'category')."
+            )
     codes = np.empty((n, m), dtype=np.int64)
     for j, (c, d, col) in enumerate(zip(names, doms, cols, strict=True)):
         if d.kind != "values" and getattr(col.dtype, "kind", "O") not in "biuf":
