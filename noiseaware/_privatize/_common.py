@@ -9,9 +9,11 @@ draws the noise (:func:`finish` does the last two steps for single-mechanism sta
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._statistics import SIMULATION_NOTE
-from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning
 from ..mechanisms import Guarantee, Mechanism
 from ..release import Release, expected_guarantee
 
@@ -139,6 +141,18 @@ def fit_sum(total: float, before: Sequence[float], part: float, after: Sequence[
     while part > 0.0 and total_of(part) > total:
         part = math.nextafter(part, 0.0)
     return part
+
+
+@contextlib.contextmanager
+def shares_of_checked_budget() -> Iterator[None]:
+    """Calibrate mechanisms from shares of a budget that ``privatize`` has already checked (and warned about).
+
+    ``from_epsilon`` warns for a large epsilon; a share is never larger than the total, so its
+    :class:`~noiseaware.exceptions.PrivacyWarning` would only repeat the one already given.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        yield
 
 
 def no_extra(owner: str, options: Mapping[str, Any], allowed: set[str]) -> None:

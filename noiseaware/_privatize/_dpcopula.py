@@ -54,7 +54,7 @@ from .._statistics import kendall_sensitivity
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import STATISTICS, Context, even_share, fit_sum, no_extra, statistic
+from ._common import STATISTICS, Context, even_share, fit_sum, no_extra, shares_of_checked_budget, statistic
 from ._kendall import _s_codes, kendall_s, kendall_tau_a_fast
 
 __all__ = ["CORRELATION_COMPONENT", "dpcopula_mle_blocks", "kendall_s", "kendall_tau_a_fast", "table_codes"]
@@ -246,7 +246,8 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         raise NoiseawareValueError(f"{owner}: blocks applies to correlation='mle' only; got correlation={corr!r}.")
 
     sizes = [d.size for d in doms]
-    margins = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m)
+    with shares_of_checked_budget():
+        margins = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m)
     eps_pair = even_share(eps2, k)
     hist = np.concatenate([np.bincount(codes[:, j], minlength=s) for j, s in enumerate(sizes)]).astype(np.int64)
     # the correlation component's mechanism, built before the charge (it may refuse the scale)
@@ -254,14 +255,17 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     labels_p, meta_p = _pair_meta(names)
     if corr == "kendall":
         sens = kendall_sensitivity(n)
-        comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
+        with shares_of_checked_budget():
+            comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     elif corr == "mle":
         sens = 2.0 / float(blocks)  # type: ignore[arg-type]
-        comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
+        with shares_of_checked_budget():
+            comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     g_main = expected_guarantee(margins, "joint", hist.shape)
     g_comp = comp_mech.guarantee().repeat(k) if corr != "median" else None
     if g_comp is None:  # median_pairs: geometric, sensitivity 1 per count, eps2 split over k (as it does)
-        g_comp = GeometricMechanism.from_epsilon(eps_pair, sensitivity=1).guarantee().repeat(k)
+        with shares_of_checked_budget():
+            g_comp = GeometricMechanism.from_epsilon(eps_pair, sensitivity=1).guarantee().repeat(k)
     total = g_main.compose(g_comp)
     ctx.charge(total, label="dpcopula")
 

@@ -57,7 +57,7 @@ from .._domains import Domain
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import Context, fit_sum
+from ._common import Context, fit_sum, shares_of_checked_budget
 from ._kendall import _s_codes
 
 __all__ = ["HYBRID_THRESHOLD", "hybrid_columns", "hybrid_kendall", "partition_index"]
@@ -193,10 +193,11 @@ def hybrid_release(
     ).ravel()
     tau = hybrid_kendall(lc, part, parts, lsizes, floor).ravel()
 
-    m_counts = GeometricMechanism.from_epsilon(eps_c, sensitivity=2)
-    m_marg = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m2)
     sens_tau = 2.0 * k * 4.0 / floor
-    m_tau = LaplaceMechanism.from_epsilon(eps2, sensitivity=sens_tau)
+    with shares_of_checked_budget():
+        m_counts = GeometricMechanism.from_epsilon(eps_c, sensitivity=2)
+        m_marg = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m2)
+        m_tau = LaplaceMechanism.from_epsilon(eps2, sensitivity=sens_tau)
     g_counts = expected_guarantee(m_counts, "joint", counts.shape)
     g_marg = expected_guarantee(m_marg, "joint", hist.shape)
     g_tau = expected_guarantee(m_tau, "joint", tau.shape)

@@ -172,3 +172,22 @@ def test_reported_releases_of_total_over_k_are_all_accepted(data, statistic, uni
     for j in range(k):  # the last one was refused: "requested rho=0.10000000000000002"
         na.privatize(data, statistic, budget=budget, rng=np.random.default_rng(j), **{unit: total / k}, **options)
     assert len(budget.ledger) == k
+
+
+@pytest.mark.parametrize(
+    ("data", "statistic", "options"),
+    [
+        (_X[:, :2], "median_pairs", {}),
+        (_X[:, :2], "kendall_pairs", {}),
+        (_COMP, "dirichlet_logmean", {"threshold": 0.01}),
+        (_TABLE, "dpcopula", {"domains": _DOMAINS}),
+        (_TABLE, "dpcopula", {"domains": _DOMAINS, "hybrid": ["c"]}),
+    ],
+    ids=["median_pairs", "kendall_pairs", "dirichlet_logmean", "dpcopula", "dpcopula/hybrid"],
+)
+def test_a_large_epsilon_warns_once_not_once_per_share(data, statistic, options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        na.privatize(data, statistic, epsilon=50.0, rng=np.random.default_rng(0), **options)
+    privacy = [w for w in caught if issubclass(w.category, na.exceptions.PrivacyWarning)]
+    assert len(privacy) == 1 and str(privacy[0].message).startswith("privatize: epsilon=50.0")
