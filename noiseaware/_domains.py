@@ -27,10 +27,23 @@ import numpy as np
 
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
-__all__ = ["MAX_CELLS", "Domain", "domain_from_spec"]
+__all__ = ["DTYPES", "MAX_CELLS", "Domain", "domain_from_spec"]
 
 #: Largest number of cells of one stated domain (memory of the histogram and its labels).
 MAX_CELLS = 10_000_000
+
+#: Integer dtype names (NumPy and pandas' nullable ones) -> the NumPy type giving their range.
+_INT_DTYPES = {
+    **{f"{u}int{b}": f"{u}int{b}" for u in ("", "u") for b in (8, 16, 32, 64)},
+    **{f"{u}Int{b}": f"{u.lower()}int{b}" for u in ("", "U") for b in (8, 16, 32, 64)},
+}
+#: Float dtype names -> the largest integer below which every integer is exact (2**(mantissa bits + 1)).
+_FLOAT_DTYPES = {"float16": 2**11, "float32": 2**24, "float64": 2**53, "Float32": 2**24, "Float64": 2**53}
+_BOOL_DTYPES = frozenset({"bool", "boolean"})
+_TEXT_DTYPES = frozenset({"str", "string"})
+_ANY_DTYPES = frozenset({"object", "category"})
+#: The column dtypes a ``dpcopula`` release may record (``metadata.dtypes``): ``synthesize`` casts to them.
+DTYPES = frozenset(_INT_DTYPES) | frozenset(_FLOAT_DTYPES) | _BOOL_DTYPES | _TEXT_DTYPES | _ANY_DTYPES
 
 
 def _fmt(x: float) -> str:
@@ -151,6 +164,8 @@ class Domain:
             raise NoiseawareTypeError(
                 f"{owner}: column {name!r} must be numeric for a {self.kind!r} domain; got dtype {col.dtype}."
             )
+        if self.kind == "integers" and col.dtype.kind in "biu":
+            return self._integer_codes(owner, name, col)
         x = col.astype(np.float64)
         if not np.all(np.isfinite(x)):
             raise NoiseawareValueError(f"{owner}: column {name!r} has {int(np.sum(~np.isfinite(x)))} NaN/inf value(s).")
@@ -168,9 +183,96 @@ class Domain:
                     f"{owner}: column {name!r} has {int(frac.sum())} non-integer value(s), e.g. {float(x[frac][0])!r}, "
                     "in an 'integers' domain; state an 'interval' domain with bins for real values."
                 )
-            return (x - lo).astype(np.int64)
+            # whole floats: exact as int64 below 2**63 (the domain lies within int64); the bounds checked exactly
+            if np.any(x >= 2.0**63):
+                big = float(x[x >= 2.0**63][0])
+                raise NoiseawareValueError(
+                    f"{owner}: column {name!r} has value(s) outside its stated domain [{self.lower}, {self.upper}], "
+                    f"e.g. {big!r}; clip or drop them, or state a wider domain."
+                )
+            return self._integer_codes(owner, name, x.astype(np.int64))
         k = np.floor((x - lo) / self.width).astype(np.int64)
         return np.clip(k, 0, int(self.bins or 1) - 1)
+
+    def _integer_codes(self, owner: str, name: str, col: np.ndarray) -> np.ndarray:
+        """Codes ``x - lower`` of an integer column in an ``integers`` domain, in exact integer arithmetic.
+
+        Comparing and subtracting in float64 would merge integers above ``2**53`` (a value just
+        outside the domain read as inside, codes past the last cell); int64 is exact here, as the
+        domain lies within int64 (checked on construction).
+
+        Examples
+        --------
+        >>> d = Domain("integers", lower=2**60, upper=2**60 + 2)
+        >>> d.encode("demo", "id", np.array([2**60, 2**60 + 2])).tolist()
+        [0, 2]
+        >>> try:
+        ...     d.encode("demo", "id", np.array([2**60 + 3]))
+        ... except ValueError as exc:
+        ...     print(str(exc).split(", e.g.")[0])
+        demo: column 'id' has 1 value(s) outside its stated domain [1152921504606846976, 1152921504606846978]
+        """
+        lo, hi = int(self.lower), int(self.upper)
+        if col.dtype.kind == "u":  # uint64 above 2**63 - 1 lies outside any int64 domain
+            out = col > np.uint64(2**63 - 1)
+            x = np.where(out, np.uint64(0), col).astype(np.int64)
+            out |= (x < lo) | (x > hi)
+        else:
+            x = col.astype(np.int64)
+            out = (x < lo) | (x > hi)
+        if np.any(out):
+            raise NoiseawareValueError(
+                f"{owner}: column {name!r} has {int(out.sum())} value(s) outside its stated domain [{lo}, {hi}], "
+                f"e.g. {int(col[out][0])}; clip or drop them, or state a wider domain."
+            )
+        return x - np.int64(lo)
+
+    def dtype_rule(self, dtype: str) -> str | None:
+        """None when a column of ``dtype`` holds every value of this domain exactly, else the rule it breaks.
+
+        The dtype a ``dpcopula`` release records is the one ``synthesize`` casts its draws to, so
+        it must be one of :data:`DTYPES` and fit the domain. ``object`` and ``category`` fit any
+        domain (numeric domains then come back as int64 / float64); otherwise an ``integers``
+        domain needs an integer dtype whose range holds ``lower..upper``, a float dtype that
+        represents them exactly, or ``bool`` for ``0..1``; an ``interval`` domain a numeric
+        dtype; a ``values`` domain a dtype that holds every listed value exactly (text for
+        strings, ``bool`` for booleans, numeric for numbers).
+
+        Examples
+        --------
+        >>> age = Domain("integers", lower=0, upper=120)
+        >>> age.dtype_rule("int64") is None, age.dtype_rule("uint8") is None
+        (True, True)
+        >>> age.dtype_rule("bool")
+        "must be an integer dtype holding 0..120, a float dtype representing them exactly, or 'bool' for 0..1"
+        >>> age.dtype_rule("datetime64[ns]")[:12]
+        'must be one '
+        """
+        if dtype not in DTYPES:
+            return f"must be one of {sorted(DTYPES)}"
+        if dtype in _ANY_DTYPES:
+            return None
+        if self.kind == "integers":
+            lo, hi = int(self.lower), int(self.upper)
+            if dtype in _INT_DTYPES:
+                info = np.iinfo(_INT_DTYPES[dtype])
+                ok = int(info.min) <= lo and hi <= int(info.max)
+            elif dtype in _FLOAT_DTYPES:
+                ok = max(abs(lo), abs(hi)) <= _FLOAT_DTYPES[dtype]
+            else:
+                ok = dtype in _BOOL_DTYPES and 0 <= lo and hi <= 1
+            if ok:
+                return None
+            return (
+                f"must be an integer dtype holding {lo}..{hi}, a float dtype representing them exactly, "
+                "or 'bool' for 0..1"
+            )
+        if self.kind == "interval":
+            numeric = dtype in _INT_DTYPES or dtype in _FLOAT_DTYPES
+            return None if numeric else "must be numeric for an 'interval' domain"
+        if all(_holds(dtype, x) for x in self.values):
+            return None
+        return "must hold every listed value exactly ('object' or 'category' hold any)"
 
     def decode(self, codes: np.ndarray, within: np.ndarray | None = None) -> np.ndarray:
         """Values of cell codes; ``within`` in ``[0, 1)`` places a value inside an interval cell."""
@@ -181,6 +283,25 @@ class Domain:
             return vals[codes]
         w = np.zeros(codes.shape) if within is None else within
         return float(self.lower) + (codes + w) * self.width
+
+
+def _holds(dtype: str, x: Any) -> bool:
+    """Whether a column of ``dtype`` (one of :data:`DTYPES`, not object/category) holds the listed value ``x``."""
+    if isinstance(x, str):
+        return dtype in _TEXT_DTYPES
+    if isinstance(x, bool):
+        return dtype in _BOOL_DTYPES
+    if dtype in _INT_DTYPES:
+        if isinstance(x, float) and not x.is_integer():
+            return False
+        info = np.iinfo(_INT_DTYPES[dtype])
+        return int(info.min) <= int(x) <= int(info.max)
+    if dtype in _FLOAT_DTYPES:
+        try:
+            return bool(float(np.dtype(dtype.lower()).type(x)) == x)
+        except OverflowError:
+            return False
+    return False
 
 
 def _short(values: Sequence[Any]) -> str:
@@ -207,6 +328,11 @@ def _integers(owner: str, name: str, lower: Any, upper: Any) -> Domain:
         raise NoiseawareTypeError(
             f"{owner}: domains[{name!r}] lower and upper must be integers for an integer domain; got "
             f"lower={lower!r}, upper={upper!r}. Add bins=K for an interval of real values."
+        )
+    if not (-(2**63) <= int(lower) and int(upper) <= 2**63 - 1):
+        raise NoiseawareValueError(
+            f"{owner}: domains[{name!r}] lower and upper must lie in [-2**63, 2**63 - 1] (int64, where the codes "
+            f"are computed exactly); got lower={lower!r}, upper={upper!r}."
         )
     _cells(owner, name, int(upper) - int(lower) + 1)
     return Domain("integers", lower=int(lower), upper=int(upper))

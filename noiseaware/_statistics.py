@@ -612,6 +612,17 @@ SCHEMAS: dict[str, StatisticSchema] = {
 
 
 # ----------------------------------------------------------------------------- Li et al. (2014): DPCopula
+def _check_dtypes(raw: Any, doms: list[Any]) -> None:
+    """``metadata.dtypes``: one allowed dtype name per column, able to hold its domain (``Domain.dtype_rule``)."""
+    dtypes = _str_list("metadata.dtypes", raw)
+    if len(dtypes) != len(doms):
+        _fail("metadata.dtypes", f"must give {len(doms)} dtype names", dtypes)
+    for j, (dt, d) in enumerate(zip(dtypes, doms, strict=True)):
+        rule = d.dtype_rule(dt)
+        if rule is not None:
+            _fail(f"metadata.dtypes[{j}]", f"{rule} (metadata.domains[{j}] is of kind {d.kind!r})", dt)
+
+
 def _check_dpcopula_mle(release: Any) -> None:
     n = _int("n", release.n, minimum=2)
     _check_pairs(release)
@@ -633,9 +644,7 @@ def _check_dpcopula(release: Any) -> None:
     if len(raw) != m:
         _fail("metadata.domains", f"must give {m} domains (one per column)", raw)
     doms = [Domain.from_dict(d, f"metadata.domains[{j}]") for j, d in enumerate(raw)]
-    dtypes = _str_list("metadata.dtypes", _meta(release, "dtypes"))
-    if len(dtypes) != m:
-        _fail("metadata.dtypes", f"must give {m} dtype names", dtypes)
+    _check_dtypes(_meta(release, "dtypes"), doms)
     bins = _int_list("metadata.bins", _meta(release, "bins"), minimum=2)
     if bins != [d.size for d in doms]:
         _fail("metadata.bins", "must be the number of cells of each domain", bins)
@@ -1069,8 +1078,7 @@ def _check_dpcopula_hybrid(release: Any) -> None:
     if len(raw) != m:
         _fail("metadata.domains", f"must give {m} domains (one per column)", raw)
     doms = [Domain.from_dict(d, f"metadata.domains[{j}]") for j, d in enumerate(raw)]
-    if len(_str_list("metadata.dtypes", _meta(release, "dtypes"))) != m:
-        _fail("metadata.dtypes", f"must give {m} dtype names", _meta(release, "dtypes"))
+    _check_dtypes(_meta(release, "dtypes"), doms)
     bins = _int_list("metadata.bins", _meta(release, "bins"), minimum=2)
     if bins != [d.size for d in doms]:
         _fail("metadata.bins", "must be the number of cells of each domain", bins)

@@ -36,6 +36,7 @@ import itertools
 import json
 import math
 import os
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -105,6 +106,25 @@ def _thaw(obj: Any) -> Any:
     if isinstance(obj, tuple):
         return [_thaw(x) for x in obj]
     return obj
+
+
+def _is_json_text(source: str) -> bool:
+    """The rule of :meth:`Release.from_json`: JSON text starts with ``{``, unless a path by name or by existence.
+
+    Examples
+    --------
+    >>> _is_json_text('  {"statistic": "counts"}  '), _is_json_text("{not json"), _is_json_text("{run}.json")
+    (True, True, False)
+    """
+    text = source.strip()
+    if not text.startswith("{") or text.lower().endswith(".json"):
+        return False
+    return not os.path.isfile(source)
+
+
+def _short_repr(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} digits)"
 
 
 def expected_guarantee(mechanism: Mechanism, composition: str, shape: tuple[int, ...]) -> Guarantee:
@@ -500,6 +520,13 @@ class Release:
             raise ReleaseFormatError(f"Release: field '{f('values')}' must be a flat list of numbers.")
         if dtype == "int64" and not all(isinstance(x, int) for x in raw):
             raise ReleaseFormatError(f"Release: field '{f('values')}' must hold integers for dtype int64.")
+        lo, hi = (-(2**63), 2**63 - 1) if dtype == "int64" else (-sys.float_info.max, sys.float_info.max)
+        far = next((x for x in raw if isinstance(x, int) and not lo <= x <= hi), None)
+        if far is not None:  # JSON integers are unbounded; NumPy would raise OverflowError
+            raise ReleaseFormatError(
+                f"Release: field '{f('values')}' must hold {dtype} values (integers in [-2**63, 2**63 - 1] for int64, "
+                f"finite for float64); got {_short_repr(far)}."
+            )
         if math.prod(shape) != len(raw):
             raise ReleaseFormatError(
                 f"Release: field '{f('values')}' has {len(raw)} entries but 'shape' {shape} needs {math.prod(shape)}."
@@ -546,7 +573,13 @@ class Release:
 
     @classmethod
     def from_json(cls, source: str | os.PathLike[str]) -> Release:
-        """Read a release from a JSON file path (or a JSON string starting with ``{``).
+        """Read a release from a JSON file path, or from JSON text.
+
+        **Path or text.** Every :class:`os.PathLike` is a path. A ``str`` is a path when it ends
+        with ``.json`` (any case, surrounding whitespace aside) or names an existing file;
+        otherwise it is JSON text when it starts with ``{`` (what :meth:`to_json` returns) and a
+        path when it does not. So ``"{run}.json"`` is always a file name, and a truncated record
+        ``"{..."`` is reported as invalid JSON.
 
         Files (and JSON text) are read with bounded resources: at most
         :data:`MAX_RELEASE_BYTES` (256 MiB, the most :meth:`to_json` writes), strict
@@ -561,7 +594,7 @@ class Release:
         """
         from ._io import loads_limited, read_text_limited
 
-        if isinstance(source, str) and source.lstrip().startswith("{"):
+        if isinstance(source, str) and _is_json_text(source):
             from . import _io
 
             size = len(source) if len(source) > _io.MAX_RELEASE_BYTES else len(source.encode("utf-8", "surrogatepass"))

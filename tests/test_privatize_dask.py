@@ -190,3 +190,98 @@ def test_exact_sums_are_fsum_whatever_the_blocking():
     np.testing.assert_array_equal(to_float(acc), ref)
     # the test can fail: a plain float sum does depend on the order here
     assert not np.array_equal(x.sum(axis=0), ref) or not np.array_equal(x[::-1].sum(axis=0), ref)
+
+
+# --------------------------------------------------------------------------- partitions read by name
+def _frame_from(parts: list[pd.DataFrame], meta: pd.DataFrame):
+    """A Dask DataFrame whose partitions are not checked against meta (as a careless pipeline may build)."""
+    return dd.from_delayed([dask.delayed(lambda q: q)(q) for q in parts], meta=meta.iloc[:0], verify_meta=False)
+
+
+def _split_frame() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    x = np.random.default_rng(11).normal(size=(60, 3))
+    df = pd.DataFrame(x, columns=["a", "b", "c"])
+    return df, df.iloc[:25], df.iloc[25:]
+
+
+@pytest.mark.parametrize("statistic", ["median_pairs", "kendall_pairs", "dirichlet_logmean"])
+def test_reordered_partition_columns_are_aligned_by_name(statistic):
+    df, p1, p2 = _split_frame()
+    if statistic == "dirichlet_logmean":
+        df = df.abs().div(df.abs().sum(axis=1), axis=0)
+        p1, p2 = df.iloc[:25], df.iloc[25:]
+    mem = na.privatize(df, statistic, epsilon=1.0, rng=np.random.default_rng(5))
+    shuffled = _frame_from([p1, p2[["c", "a", "b"]]], df)  # the second partition's columns in another order
+    _same(mem, na.privatize(shuffled, statistic, epsilon=1.0, rng=np.random.default_rng(5)))
+
+
+@pytest.mark.parametrize("statistic", ["median_pairs", "kendall_pairs", "dirichlet_logmean", "second_moment"])
+@pytest.mark.parametrize(
+    ("change", "names"),
+    [
+        (lambda q: q.rename(columns={"a": "z"}), r"missing \['a'\], unexpected \['z'\]"),
+        (lambda q: q.assign(d=1.0), r"missing \[\], unexpected \['d'\]"),
+        (lambda q: q[["a", "b"]], r"missing \['c'\], unexpected \[\]"),
+    ],
+    ids=["renamed", "extra", "missing"],
+)
+def test_mismatched_partition_columns_are_refused_by_name(statistic, change, names):
+    df, p1, p2 = _split_frame()
+    kw = {"rho": 1.0, "bound": 3.0} if statistic == "second_moment" else {"epsilon": 1.0}
+    budget = PrivacyBudget(rho=5.0) if statistic == "second_moment" else PrivacyBudget(epsilon=5.0)
+    with pytest.raises(NoiseawareValueError, match=r"partition 1 of the Dask DataFrame must have the columns \['a', "):
+        na.privatize(_frame_from([p1, change(p2)], df), statistic, budget=budget, **kw)
+    with pytest.raises(NoiseawareValueError, match=names):
+        na.privatize(_frame_from([p1, change(p2)], df), statistic, budget=budget, **kw)
+    assert budget.remaining == 5.0
+
+
+def test_partition_that_is_not_a_frame_is_refused():
+    df, p1, p2 = _split_frame()
+    with pytest.raises(NoiseawareValueError, match="partition 1 of the Dask DataFrame must be a DataFrame"):
+        na.privatize(_frame_from([p1, p2["a"]], df), "median_pairs", epsilon=1.0)
+
+
+def test_dask_series_where_pandas_series_is_accepted_and_refused_clearly_elsewhere():
+    s = pd.Series([2, 0, 7, 1], index=["w", "x", "y", "z"])
+    ds = dd.from_pandas(s, npartitions=2)
+    for statistic, kw in [("counts", {"sensitivity": 1}), ("vector", {"sensitivity": 1.0})]:
+        _same(
+            na.privatize(s, statistic, epsilon=1.0, rng=np.random.default_rng(3), **kw),
+            na.privatize(ds, statistic, epsilon=1.0, rng=np.random.default_rng(3), **kw),
+        )
+    answers = pd.Series([0, 1, 2, 1, 0, 2, 2, 1])
+    _same(
+        na.privatize(answers, "randomized_response", epsilon=1.0, categories=3, rng=np.random.default_rng(4)),
+        na.privatize(
+            dd.from_pandas(answers, npartitions=3), "randomized_response", epsilon=1.0, categories=3,
+            rng=np.random.default_rng(4),
+        ),
+    )
+    for statistic, kw in [
+        ("median_pairs", {"epsilon": 1.0}),
+        ("kendall_pairs", {"epsilon": 1.0}),
+        ("dirichlet_logmean", {"epsilon": 1.0}),
+        ("second_moment", {"rho": 1.0, "bound": 1.0}),
+        ("pace_ggm", {"rho": 1.0, "bound": 1.0}),
+        ("dpcopula", {"epsilon": 1.0, "domains": [range(10)]}),
+    ]:
+        with pytest.raises(NoiseawareValueError, match="must be 2-D"):
+            na.privatize(ds.astype(float), statistic, **kw)
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_dpcopula_on_a_dask_frame_is_the_in_memory_release(hybrid):
+    rng = np.random.default_rng(8)
+    df = pd.DataFrame(
+        {"age": rng.integers(0, 90, 300), "sex": rng.choice(["f", "m"], 300), "k": rng.integers(0, 4, 300)}
+    )
+    domains = {"age": range(90), "sex": ["f", "m"], "k": range(4)}
+    kw: dict = {"epsilon": 1.0, "domains": domains}
+    if hybrid:
+        kw["hybrid"] = ["k"]
+    mem = na.privatize(df, "dpcopula", rng=np.random.default_rng(9), **kw)
+    ddf = _frame_from([df.iloc[:120], df.iloc[120:][["k", "age", "sex"]]], df)
+    _same(mem, na.privatize(ddf, "dpcopula", rng=np.random.default_rng(9), **kw))
+    with pytest.raises(NoiseawareValueError, match=r"unexpected \['years'\]"):
+        na.privatize(_frame_from([df.iloc[:120], df.iloc[120:].rename(columns={"age": "years"})], df), "dpcopula", **kw)

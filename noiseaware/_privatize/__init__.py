@@ -20,12 +20,15 @@ from .. import _validation as v
 from ..accounting import PrivacyBudget
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
-from . import _covariance, _dirichlet, _dpcopula, _pairs, _tables
+from . import _covariance, _dask, _dirichlet, _dpcopula, _pairs, _tables
 from ._common import STATISTICS, Context
 from ._dirichlet import censoring_counts
 from ._pairs import kendall_tau_a, median_split_indicators
 
 __all__ = ["STATISTICS", "censoring_counts", "kendall_tau_a", "median_split_indicators", "privatize"]
+
+#: Statistics that read Dask data block by block; every other one computes a Dask input into memory first.
+_BLOCKWISE = frozenset({"median_pairs", "dirichlet_logmean"})
 
 del _covariance, _dirichlet, _dpcopula, _pairs, _tables  # imported for their registrations
 
@@ -46,10 +49,12 @@ def privatize(
     Parameters
     ----------
     data : numpy.ndarray or pandas.DataFrame
-        The confidential data (rows are records unless the statistic says otherwise). For
-        ``counts``, ``vector``, ``dirichlet_logmean`` and ``median_pairs`` also a Dask array or
-        DataFrame (data larger than memory; the same release as in memory on the same data and
-        ``rng`` seed; ``docs/distributed.md``).
+        The confidential data (rows are records unless the statistic says otherwise). Also a Dask
+        array, DataFrame or Series (a Series where a pandas Series is accepted): ``dirichlet_logmean``
+        and ``median_pairs`` read it block by block (data larger than memory), the other
+        statistics compute it into memory first; either way the release is the in-memory one on
+        the same data and ``rng`` seed. A DataFrame's partitions are matched to its columns by
+        name (``docs/distributed.md``).
     statistic : str
         ``"median_pairs"`` (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
         Copula Correlations*, §3.1-3.2, Algorithm S.1), ``"kendall_pairs"`` (Li, Xiong & Jiang (2014), *Differentially
@@ -144,6 +149,8 @@ def privatize(
     if budget is not None and not isinstance(budget, PrivacyBudget):
         raise NoiseawareTypeError(v.message(owner, "budget", "must be a noiseaware.accounting.PrivacyBudget", budget))
     ctx = Context(eps, r, rng, budget)
+    if statistic not in _BLOCKWISE and _dask.is_dask(data):
+        data = _dask.materialize(f"privatize(statistic={statistic!r})", data)
     release = STATISTICS[statistic](data, ctx, mechanism, dict(options))
     if len(ctx.charged) != 1 or not ctx.charged[0].isclose(release.guarantee):  # pragma: no cover - internal
         raise RuntimeError(f"privatize: statistic {statistic!r} did not charge its guarantee exactly once.")

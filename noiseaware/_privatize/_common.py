@@ -9,8 +9,11 @@ draws the noise (:func:`finish` does the last two steps for single-mechanism sta
 
 from __future__ import annotations
 
+import contextlib
+import math
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,11 +21,21 @@ import numpy as np
 
 from .. import _validation as v
 from .._statistics import SIMULATION_NOTE
-from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning
 from ..mechanisms import Guarantee, Mechanism
 from ..release import Release, expected_guarantee, release_size_bound
 
-__all__ = ["STATISTICS", "Context", "StatisticFn", "censoring_counts", "check_size", "finish", "statistic"]
+__all__ = [
+    "STATISTICS",
+    "Context",
+    "StatisticFn",
+    "censoring_counts",
+    "check_size",
+    "even_share",
+    "finish",
+    "fit_sum",
+    "statistic",
+]
 
 
 @dataclass
@@ -89,6 +102,67 @@ def statistic(name: str) -> Callable[[StatisticFn], StatisticFn]:
         return fn
 
     return deco
+
+
+# ------------------------------------------------------------------ splitting a budget in float64
+# A statistic that splits its budget composes its parts' guarantees in float64 (``Guarantee.repeat``
+# multiplies, ``Guarantee.compose`` adds left to right). Rounding can make the composed total land an
+# ulp above the request, and then k releases of total/k overspend total. The parts are therefore
+# chosen so that the float64 composition of the parts never exceeds the total; each mechanism is
+# calibrated so that its own guarantee never exceeds its part (``round_noise_up``); float64 addition
+# and multiplication are monotone, so the composed guarantee never exceeds the total.
+def even_share(total: float, parts: int) -> float:
+    """The largest float64 ``s <= total / parts`` whose ``parts``-fold float product ``s * parts`` is ``<= total``.
+
+    The budget of each of ``parts`` pieces composed sequentially (``Guarantee.repeat(parts)``).
+
+    Examples
+    --------
+    >>> 0.3 / 37 * 37 <= 0.3, even_share(0.3, 37) * 37 <= 0.3
+    (False, True)
+    """
+    share = total / parts
+    while share > 0.0 and share * parts > total:
+        share = math.nextafter(share, 0.0)
+    return share
+
+
+def fit_sum(total: float, before: Sequence[float], part: float, after: Sequence[float] = ()) -> float:
+    """``part`` lowered, one float64 at a time, until the float sum of ``before, part, after`` is ``<= total``.
+
+    The order is that of ``Guarantee.compose`` chained left to right. May return a value ``<= 0``
+    when nothing is left (the caller refuses it).
+
+    Examples
+    --------
+    >>> counts, margins = 0.1 * 0.3, 0.9 * 0.3 * 3.0 / 4.0
+    >>> counts + margins + (0.9 * 0.3 - margins) <= 0.3
+    False
+    >>> counts + margins + fit_sum(0.3, [counts, margins], 0.9 * 0.3 - margins) <= 0.3
+    True
+    """
+
+    def total_of(x: float) -> float:
+        acc = 0.0
+        for i, t in enumerate([*before, x, *after]):
+            acc = t if i == 0 else acc + t
+        return acc
+
+    while part > 0.0 and total_of(part) > total:
+        part = math.nextafter(part, 0.0)
+    return part
+
+
+@contextlib.contextmanager
+def shares_of_checked_budget() -> Iterator[None]:
+    """Calibrate mechanisms from shares of a budget that ``privatize`` has already checked (and warned about).
+
+    ``from_epsilon`` warns for a large epsilon; a share is never larger than the total, so its
+    :class:`~noiseaware.exceptions.PrivacyWarning` would only repeat the one already given.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        yield
 
 
 def no_extra(owner: str, options: Mapping[str, Any], allowed: set[str]) -> None:

@@ -42,7 +42,7 @@ from .._statistics import ENTRY_ORDER, mean_sensitivity, pace_ggm_sensitivity, s
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import ExponentialMechanism, GaussianMechanism, Guarantee
 from ..release import Release
-from ._common import Context, as_matrix, no_extra, statistic
+from ._common import Context, as_matrix, even_share, fit_sum, no_extra, statistic
 
 __all__ = ["MAX_ENTRIES", "bounded_data", "lower_entries"]
 
@@ -237,7 +237,14 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     rows = np.array([j for j, _ in ent])
     cols = np.array([k for _, k in ent])
     rho_diag = alpha * rho_p
-    diag_mech = GaussianMechanism(sigma=delta / math.sqrt(2.0 * rho_diag / d), sensitivity=delta)
+    rho_entry = even_share(rho_diag, d)  # the d diagonal guarantees add up to at most rho_diag in float64
+    try:
+        diag_mech = GaussianMechanism.from_rho(rho_entry, delta)
+    except NoiseawareValueError as exc:
+        raise NoiseawareValueError(
+            f"{owner}: rho={rho!r}, alpha={alpha!r} and d={d} give a diagonal noise the Gaussian mechanism cannot "
+            f"use: {exc}"
+        ) from exc
     # Fully adaptive composition: the total is fixed in advance and charged once, before any noise.
     ctx.charge(Guarantee(rho=rho), label="pace_ggm")
     centre_meta: dict[str, Any] = {}
@@ -251,7 +258,7 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         x = x - c
         s = x.T @ x / n
         delta = pace_ggm_sensitivity(n, b)
-        diag_mech = GaussianMechanism(sigma=delta / math.sqrt(2.0 * rho_diag / d), sensitivity=delta)
+        diag_mech = GaussianMechanism.from_rho(rho_entry, delta)
         mean_comp.append(
             Release(
                 statistic="pace_ggm_mean",
@@ -282,6 +289,9 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         solver.set_entry(j, j, y[(j, j)], lam_diag)
     est = solver.estimate()
     used = rho_diag
+    # the guarantee composed so far, in the order of the release's guarantee (diagonal, rounds, mean)
+    spent = diag_mech.rho * d
+    g_mean = [] if mean_mech is None else [mean_mech.rho]
     per = (rho_p - used) / T
     rs, rm = beta * per, (1.0 - beta) * per
     rounds: list[dict[str, Any]] = []
@@ -293,10 +303,14 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         left = rho_p - used
         if left < 2.0 * (rs + rm):  # Algorithm 3 lines 4-6: spend what is left now
             rs, rm, final = beta * left, (1.0 - beta) * left, True
-        sel = ExponentialMechanism(epsilon=math.sqrt(8.0 * rs), sensitivity=delta)
+        sel = ExponentialMechanism.from_rho(rs, sensitivity=delta)
+        sel_rho = float(sel.guarantee().rho)  # type: ignore[arg-type]
+        if final:  # what is left, rounded so that the composed guarantee stays within rho in float64
+            rm = fit_sum(rho, [spent, sel_rho], rm, g_mean)
         r = int(sel.release(np.abs(s[rows, cols] - est[rows, cols]), rng=ctx.rng))
         j, k = ent[r]
-        meas = GaussianMechanism(sigma=delta / math.sqrt(2.0 * rm), sensitivity=delta)
+        meas = GaussianMechanism.from_rho(rm, delta)
+        spent = spent + sel_rho + meas.rho
         z = float(meas.release(np.array([s[j, k]]), rng=ctx.rng)[0])
         prec = 1.0 / meas.sigma**2
         old_lam = lam.get((j, k), 0.0)

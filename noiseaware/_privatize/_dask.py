@@ -32,6 +32,18 @@ summaries meet in this process, so memory stays bounded by a few blocks. The rel
   censoring counts ``s_m`` and the censored log-sums are block sums; the log-sums are added
   exactly (:mod:`._fsum`, the same code as in memory), so the sum does not depend on the
   blocking. The random split (``split=``) is not available on Dask data.
+* every other statistic (``kendall_pairs``, ``randomized_response``, ``dpcopula``, ``pace_ggm``,
+  ``second_moment``) has no block-wise path: the Dask input is computed into memory first
+  (:func:`materialize`; it must fit) and released exactly as the pandas or NumPy data would be.
+
+Partitions are read by column *name*, never by position: Dask trusts each partition to match the
+collection's ``meta`` (and does not check it under ``from_delayed(..., verify_meta=False)``), so
+every DataFrame partition is checked against the collection's columns where it is read
+(:func:`aligned`). Columns in another order are put back in the declared order; a missing,
+renamed or extra column, or a partition that is not a DataFrame, is a
+:class:`~noiseaware.exceptions.NoiseawareValueError` naming the columns. A Dask Series is one
+column: it is accepted wherever a pandas Series is (``counts``, ``vector``), and the statistics of
+rows with several columns refuse it as they refuse a pandas Series.
 """
 
 from __future__ import annotations
@@ -48,7 +60,7 @@ from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _fsum
 from ._common import censoring_counts, column_names, numeric_column_names
 
-__all__ = ["DirichletSource", "is_dask", "materialize", "median_pair_counts"]
+__all__ = ["DirichletSource", "aligned", "is_dask", "materialize", "median_pair_counts"]
 
 _BITS = 16
 _BINS = 1 << _BITS
@@ -84,7 +96,57 @@ def _tree(leaves: list[Any], combine: Callable[[Any, Any], Any]) -> Any:
 
 
 # ---------------------------------------------------------------------------------- blocks
-def _df_block(part: Any) -> np.ndarray:
+def _is_dask_series(data: Any) -> bool:
+    return getattr(data, "ndim", None) == 1 and hasattr(data, "to_delayed") and not hasattr(data, "chunks")
+
+
+def _is_dask_frame(data: Any) -> bool:
+    return getattr(data, "ndim", None) == 2 and hasattr(data, "columns") and hasattr(data, "to_delayed")
+
+
+def aligned(owner: str, part: Any, expected: tuple[str, ...], b: int) -> Any:
+    """Partition ``b`` of a Dask DataFrame with its columns in the ``expected`` order (matched by name).
+
+    Raises
+    ------
+    NoiseawareValueError
+        If the partition is not a DataFrame, or its columns are not the expected ones (missing,
+        renamed, extra or repeated columns are named).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> part = pd.DataFrame({"b": [1.0], "a": [2.0]})
+    >>> list(aligned("f", part, ("a", "b"), 0).columns)
+    ['a', 'b']
+    >>> try:
+    ...     aligned("f", part.rename(columns={"b": "c"}), ("a", "b"), 3)
+    ... except ValueError as exc:
+    ...     print(str(exc).split(" (")[1].split(")")[0])
+    missing ['b'], unexpected ['c']
+    """
+    cols = getattr(part, "columns", None)
+    if cols is None or getattr(part, "ndim", None) != 2:
+        raise NoiseawareValueError(
+            f"{owner}: partition {b} of the Dask DataFrame must be a DataFrame with the columns {list(expected)}; "
+            f"got {type(part).__name__}."
+        )
+    got = [str(c) for c in cols]
+    if tuple(got) == expected:
+        return part
+    if sorted(got) == sorted(expected) and len(set(got)) == len(got):
+        return part.iloc[:, [got.index(c) for c in expected]]
+    missing = [c for c in expected if c not in got]
+    extra = sorted({c for c in got if c not in expected} | {c for c in got if got.count(c) > 1})
+    raise NoiseawareValueError(
+        f"{owner}: partition {b} of the Dask DataFrame must have the columns {list(expected)} of its meta; "
+        f"got {got} (missing {missing}, unexpected {extra}). Rebuild the collection with matching partitions."
+    )
+
+
+def _df_block(part: Any, owner: str, expected: tuple[str, ...], b: int) -> np.ndarray:
+    part = aligned(owner, part, expected, b)
+    numeric_column_names(owner, part)  # a partition may disagree with meta's dtypes too
     return part.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
@@ -98,9 +160,15 @@ def _row_blocks(owner: str, data: Any, columns: Any) -> tuple[list[Any], list[st
     import dask
 
     names: list[str]
-    if hasattr(data, "columns") and hasattr(data, "dtypes"):  # Dask DataFrame
+    if _is_dask_series(data):
+        raise NoiseawareValueError(
+            f"{owner}: data must be 2-D (rows are records, at least two columns); got a Dask Series (one column). "
+            "Pass a Dask DataFrame or a 2-D Dask array."
+        )
+    if _is_dask_frame(data):
         names = numeric_column_names(owner, data)
-        parts = [dask.delayed(_df_block, pure=True)(d) for d in data.to_delayed()]
+        expected = tuple(str(c) for c in data.columns)
+        parts = [dask.delayed(_df_block, pure=True)(d, owner, expected, b) for b, d in enumerate(data.to_delayed())]
     elif hasattr(data, "ndim") and hasattr(data, "rechunk"):  # Dask array
         if data.ndim != 2:
             raise NoiseawareValueError(f"{owner}: data must be 2-D (rows are records); got shape {data.shape}.")
@@ -117,8 +185,26 @@ def _row_blocks(owner: str, data: Any, columns: Any) -> tuple[list[Any], list[st
     return parts, column_names(owner, p, names, columns)
 
 
+def _concat(parts: list[Any]) -> Any:
+    import pandas as pd
+
+    return pd.concat(parts)
+
+
 def materialize(owner: str, data: Any) -> Any:
-    """A Dask table or vector (``counts``, ``vector``) computed to NumPy; index labels kept for Series/DataFrames."""
+    """A Dask collection computed into memory: NumPy for an array, pandas (index kept) for a DataFrame or Series.
+
+    A DataFrame's partitions are aligned to its columns by name first (:func:`aligned`), so the
+    result has exactly the declared columns, in the declared order.
+    """
+    import dask
+
+    if _is_dask_frame(data):
+        expected = tuple(str(c) for c in data.columns)
+        if len(set(expected)) != len(expected):
+            raise NoiseawareValueError(f"{owner}: column names must be unique; got {list(expected)}.")
+        parts = [dask.delayed(aligned, pure=True)(owner, d, expected, b) for b, d in enumerate(data.to_delayed())]
+        return dask.delayed(_concat, pure=True)(parts).compute()
     if hasattr(data, "compute"):
         return data.compute()
     return _compute(data)[0]  # pragma: no cover - any other Dask collection

@@ -44,7 +44,7 @@ from ..exceptions import NoiseawareValueError
 from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism
 from ..release import Release, expected_guarantee
 from . import _dask
-from ._common import Context, as_matrix, censoring_counts, no_extra, statistic
+from ._common import Context, as_matrix, censoring_counts, fit_sum, no_extra, shares_of_checked_budget, statistic
 from ._fsum import exact_column_sums
 
 __all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SIMPLEX_TOL", "censoring_counts", "select_threshold"]
@@ -138,9 +138,10 @@ def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: 
         t_c = v.open_unit(_OWNER, "target_rate", options.get("target_rate", 0.01))
         share = v.open_unit(_OWNER, "threshold_share", options.get("threshold_share", 0.25))
         eps2 = eps * share
-        eps1 = eps - eps2
+        eps1 = fit_sum(eps, [eps2], eps - eps2)  # the two guarantees add up to at most eps in float64
         counts = censoring_counts(x, cand) if src is None else src.censoring_counts(cand)
-        geo = GeometricMechanism(scale=2.0 / eps2, sensitivity=2)
+        with shares_of_checked_budget():
+            geo = GeometricMechanism.from_epsilon(eps2, sensitivity=2)
         ctx.charge(geo.guarantee().compose(Guarantee(epsilon=eps1)), label="dirichlet_logmean")
         raw = geo.release(counts, rng=ctx.rng)
         noisy = np.maximum(raw, 0)
@@ -176,7 +177,8 @@ def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: 
 
     parts = _partition(n, n1, ctx) if n1 is not None else []  # no split: all rows, no index array
     sens = -d * math.log(a)
-    mech = LaplaceMechanism(scale=sens / eps1, sensitivity=sens)
+    with shares_of_checked_budget():
+        mech = LaplaceMechanism.from_epsilon(eps1, sensitivity=sens)
     if src is None:
         # exact, correctly rounded sums (_fsum.py): the same bits whatever the blocking (Dask data)
         logx = np.log(np.maximum(x, a))

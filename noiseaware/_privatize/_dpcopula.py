@@ -55,7 +55,7 @@ from .._statistics import kendall_sensitivity
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import STATISTICS, Context, check_size, no_extra, statistic
+from ._common import STATISTICS, Context, check_size, even_share, fit_sum, no_extra, shares_of_checked_budget, statistic
 from ._kendall import _s_codes, kendall_s, kendall_tau_a_fast
 
 __all__ = ["CORRELATION_COMPONENT", "dpcopula_mle_blocks", "kendall_s", "kendall_tau_a_fast", "table_codes"]
@@ -98,7 +98,8 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
         n = int(arr.shape[0])
         names = [f"x{j}" for j in range(arr.shape[1])]
         cols = [arr[:, j] for j in range(arr.shape[1])]
-        dtypes = [str(arr.dtype)] * arr.shape[1]
+        # NumPy text is recorded as "str" (a fixed width such as "<U2" would truncate synthetic values)
+        dtypes = [{"U": "str", "O": "object"}.get(arr.dtype.kind, str(arr.dtype))] * arr.shape[1]
     if columns is not None:
         if isinstance(columns, str) or not isinstance(columns, Sequence):
             raise NoiseawareTypeError(v.message(owner, "columns", "must be a list of names", columns))
@@ -133,6 +134,13 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
     else:
         raise NoiseawareTypeError(v.message(owner, "domains", "must be a mapping column -> domain, or a list", domains))
     doms = [domain_from_spec(owner, c, s) for c, s in zip(names, specs, strict=True)]
+    for c, d, dt in zip(names, doms, dtypes, strict=True):  # the release records the dtype: checked on load
+        rule = d.dtype_rule(dt)
+        if rule is not None:
+            raise NoiseawareTypeError(
+                f"{owner}: column {c!r} has dtype {dt!r}, which a release cannot record: the dtype {rule}. "
+                f"Convert the column first (e.g. to 'int64', 'float64' or 'category')."
+            )
     codes = np.empty((n, m), dtype=np.int64)
     for j, (c, d, col) in enumerate(zip(names, doms, cols, strict=True)):
         if d.kind != "values" and getattr(col.dtype, "kind", "O") not in "biuf":
@@ -226,7 +234,7 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     if extra:
         raise NoiseawareValueError(f"{owner}: {extra} apply to hybrid=... only; got them without hybrid.")
     eps1 = eps * ratio / (ratio + 1.0)
-    eps2 = eps - eps1
+    eps2 = fit_sum(eps, [eps1], eps - eps1)  # the guarantees add up to at most eps in float64
     if not eps2 > 0:
         v.fail(owner, "ratio", f"must leave a positive epsilon_2 = epsilon / (ratio + 1) for epsilon={eps!r}", ratio)
     k = m * (m - 1) // 2
@@ -245,23 +253,28 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         raise NoiseawareValueError(f"{owner}: blocks applies to correlation='mle' only; got correlation={corr!r}.")
 
     sizes = [d.size for d in doms]
-    margins = GeometricMechanism(scale=2.0 * m / eps1, sensitivity=2 * m)
+    with shares_of_checked_budget():
+        margins = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m)
+    eps_pair = even_share(eps2, k)
     hist = np.concatenate([np.bincount(codes[:, j], minlength=s) for j, s in enumerate(sizes)]).astype(np.int64)
     # the correlation component's mechanism, built before the charge (it may refuse the scale)
     sub = Context(eps2, None, ctx.rng, None)
     labels_p, meta_p = _pair_meta(names)
     if corr == "kendall":
         sens = kendall_sensitivity(n)
-        comp_mech = LaplaceMechanism(scale=sens / (eps2 / k), sensitivity=sens)
+        with shares_of_checked_budget():
+            comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     elif corr == "mle":
         sens = 2.0 / float(blocks)  # type: ignore[arg-type]
-        comp_mech = LaplaceMechanism(scale=sens / (eps2 / k), sensitivity=sens)
+        with shares_of_checked_budget():
+            comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     g_main = expected_guarantee(margins, "joint", hist.shape)
     g_comp = comp_mech.guarantee().repeat(k) if corr != "median" else None
-    if g_comp is None:  # median_pairs: geometric, sensitivity 1 per count, eps2 / k each
-        g_comp = GeometricMechanism(scale=k / eps2, sensitivity=1).guarantee().repeat(k)
+    if g_comp is None:  # median_pairs: geometric, sensitivity 1 per count, eps2 split over k (as it does)
+        with shares_of_checked_budget():
+            g_comp = GeometricMechanism.from_epsilon(eps_pair, sensitivity=1).guarantee().repeat(k)
     total = g_main.compose(g_comp)
-    meta_c: dict[str, Any] = {**meta_p, "epsilon_per_pair": eps2 / k}
+    meta_c: dict[str, Any] = {**meta_p, "epsilon_per_pair": eps_pair}
     if corr == "kendall":
         meta_c["estimand"] = "Kendall's tau-a"
     elif corr == "mle":

@@ -57,7 +57,7 @@ from .._domains import Domain
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import Context, check_size
+from ._common import Context, check_size, fit_sum, shares_of_checked_budget
 from ._kendall import _s_codes
 
 __all__ = ["HYBRID_THRESHOLD", "hybrid_columns", "hybrid_kendall", "partition_index"]
@@ -180,7 +180,7 @@ def hybrid_release(
     k = m2 * (m2 - 1) // 2
     eps_c = share * eps
     eps1 = (1.0 - share) * eps * ratio / (ratio + 1.0)
-    eps2 = (1.0 - share) * eps - eps1
+    eps2 = fit_sum(eps, [eps_c, eps1], (1.0 - share) * eps - eps1)  # the parts add up to at most eps in float64
     if not eps2 > 0 or not eps1 > 0:
         v.fail(owner, "ratio", "must leave positive epsilon_1 and epsilon_2", ratio)
 
@@ -193,10 +193,11 @@ def hybrid_release(
     ).ravel()
     tau = hybrid_kendall(lc, part, parts, lsizes, floor).ravel()
 
-    m_counts = GeometricMechanism(scale=2.0 / eps_c, sensitivity=2)
-    m_marg = GeometricMechanism(scale=2.0 * m2 / eps1, sensitivity=2 * m2)
     sens_tau = 2.0 * k * 4.0 / floor
-    m_tau = LaplaceMechanism(scale=sens_tau / eps2, sensitivity=sens_tau)
+    with shares_of_checked_budget():
+        m_counts = GeometricMechanism.from_epsilon(eps_c, sensitivity=2)
+        m_marg = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m2)
+        m_tau = LaplaceMechanism.from_epsilon(eps2, sensitivity=sens_tau)
     g_counts = expected_guarantee(m_counts, "joint", counts.shape)
     g_marg = expected_guarantee(m_marg, "joint", hist.shape)
     g_tau = expected_guarantee(m_tau, "joint", tau.shape)

@@ -14,7 +14,7 @@ from ..exceptions import NoiseawareValueError, UtilityWarning
 from ..mechanisms import BTGM, RGM, TGM, GeometricMechanism, LaplaceMechanism, Mechanism
 from ..release import Release
 from . import _dask
-from ._common import Context, as_matrix, finish, no_extra, statistic
+from ._common import Context, as_matrix, even_share, finish, no_extra, shares_of_checked_budget, statistic
 
 __all__ = ["kendall_tau_a", "median_split_indicators"]
 
@@ -69,6 +69,17 @@ def _warn_if_swamped(owner: str, mech: Mechanism, high_count: int) -> None:
         )
 
 
+def _median_mechanism(mech_name: str, eps_pair: float, h: int) -> Mechanism:
+    """The per-pair mechanism of ``median_pairs``, calibrated to at most ``eps_pair``."""
+    if mech_name == "geometric":
+        return GeometricMechanism.from_epsilon(eps_pair, sensitivity=1)
+    if mech_name == "tgm":
+        return TGM.from_epsilon(eps_pair, lower=0, upper=h, sensitivity=1)
+    if mech_name == "btgm":
+        return BTGM.from_epsilon(eps_pair, lower=0, upper=h, sensitivity=1)
+    return RGM(epsilon=eps_pair, lower=0, upper=h, sensitivity=1)
+
+
 @statistic("median_pairs")
 def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """Wang et al. (2026) Algorithm S.1: all p(p-1)/2 high-high counts, each with sensitivity 1."""
@@ -93,18 +104,12 @@ def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[
         iu, ju = np.triu_indices(p, 1)
         counts = (a.T @ a)[iu, ju].astype(np.int64)
     k = counts.size
-    eps_pair = eps / k
+    eps_pair = even_share(eps, k)  # the k per-pair guarantees add up to at most eps in float64
     h = math.ceil(n / 2)
     mech: Mechanism
     try:
-        if mech_name == "geometric":
-            mech = GeometricMechanism(scale=1.0 / eps_pair, sensitivity=1)
-        elif mech_name == "tgm":
-            mech = TGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
-        elif mech_name == "btgm":
-            mech = BTGM(scale=1.0 / eps_pair, lower=0, upper=h, sensitivity=1)
-        else:
-            mech = RGM(epsilon=eps_pair, lower=0, upper=h, sensitivity=1)
+        with shares_of_checked_budget():
+            mech = _median_mechanism(mech_name, eps_pair, h)
     except NoiseawareValueError as exc:
         raise NoiseawareValueError(
             f"{owner}: epsilon={eps!r} split over {k} pair(s) gives epsilon_per_pair={eps_pair!r}, which the "
@@ -159,8 +164,9 @@ def _kendall_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict
     iu, ju = np.triu_indices(p, 1)
     taus = np.array([kendall_tau_a(x[:, i], x[:, j]) for i, j in zip(iu, ju, strict=True)])
     sens = kendall_sensitivity(n)
-    eps_pair = eps / taus.size
-    mech = LaplaceMechanism(scale=sens / eps_pair, sensitivity=sens)
+    eps_pair = even_share(eps, taus.size)
+    with shares_of_checked_budget():
+        mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
     labels, meta = _pair_labels_and_meta(names)
     meta |= {
         "epsilon_per_pair": eps_pair,

@@ -19,7 +19,7 @@ from ..mechanisms import (
 )
 from ..release import Release
 from . import _dask
-from ._common import Context, finish, no_extra, statistic
+from ._common import Context, even_share, finish, no_extra, statistic
 
 __all__: list[str] = []
 
@@ -151,7 +151,7 @@ def _randomized_response(data: Any, ctx: Context, mechanism: str | None, options
         mech = RandomizedResponse(k=k, p=options["p"])
     else:
         eps = ctx.require(owner, "epsilon")
-        mech = RandomizedResponse.from_epsilon(eps / q, k)
+        mech = RandomizedResponse.from_epsilon(even_share(eps, q), k)
     if hasattr(data, "columns"):
         names = [str(c) for c in data.columns]
     else:

@@ -15,7 +15,7 @@ from .._core import _noise
 from .._core._backend import get_backend
 from ..exceptions import NoiseawareValueError
 from . import _opendp
-from ._base import Guarantee, Mechanism, register
+from ._base import Guarantee, Mechanism, register, round_noise_up
 
 __all__ = [
     "DiscreteGaussianMechanism",
@@ -91,13 +91,16 @@ def geometric_draw(u1: np.ndarray, u2: np.ndarray, log_alpha: float) -> np.ndarr
 def geometric_scale_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> tuple[float, int]:
     """``(scale, sensitivity)`` with ``scale = sensitivity / epsilon``, checked against the geometric rule.
 
+    The scale is rounded up (:func:`~noiseaware.mechanisms._base.round_noise_up`) so that the
+    recomputed ``sensitivity / scale`` never exceeds ``epsilon``.
+
     Shared by every mechanism built on two-sided geometric noise (geometric, TGM, BTGM): the scale
     must be a normal float64 at most ``2**62 / (65 ln 2)``, and the
     error names ``epsilon``, the argument the caller gave.
     """
     eps = v.epsilon(owner, epsilon)
     sens = v.integer(owner, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
-    scale = sens / eps
+    scale = round_noise_up(owner, "epsilon", eps, sens / eps, math.inf, lambda b: sens / b)
     _derived_scale(
         owner, "epsilon", epsilon, "scale = sensitivity / epsilon", scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE
     )
@@ -292,7 +295,7 @@ class LaplaceMechanism(_Additive):
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
-        """The mechanism with ``scale = sensitivity / epsilon``.
+        """The mechanism with ``scale = sensitivity / epsilon`` (rounded up: its epsilon never exceeds the request).
 
         Raises ``ValueError`` when the scale exceeds
         ``2**1024 / (64 ln 2)`` (about ``2.4e299``, so that
@@ -300,7 +303,7 @@ class LaplaceMechanism(_Additive):
         """
         eps = v.epsilon(cls.__name__, epsilon)
         sens = v.noise_scale(cls.__name__, "sensitivity", sensitivity, math.inf, "")
-        scale = sens / eps
+        scale = round_noise_up(cls.__name__, "epsilon", eps, sens / eps, math.inf, lambda b: sens / b)
         _derived_scale(
             cls.__name__,
             "epsilon",
@@ -429,10 +432,15 @@ def _check_sigma(mech: Any, maximum: float, rule: str, minimum: float = v.TINY, 
 def _sigma_from_rho(
     owner: str, rho: Any, sensitivity: Any, maximum: float, rule: str, minimum: float = v.TINY, why_min: str = ""
 ) -> tuple[float, float]:
-    """``sigma = sensitivity / sqrt(2 rho)``, refused (naming rho) when not representable."""
+    """``sigma = sensitivity / sqrt(2 rho)`` rounded up to the first float64 whose rho is within the request.
+
+    Refused (naming rho) when not representable.
+    """
     r = v.positive(owner, "rho", rho)
     sens = v.noise_scale(owner, "sensitivity", sensitivity, math.inf, "")
     sigma = sens / (math.sqrt(2.0) * math.sqrt(r))
+    if 0.0 < sigma < math.inf:  # rounded up: the recomputed rho never exceeds the request
+        sigma = round_noise_up(owner, "rho", r, sigma, math.inf, lambda s: _rho(sens, s))
     _derived_scale(
         owner,
         "rho",

@@ -4,16 +4,64 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import _validation as v
-from ..exceptions import NoiseawareTypeError, ReleaseFormatError
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
-__all__ = ["MECHANISMS", "Guarantee", "Mechanism", "mechanism_from_dict"]
+__all__ = ["MECHANISMS", "Guarantee", "Mechanism", "mechanism_from_dict", "round_noise_up"]
+
+#: At most this many one-float steps when rounding a calibrated noise parameter up (a few suffice).
+_MAX_NUDGES = 256
+
+
+def round_noise_up(
+    owner: str, name: str, request: float, value: float, toward: float, guarantee: Callable[[float], float]
+) -> float:
+    """A calibrated noise parameter moved, one float64 at a time, until its guarantee is within the request.
+
+    Calibration computes a noise parameter from the budget asked for (``scale = sensitivity /
+    epsilon``, ``sigma = sensitivity / sqrt(2 rho)``, ``p`` of randomized response) in floating
+    point, and the guarantee recomputed from that parameter may land a few units in the last
+    place *above* the request. Then ``k`` releases of ``total / k`` overspend ``total``. This
+    moves ``value`` toward ``toward`` (more noise) with :func:`math.nextafter` until
+    ``guarantee(value) <= request``, so the guarantee a release records never exceeds what was
+    asked. The guarantee must be non-increasing in the direction of ``toward``.
+
+    Raises
+    ------
+    NoiseawareValueError
+        If no float64 within a few hundred steps gives a guarantee within the request (the
+        request is finer than the parameter's float64 resolution), naming ``name``.
+
+    Examples
+    --------
+    >>> rho = 0.3 / 7
+    >>> sigma = 1.0 / math.sqrt(2.0 * rho)
+    >>> 0.5 * (1.0 / sigma) ** 2 <= rho
+    False
+    >>> s = round_noise_up("f", "rho", rho, sigma, math.inf, lambda x: 0.5 * (1.0 / x) ** 2)
+    >>> 0.5 * (1.0 / s) ** 2 <= rho, s > sigma
+    (True, True)
+    """
+    x = value
+    for _ in range(_MAX_NUDGES):
+        if guarantee(x) <= request:
+            return x
+        x = math.nextafter(x, toward)
+    raise NoiseawareValueError(
+        v.message(
+            owner,
+            name,
+            "must be large enough that some float64 noise parameter has a guarantee within it",
+            request,
+            f"The closest, near {value!r}, gives {guarantee(x)!r}. Use a larger {name}.",
+        )
+    )
 
 
 @dataclass(frozen=True)

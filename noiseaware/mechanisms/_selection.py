@@ -16,7 +16,7 @@ from .._core import _noise
 from .._core._backend import get_backend
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _opendp
-from ._base import Guarantee, Mechanism, register
+from ._base import Guarantee, Mechanism, register, round_noise_up
 
 __all__ = ["ExponentialMechanism", "RandomizedResponse"]
 
@@ -32,6 +32,17 @@ def _check_k(owner: str, k: Any) -> int:
     if out > RR_MAX_CATEGORIES:
         v.fail(owner, "k", f"must be an integer <= {RR_MAX_CATEGORIES} (OpenDP's sampler lists all k categories)", k)
     return out
+
+
+def _rr_log_ratio(p: float, k: int) -> float:
+    """``log(p (k-1) / (1-p))`` from the exact rational value of the float ``p``."""
+    q = Fraction(p)
+    return math.log1p(float(q * (k - 1) / (1 - q) - 1))
+
+
+def _rr_epsilon(p: float, k: int) -> float:
+    """The guarantee of randomized response with truth probability ``p``: ``|log(p (k-1) / (1-p))|``."""
+    return abs(_rr_log_ratio(p, k))
 
 
 @register
@@ -77,10 +88,21 @@ class RandomizedResponse(Mechanism):
 
     @classmethod
     def from_epsilon(cls, epsilon: float, k: int) -> RandomizedResponse:
-        """``p = e^eps / (e^eps + k - 1)``; refused when ``p`` rounds to 1 in float64."""
+        """``p = e^eps / (e^eps + k - 1)``; refused when ``p`` rounds to 1 in float64.
+
+        ``p`` is rounded toward ``1/k`` (:func:`~noiseaware.mechanisms._base.round_noise_up`) so that
+        the epsilon recomputed from it never exceeds the request.
+
+        Examples
+        --------
+        >>> RandomizedResponse.from_epsilon(1.0 / 7, k=3).guarantee().epsilon <= 1.0 / 7
+        True
+        """
         eps = v.epsilon(cls.__name__, epsilon)
         k = _check_k(cls.__name__, k)
         p = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+        if p < 1.0:
+            p = round_noise_up(cls.__name__, "epsilon", eps, p, 1.0 / k, lambda q: _rr_epsilon(q, k))
         if not p < 1.0:
             v.fail(
                 cls.__name__,
@@ -108,16 +130,15 @@ class RandomizedResponse(Mechanism):
         The ratio is formed exactly (:class:`fractions.Fraction`), so ``p`` within a few ulps of
         ``1/k`` does not lose the (tiny) privacy loss to cancellation.
         """
-        p = Fraction(self.p)
-        return math.log1p(float(p * (self.k - 1) / (1 - p) - 1))
+        return _rr_log_ratio(self.p, self.k)
 
     def guarantee(self) -> Guarantee:
-        """Pure ``|epsilon|`` per randomized answer.
+        """Pure ``|epsilon|`` per randomized answer (:func:`_rr_epsilon`).
 
         The absolute value matters when ``p`` is the float64 just below ``1/k`` (as ``1/3`` is):
         the largest likelihood ratio is then the inverse one, still ``> 1``.
         """
-        return Guarantee(epsilon=abs(self.epsilon))
+        return Guarantee(epsilon=_rr_epsilon(self.p, self.k))
 
     def transition_matrix(self) -> np.ndarray:
         """``T[x, y] = P(y | x)``."""
@@ -192,6 +213,22 @@ class ExponentialMechanism(Mechanism):
             )
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "sensitivity", sens)
+
+    @classmethod
+    def from_rho(cls, rho: float, sensitivity: float = 1.0) -> ExponentialMechanism:
+        """The mechanism with ``epsilon = sqrt(8 rho)``, rounded down so that ``epsilon**2 / 8 <= rho``.
+
+        Examples
+        --------
+        >>> m = ExponentialMechanism.from_rho(0.1 / 3)
+        >>> m.guarantee().rho <= 0.1 / 3
+        True
+        """
+        r = v.positive(cls.__name__, "rho", rho)
+        eps = math.sqrt(8.0 * r)
+        if 0.0 < eps < math.inf:
+            eps = round_noise_up(cls.__name__, "rho", r, eps, 0.0, lambda e: e * e / 8.0)
+        return cls(epsilon=eps, sensitivity=sensitivity)
 
     @property
     def scale(self) -> float:

@@ -234,3 +234,26 @@ def test_nothing_is_spent_on_bad_input() -> None:
             frame(), statistic="dpcopula", epsilon=1.0, domains={**DOMAINS, "age": range(0, 50)}, budget=budget
         )
     assert budget.spent == 0
+
+
+def test_integer_domains_near_2_60_are_encoded_exactly() -> None:
+    big = 2**60  # float64 cannot tell big, big + 1, ..., big + 127 apart
+    ids = np.array([big, big + 1, big + 2, big + 4] * 25, dtype=np.int64)
+    df = pd.DataFrame({"id": ids, "k": np.arange(100) % 3})
+    doms = {"id": range(big, big + 5), "k": range(3)}
+    codes, _, _, _ = dp.table_codes(df, doms)
+    assert np.array_equal(codes[:, 0], ids - big)  # exact cell codes, not all 0
+    assert np.array_equal(codes[:, 0], dp.table_codes(df.astype({"id": np.uint64}), doms)[0][:, 0])
+    rel = na.privatize(df, statistic="dpcopula", epsilon=1.0, domains=doms, rng=np.random.default_rng(0))
+    assert rel.labels[4] == ("id", str(big + 4))
+    syn = load(dump(rel))
+    from noiseaware import copula
+
+    out = copula.synthesize(syn, 50, seed=0)["id"]
+    assert str(out.dtype) == "int64" and set(out.tolist()) <= set(range(big, big + 5))
+    # a value just outside the domain (big + 100 rounds to big in float64) is refused, exactly named
+    outside = df.assign(id=np.where(np.arange(100) == 7, big + 100, ids))
+    with pytest.raises(NoiseawareValueError, match=rf"'id' has 1 value\(s\) outside .* e\.g\. {big + 100}"):
+        na.privatize(outside, statistic="dpcopula", epsilon=1.0, domains=doms)
+    with pytest.raises(NoiseawareValueError, match=r"lower and upper must lie in \[-2\*\*63, 2\*\*63 - 1\]"):
+        na.privatize(df, statistic="dpcopula", epsilon=1.0, domains={"id": range(2**70, 2**70 + 5), "k": range(3)})

@@ -295,3 +295,102 @@ def test_secure_false_alone_is_a_weaker_claim_and_loads() -> None:
     d["secure"] = False
     rel = _load(d)
     assert not rel.secure and not rel.simulation
+
+
+# --------------------------------------------------------------------------- typed fields added later
+def _dpcopula_records() -> dict[str, dict[str, Any]]:
+    import pandas as pd
+
+    r = np.random.default_rng(5)
+    df = pd.DataFrame(
+        {
+            "age": r.integers(0, 90, 200),
+            "sex": pd.Categorical(r.choice(["f", "m"], 200)),
+            "income": r.random(200) * 1e5,
+            "k": r.integers(0, 3, 200),
+        }
+    )
+    doms: dict[str, Any] = {
+        "age": range(0, 200),
+        "sex": ["f", "m"],
+        "income": {"lower": 0.0, "upper": 1e5, "bins": 10},
+        "k": range(3),
+    }
+    plain = na.privatize(df, statistic="dpcopula", epsilon=1.0, domains=doms)
+    hybrid = na.privatize(df, statistic="dpcopula", epsilon=1.0, domains=doms, hybrid=["k"])
+    return {"dpcopula": plain.to_dict(), "hybrid": hybrid.to_dict()}
+
+
+DPCOPULA = _dpcopula_records()
+
+
+@pytest.mark.parametrize("kind", sorted(DPCOPULA))
+@pytest.mark.parametrize(
+    ("column", "dtype"),
+    [
+        (0, "bool"),  # ages 0..199 would come back as True/False
+        (0, "datetime64[ns]"),  # ... or as timestamps
+        (0, "timedelta64[s]"),
+        (0, "int8"),  # cannot hold 128..199: would wrap
+        (0, "float16"),  # holds 0..199 exactly: accepted (see below)
+        (1, "int64"),  # the listed values are strings
+        (2, "bool"),  # an interval domain
+        (2, "str"),
+        (0, "<U1"),
+    ],
+)
+def test_dpcopula_dtypes_are_checked_against_the_allowed_set_and_the_domain(kind, column, dtype):
+    d = copy.deepcopy(DPCOPULA[kind])
+    assert _load(copy.deepcopy(d)).to_dict() == d
+    d["metadata"]["dtypes"][column] = dtype
+    if (column, dtype) == (0, "float16"):
+        assert _load(d).metadata["dtypes"][0] == "float16"
+        return
+    with pytest.raises(ReleaseFormatError, match=rf"metadata\.dtypes\[{column}\]"):
+        _load(d)
+
+
+def test_a_column_whose_dtype_cannot_hold_its_domain_is_refused_before_any_budget():
+    import pandas as pd
+
+    from noiseaware.accounting import PrivacyBudget
+    from noiseaware.exceptions import NoiseawareTypeError
+
+    df = pd.DataFrame({"age": np.arange(100, dtype=np.int8) % 90, "k": np.arange(100) % 3})
+    budget = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(NoiseawareTypeError, match=r"column 'age' has dtype 'int8'.*holding 0\.\.199"):
+        na.privatize(df, "dpcopula", epsilon=1.0, domains={"age": range(200), "k": range(3)}, budget=budget)
+    assert budget.remaining == 1.0
+
+
+@pytest.mark.parametrize(
+    ("base", "values"),
+    [("counts", [2**70, 5, 5, 1]), ("counts", [-(2**63) - 1, 5, 5, 1]), ("kendall", [2**1030] + [0.0] * 5)],
+)
+def test_integers_too_large_for_the_dtype_are_refused_naming_values(base, values):
+    d = copy.deepcopy(BASES[base])
+    d["values"] = values
+    with pytest.raises(ReleaseFormatError, match=r"field 'values' must hold (int64|float64) values"):
+        na.Release.from_dict(d)  # the JSON reader also refuses integers of more than 40 digits
+    if base == "counts":
+        with pytest.raises(ReleaseFormatError, match=r"field 'values' must hold int64 values"):
+            _load(d)
+
+
+def test_integer_domain_bounds_beyond_int64_are_refused_naming_the_domain():
+    d = copy.deepcopy(DPCOPULA["dpcopula"])
+    d["metadata"]["domains"][0] = {"kind": "integers", "lower": 2**70, "upper": 2**70 + 199}
+    with pytest.raises(ReleaseFormatError, match=r"metadata\.domains\[0\].*\[-2\*\*63, 2\*\*63 - 1\]"):
+        _load(d)
+
+
+def test_from_json_tells_paths_from_json_text(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rel = na.privatize(np.array([3, 1, 4, 1]), statistic="counts", epsilon=1.0, sensitivity=2)
+    rel.to_json("{run}.json")
+    assert na.Release.from_json("{run}.json").to_dict() == rel.to_dict()  # a file name, not JSON text
+    rel.to_json("{odd}")
+    assert na.Release.from_json("{odd}").to_dict() == rel.to_dict()  # an existing file
+    assert na.Release.from_json(rel.to_json()).to_dict() == rel.to_dict()  # JSON text
+    with pytest.raises(ReleaseFormatError, match="not valid JSON"):
+        na.Release.from_json('{"statistic": ')  # a truncated record, not a missing file
