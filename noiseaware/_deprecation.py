@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["renamed"]
+__all__ = ["renamed", "renamed_attribute"]
 
 
 def renamed(module: str, names: Mapping[str, str], namespace: Mapping[str, Any]) -> Callable[[str], Any]:
@@ -32,3 +32,26 @@ def renamed(module: str, names: Mapping[str, str], namespace: Mapping[str, Any])
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def renamed_attribute(owner: str, old: str, new: str) -> property:
+    """A read-only property ``old`` that returns attribute ``new``, with a ``FutureWarning``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> class Box:
+    ...     size = 3
+    ...     volume = renamed_attribute("Box", "volume", "size")
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     value = Box().volume
+    >>> value, str(w[0].message)
+    (3, 'Box.volume is deprecated; use Box.size.')
+    """
+
+    def get(self: Any) -> Any:
+        warnings.warn(f"{owner}.{old} is deprecated; use {owner}.{new}.", FutureWarning, stacklevel=2)
+        return getattr(self, new)
+
+    return property(get, doc=f"Former name of :attr:`{new}` (deprecated).")

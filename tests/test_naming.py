@@ -61,3 +61,14 @@ def test_mean_composition_is_composition_everywhere() -> None:
 
     for cls in (ABCResult, DirichletFit, DPBootsResult, DPMCMCFit):
         assert isinstance(inspect.getattr_static(cls, "composition"), property), cls
+
+
+def test_mean_composition_still_answers_with_a_warning() -> None:
+    from noiseaware.dirichlet import ABCResult, DirichletFit, DPBootsResult
+
+    class Stub:
+        composition = "the draws"
+
+    for cls in (ABCResult, DirichletFit, DPBootsResult):
+        with pytest.warns(FutureWarning, match=f"{cls.__name__}.mean_composition is deprecated"):
+            assert inspect.getattr_static(cls, "mean_composition").fget(Stub()) == "the draws"

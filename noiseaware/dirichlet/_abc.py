@@ -12,7 +12,6 @@ Gaussian-copula data-split prior elicited from :math:`S_L(D_1,a)`, model 4 on :m
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, logmean_parts, select_part
+from .._deprecation import renamed_attribute
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, _simulate_stats, elicit_prior, p1_prior
 
@@ -57,15 +57,7 @@ class ABCResult:
         r"""Draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape (k, d)."""
         return self.alpha / self.alpha.sum(-1, keepdims=True)
 
-    @property
-    def mean_composition(self) -> np.ndarray:
-        """Former name of :attr:`composition` (deprecated)."""
-        warnings.warn(
-            "ABCResult.mean_composition is deprecated; use ABCResult.composition.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return self.composition
+    mean_composition = renamed_attribute("ABCResult", "mean_composition", "composition")
 
     @property
     def posterior_mean(self) -> np.ndarray:

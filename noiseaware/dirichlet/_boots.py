@@ -36,7 +36,6 @@ Cost is ``sweeps * d**2`` vector operations, whatever the distance of :math:`s_L
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +44,7 @@ from scipy import special
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, select_part
+from .._deprecation import renamed_attribute
 from ..exceptions import NoiseawareValueError
 from ._mle import dirichlet_mle_from_stats
 
@@ -248,15 +248,7 @@ class DPBootsResult:
         r"""Bootstrap draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape (B, d)."""
         return self.alpha / self.alpha.sum(-1, keepdims=True)
 
-    @property
-    def mean_composition(self) -> np.ndarray:
-        """Former name of :attr:`composition` (deprecated)."""
-        warnings.warn(
-            "DPBootsResult.mean_composition is deprecated; use DPBootsResult.composition.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return self.composition
+    mean_composition = renamed_attribute("DPBootsResult", "mean_composition", "composition")
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         r"""Percentile interval of each :math:`\alpha_j` at ``level`` (NaN rows ignored)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import warnings
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -30,6 +29,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_series_terms
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
+from .._deprecation import renamed_attribute
 from .._engine import FitResult, ProgramCache, SamplingSettings, check_settings, pymc_sample, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
@@ -88,15 +88,7 @@ class DirichletFit(FitResult):
         r"""Posterior draws of the mean composition :math:`E[x\mid\alpha]`, shape ``(chains * draws, d)``."""
         return np.asarray(self.draws_of("mean"), dtype=np.float64)
 
-    @property
-    def mean_composition(self) -> np.ndarray:
-        """Former name of :attr:`composition` (deprecated)."""
-        warnings.warn(
-            "DirichletFit.mean_composition is deprecated; use DirichletFit.composition (the name DPMCMCFit uses).",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return self.composition
+    mean_composition = renamed_attribute("DirichletFit", "mean_composition", "composition")
 
     @property
     def posterior_mean(self) -> np.ndarray:
