@@ -51,9 +51,9 @@ def test_seed001_footnote_discrete_gaussian_sigma_6_25() -> None:
 @pytest.mark.parametrize("delta", [1e-5, 1e-10])
 def test_cks20_conversion_matches_opendp(rho: float, delta: float) -> None:
     """CKS20 Corollary 13 against OpenDP's independent implementation (make_zCDP_to_approxDP)."""
-    dp = _opendp._dp()
-    meas = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)
-    conv = dp.c.make_zCDP_to_approxDP(meas)
+    with _opendp._dp() as dp:  # OpenDP's contrib features on while the measurements are built
+        meas = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)
+        conv = dp.c.make_zCDP_to_approxDP(meas)
     # the Gaussian with scale 1 at d_in gives rho = d_in^2 / 2
     theirs = conv.map(math.sqrt(2 * rho)).epsilon(delta)
     ours = A.zcdp_to_approx_dp(rho, delta)

@@ -114,6 +114,8 @@ def test_float32_jax_is_refused_with_a_clear_error():
 
     code = (
         "import jax, numpy as np\n"
+        "import noiseaware\n"
+        "noiseaware.config.configure(host_devices=None, cache=False)\n"
         "import noiseaware.numpyro as nn\n"
         "from noiseaware.exceptions import NoiseawareValueError\n"
         "d = nn.TwoSidedGeometric(loc=3.0, alpha=0.5)\n"
@@ -142,6 +144,7 @@ DEVICES_CHILD = textwrap.dedent(
     import noiseaware as na
     import jax
     from noiseaware import config
+    config.configure(cache=False)  # the documented set-up: host devices before JAX starts
     out = config.host_devices()
     if "fit" in sys.argv:
         x = np.random.default_rng(0).standard_normal((400, 3))

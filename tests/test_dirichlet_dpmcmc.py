@@ -488,6 +488,7 @@ def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_reje
 _DEVICES_CHILD = """
 import jax, numpy as np
 import noiseaware as na
+na.config.configure(cache=False)  # float64 and the host devices, as a script does
 import noiseaware.dirichlet._dpmcmc as m
 assert jax.local_device_count() >= 2, jax.local_device_count()
 x = np.random.default_rng(3).dirichlet([2.0, 3.0], size=3)

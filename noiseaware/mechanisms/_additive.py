@@ -91,7 +91,7 @@ def geometric_draw(u1: np.ndarray, u2: np.ndarray, log_alpha: float) -> np.ndarr
 def geometric_scale_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> tuple[float, int]:
     """``(scale, sensitivity)`` with ``scale = sensitivity / epsilon``, checked against the geometric rule.
 
-    The scale is rounded up (:func:`~noiseaware.mechanisms._base.round_noise_up`) so that the
+    The scale is rounded up (one float at a time) so that the
     recomputed ``sensitivity / scale`` never exceeds ``epsilon``.
 
     Shared by every mechanism built on two-sided geometric noise (geometric, TGM, BTGM): the scale

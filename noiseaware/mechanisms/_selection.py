@@ -90,7 +90,7 @@ class RandomizedResponse(Mechanism):
     def from_epsilon(cls, epsilon: float, k: int) -> RandomizedResponse:
         """``p = e^eps / (e^eps + k - 1)``; refused when ``p`` rounds to 1 in float64.
 
-        ``p`` is rounded toward ``1/k`` (:func:`~noiseaware.mechanisms._base.round_noise_up`) so that
+        ``p`` is rounded toward ``1/k`` (one float at a time) so that
         the epsilon recomputed from it never exceeds the request.
 
         Examples

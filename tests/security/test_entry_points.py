@@ -365,7 +365,7 @@ FROM_RELEASE: dict[str, tuple[Callable[[Any, Any, Any], Any], set[str]]] = {
         {"counts_geometric", "median_pairs"},
     ),
     "DiscreteGaussian": (lambda m, r, base: m.DiscreteGaussian.from_release("y", r, loc=0.0), {"counts_dgauss"}),
-    "Noisy": (lambda m, r, base: m.Noisy.from_release("y", base, r), {"counts_geometric", "counts_dgauss"}),
+    "Noisy": (lambda m, r, base: m.Noisy.from_release("y", r, base), {"counts_geometric", "counts_dgauss"}),
     "NoisyHypergeom": (lambda m, r, base: m.NoisyHypergeom.from_release("y", r, log_odds=0.0), {"median_pairs"}),
     "NoisyTwoWayTable": (lambda m, r, base: m.NoisyTwoWayTable.from_release("y", r, r=0.0), {"median_pairs"}),
     "CompositeCopulaLikelihood": (
