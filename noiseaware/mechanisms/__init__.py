@@ -5,19 +5,19 @@ mechanisms also ``noise_logpmf`` and ``noise_cdf``), its :class:`Guarantee` comp
 parameters, and two samplers behind ``release(value, rng=None)``: OpenDP's exact samplers by
 default, a seeded ``numpy.random.Generator`` simulation when ``rng`` is given.
 
-==============================  ==============================================  ===========
-class                           law                                             guarantee
-==============================  ==============================================  ===========
+==============================  ================================================  =========
+class                           law                                               guarantee
+==============================  ================================================  =========
 GeometricMechanism              two-sided geometric (Wang et al. 2026, Def. 2.3)  epsilon
-LaplaceMechanism                Laplace                                          epsilon
-GaussianMechanism               Gaussian (Ferrando et al. 2026, Prop. 3.4)       rho-zCDP
-DiscreteGaussianMechanism       discrete Gaussian (CKS20; Eng et al. 2024)       rho-zCDP
-RandomizedResponse              k-ary randomized response (Eng et al. 2024)      epsilon
-TruncatedGeometricMechanism     TGM, clamp to [L, U] (Wang et al. 2026, §4)      epsilon
-BayesianTruncatedGeometric...   BTGM, posterior mean (Wang et al. 2026, eq. 22)  epsilon
-RenormalizedGeometricMechanism  RGM, renormalized on [L, U] (Wang et al., S.1)   epsilon
-ExponentialMechanism            exponential mechanism (Ferrando et al. 2026)     both
-==============================  ==============================================  ===========
+LaplaceMechanism                Laplace                                           epsilon
+GaussianMechanism               Gaussian (Ferrando et al. 2026, Prop. 3.4)        rho-zCDP
+DiscreteGaussianMechanism       discrete Gaussian (CKS20; Eng et al. 2024)        rho-zCDP
+RandomizedResponse              k-ary randomized response (Eng et al. 2024)       epsilon
+TruncatedGeometricMechanism     TGM, clamp to [L, U] (Wang et al. 2026, §4)       epsilon
+BayesianTruncatedGeometric...   BTGM, posterior mean (Wang et al. 2026, eq. 22)   epsilon
+RenormalizedGeometricMechanism  RGM, renormalized on [L, U] (Wang et al., S.1)    epsilon
+ExponentialMechanism            exponential mechanism (Ferrando et al. 2026)      both
+==============================  ================================================  =========
 
 References: Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
 Copula Correlations*; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive
