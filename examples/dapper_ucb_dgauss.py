@@ -8,7 +8,7 @@ inside NumPyro's HMCGibbs with the record sweep as the Gibbs step -- no conjugat
 (``--theta conjugate`` uses the Dirichlet draw instead). Compares the noise-aware, naive and
 confidential posteriors of the odds ratio (the paper's Figures 4-5).
 
-Run:  .venv/bin/python examples/dapper_ucb_dgauss.py [--data ucb|seed001] [--theta nuts|conjugate] [--quick]
+Run:  .venv/bin/python examples/dapper_ucb_dgauss.py [--data ucb|dapper] [--theta nuts|conjugate] [--quick]
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ def cell_indicator(x, s_dp):
 
 def main(argv: list[str] | None = None) -> dict:
     p = common.parser(__doc__.splitlines()[0], draws=2000, warmup=1000)
-    p.add_argument("--data", choices=["ucb", "seed001"], default="ucb")
+    p.add_argument("--data", choices=["ucb", "dapper"], default="ucb")
     p.add_argument("--theta", choices=["nuts", "conjugate"], default="nuts", help="sampler for theta | records")
     args = common.finish_args(p.parse_args(argv))
-    table = ucb_admissions("full" if args.data == "ucb" else "seed001")
+    table = ucb_admissions("full" if args.data == "ucb" else "dapper")
     truth = table.to_numpy().ravel()
     n = int(truth.sum())
     mech = DiscreteGaussianMechanism(sigma=SIGMA, sensitivity=SENSITIVITY)

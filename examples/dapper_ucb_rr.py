@@ -8,7 +8,7 @@ Dirichlet(1 + counts) draw (dapper's post_f). Compares the noise-aware posterior
 (odds of admission, male / female) with the naive one that treats the noisy answers as true and
 with the confidential-data posterior (the paper's Figures 1-3).
 
-Run:  .venv/bin/python examples/dapper_ucb_rr.py [--data ucb|seed001] [--quick] [--out DIR]
+Run:  .venv/bin/python examples/dapper_ucb_rr.py [--data ucb|dapper] [--quick] [--out DIR]
 """
 
 from __future__ import annotations
@@ -60,11 +60,11 @@ def main(argv: list[str] | None = None) -> dict:
     # The seed ran 5,000 draws at N = 400. At N = 4526 randomized response leaves ~90% of the information
     # missing (Eng et al. 2024, §6; lag-1 autocorrelation ~0.9), so 20,000 draws per chain for a bulk ESS near 1,000.
     p = common.parser(__doc__.splitlines()[0], draws=20000, warmup=2000)
-    p.add_argument("--data", choices=["ucb", "seed001"], default="ucb",
+    p.add_argument("--data", choices=["ucb", "dapper"], default="ucb",
                    help="ucb: R's UCBAdmissions summed over departments (N = 4526), released here by simulation; "
-                        "seed001: the paper's 400 applicants and its published randomized table")
+                        "dapper: the paper's 400 applicants and its published randomized table")
     args = common.finish_args(p.parse_args(argv))
-    truth = ucb_admissions("full" if args.data == "ucb" else "seed001").to_numpy().ravel()
+    truth = ucb_admissions("full" if args.data == "ucb" else "dapper").to_numpy().ravel()
     n = int(truth.sum())
     rr = RandomizedResponse.from_coin_flips(k=2)  # p = 3/4
     if args.data == "ucb":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -86,8 +88,10 @@ def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.nd
 #: Example 1. Rows (Male, Female), columns (Admitted, Rejected).
 _UCB_TABLES = {
     "full": ((1198, 1493), (557, 1278)),
-    "seed001": ((109, 127), (46, 118)),
+    "dapper": ((109, 127), (46, 118)),
 }
+#: Former names of the tables (accepted with a FutureWarning).
+_UCB_RENAMED = {"seed001": "dapper"}
 
 
 def ucb_admissions(which: str = "full") -> pd.DataFrame:
@@ -95,9 +99,9 @@ def ucb_admissions(which: str = "full") -> pd.DataFrame:
 
     Parameters
     ----------
-    which : {"full", "seed001"}
+    which : {"full", "dapper"}
         ``"full"``: R's ``datasets::UCBAdmissions`` summed over departments (N = 4526).
-        ``"seed001"``: the 400-applicant table of Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for
+        ``"dapper"``: the 400-applicant table of Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for
         Private Posterior Estimation in R*, §5, Example 1.
 
     Returns
@@ -112,9 +116,14 @@ def ucb_admissions(which: str = "full") -> pd.DataFrame:
     >>> t = ucb_admissions()
     >>> int(t.to_numpy().sum()), int(t.loc["Female", "Admitted"])
     (4526, 557)
-    >>> int(ucb_admissions("seed001").to_numpy().sum())
+    >>> int(ucb_admissions("dapper").to_numpy().sum())
     400
     """
+    if which in _UCB_RENAMED:
+        warnings.warn(
+            f"ucb_admissions: which={which!r} is now which={_UCB_RENAMED[which]!r}.", FutureWarning, stacklevel=2
+        )
+        which = _UCB_RENAMED[which]
     v.choice("ucb_admissions", "which", which, sorted(_UCB_TABLES))
     return pd.DataFrame(
         np.array(_UCB_TABLES[which], dtype=np.int64), index=["Male", "Female"], columns=["Admitted", "Rejected"]

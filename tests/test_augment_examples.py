@@ -28,8 +28,8 @@ def run(script: str, tmp_path: Path, *extra: str) -> str:
         pytest.param("dapper_ucb_rr.py", (), "dapper_ucb_rr_ucb.png", marks=pytest.mark.slow),
         pytest.param(
             "dapper_ucb_dgauss.py",
-            ("--data", "seed001", "--theta", "conjugate"),
-            "dapper_ucb_dgauss_seed001.png",
+            ("--data", "dapper", "--theta", "conjugate"),
+            "dapper_ucb_dgauss_dapper.png",
             marks=pytest.mark.slow,
         ),
         pytest.param("dapper_regression.py", (), "dapper_regression.png", marks=pytest.mark.slow),

@@ -72,3 +72,12 @@ def test_mean_composition_still_answers_with_a_warning() -> None:
     for cls in (ABCResult, DirichletFit, DPBootsResult):
         with pytest.warns(FutureWarning, match=f"{cls.__name__}.mean_composition is deprecated"):
             assert inspect.getattr_static(cls, "mean_composition").fget(Stub()) == "the draws"
+
+
+def test_the_dapper_table_has_a_name_a_user_can_look_up() -> None:
+    from noiseaware.datasets import ucb_admissions
+
+    assert int(ucb_admissions("dapper").to_numpy().sum()) == 400
+    with pytest.warns(FutureWarning, match="which='seed001' is now which='dapper'"):
+        old = ucb_admissions("seed001")
+    assert old.equals(ucb_admissions("dapper"))
