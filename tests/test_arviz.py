@@ -227,3 +227,21 @@ def test_copula_pointwise_terms_sum_to_the_composite_likelihood() -> None:
     total = np.array([float(model.loglik_pairs(r)) for r in R])
     np.testing.assert_allclose(terms.sum(-1), total, rtol=1e-10)
     np.testing.assert_allclose(np.asarray(fit.log_likelihood["pairs"])[0, :5], terms, rtol=1e-12)
+
+
+def test_the_log_likelihood_group_is_built_on_first_read() -> None:
+    fit = _copula()
+    assert "log_likelihood" in fit.groups() and "log_likelihood" not in vars(fit)  # listed, not built
+    full = np.asarray(fit.log_likelihood["pairs"])  # ArviZ's way in: getattr
+    assert full.shape == (2, 60, 3) and "log_likelihood" in vars(fit)  # kept once built
+    sub = fit.sel(draw=slice(0, 9))
+    np.testing.assert_array_equal(np.asarray(sub.log_likelihood["pairs"]), full[:, :10])
+
+
+def test_dpcopula_fit_log_likelihood_is_that_of_its_median_pairs_component() -> None:
+    from noiseaware import copula
+
+    fit = _dpcopula()
+    R = np.asarray(fit.posterior["R"])
+    expect = copula.pointwise_log_likelihood(fit.release.components[0], R)
+    np.testing.assert_allclose(np.asarray(fit.log_likelihood["pairs"]), expect, rtol=1e-12)

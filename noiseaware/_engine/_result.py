@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -100,11 +100,40 @@ class FitResult(InferenceData):
                 raise NoiseawareTypeError(
                     v.message(type(self).__name__, "idata", "must be an arviz.InferenceData", type(idata).__name__)
                 )
-            groups = {name: getattr(idata, name) for name in idata.groups()} | groups
+            lazy = dict(idata.__dict__.get("_lazy_groups", {}))  # another fit's groups not built yet stay so
+            groups = {name: getattr(idata, name) for name in idata.groups() if name not in lazy} | groups
             attrs = dict(idata.attrs)
+        else:
+            lazy = {}
         attrs["noiseaware_result"] = type(self).__name__
         super().__init__(attrs=attrs, **groups)
         self.settings = settings
+        self._lazy_groups: dict[str, Callable[[FitResult], Any]] = {}
+        for name, compute in lazy.items():
+            if name not in groups:
+                self.add_lazy_group(name, compute)
+
+    def add_lazy_group(self, name: str, compute: Callable[[FitResult], Any]) -> None:
+        """List group ``name`` now; ``compute(self)`` builds its Dataset on first access (then it is kept).
+
+        For groups that cost more than the fit should pay up front, such as a pointwise
+        log-likelihood that only ``az.loo`` / ``az.waic`` read: ArviZ reaches every group through
+        ``getattr``, which builds it. A selection (``sel``, ``isel``) builds it from the selected
+        posterior.
+        """
+        if name in self.groups():
+            raise NoiseawareValueError(v.message(type(self).__name__, "name", "must be a new group", name))
+        self._lazy_groups[name] = compute
+        self._groups.append(name)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: a listed group not built yet
+        lazy = self.__dict__.get("_lazy_groups")
+        if lazy and name in lazy:
+            data = lazy.pop(name)(self)
+            object.__setattr__(self, name, data)
+            return data
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FitResult:
         # ArviZ's sel/isel/copy deep-copy the object: the groups and attrs are copied, the fit's own
@@ -113,8 +142,10 @@ class FitResult(InferenceData):
         new._groups = list(self._groups)
         new._groups_warmup = list(self._groups_warmup)
         new._attrs = copy.deepcopy(self._attrs, memo)
+        new._lazy_groups = dict(self.__dict__.get("_lazy_groups", {}))
         for name in self.groups():
-            setattr(new, name, copy.deepcopy(getattr(self, name), memo))
+            if name not in new._lazy_groups:  # a group not built yet is built later from the copy's data
+                setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new
 
     @property

@@ -12,6 +12,7 @@ NumPyro or PyMC.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -1359,17 +1360,16 @@ def pointwise_log_likelihood(release: Release, R: np.ndarray) -> np.ndarray:
     return out.reshape((*lead, k))
 
 
-def _add_log_likelihood(idata: Any, release: Release) -> None:
-    """Store the pairs' pointwise log-likelihood as the ``log_likelihood`` group (variable ``pairs``)."""
+def _pairs_log_likelihood(fit: Any, release: Release) -> Any:
+    """The ``log_likelihood`` group of a fit of ``release``: one term per released pair (variable ``pairs``)."""
     import xarray as xr
 
-    R = np.asarray(idata["posterior"]["R"].values, dtype=np.float64)
-    ll = pointwise_log_likelihood(release, R)
-    obs = idata["observed_data"].get("pairs") if "observed_data" in idata.groups() else None
+    post = fit["posterior"]
+    ll = pointwise_log_likelihood(release, np.asarray(post["R"].values, dtype=np.float64))
+    obs = fit["observed_data"].get("pairs") if "observed_data" in fit.groups() else None
     dim = str(obs.dims[0]) if obs is not None else "pairs_dim_0"
-    coords = {"chain": idata["posterior"]["chain"].values, "draw": idata["posterior"]["draw"].values}
-    da = xr.DataArray(ll, dims=("chain", "draw", dim), coords=coords)
-    idata.add_groups(log_likelihood=xr.Dataset({"pairs": da}))
+    coords = {"chain": post["chain"].values, "draw": post["draw"].values}
+    return xr.Dataset({"pairs": xr.DataArray(ll, dims=("chain", "draw", dim), coords=coords)})
 
 
 def _cols(release: Release) -> list[str]:
@@ -1546,12 +1546,12 @@ def fit(
         idata = _pymc_fit(release, pr, chains, draws, warmup, seed, progressbar, target_accept, cores)
     standard_stats(idata)
     idata.attrs.update({**st.as_attrs(), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
-    if "log_likelihood" not in idata.groups():
-        _add_log_likelihood(idata, release)
     cols = tuple(_cols(release))
     if math.comb(len(cols), 2) != release.values.size:
         raise ReleaseFormatError(f"{_OWNER}: release has {release.values.size} values for {len(cols)} columns.")
     res = CopulaFit(idata, columns=cols, backend=backend, release=release, settings=st)
+    if "log_likelihood" not in res.groups():  # built when ArviZ first reads it (az.loo, az.waic)
+        res.add_lazy_group("log_likelihood", functools.partial(_pairs_log_likelihood, release=release))
     if st.check_mixing:
         import arviz as az
 
