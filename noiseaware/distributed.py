@@ -13,8 +13,11 @@ keywords, another release under the same key, a malformed or edited file) is com
 
 Workers are long-lived processes: each imports JAX once, and its programs are compiled once per
 shape -- within the worker by the fits' own in-process caches (``dirichlet.fit``), and across
-workers and runs by JAX's persistent compilation cache (:mod:`noiseaware.config`), which every
-worker turns on when it imports the JAX front end.
+workers and runs by JAX's persistent compilation cache (:mod:`noiseaware.config`). The worker
+processes of the ``LocalCluster`` that :func:`fit_many` starts itself are the package's own: it
+applies :func:`noiseaware.config.configure` (float64 and the cache; one XLA device each) in each.
+Workers of a cluster you pass in are yours: ``client.run(noiseaware.config.configure)`` does the
+same there (the fits switch float64 on for themselves either way).
 
 Needs the ``dask`` extra (``pip install 'noiseaware[dask]'``). Guide: ``docs/distributed.md``.
 
@@ -385,6 +388,10 @@ def _client(client: Any, address: str | None, n_workers: int | None, processes: 
         return c, c
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None)
     c = Client(cluster)
+    if processes:  # worker processes the package started: set up as a script of the package's would be
+        from .config import configure
+
+        c.run(configure, host_devices=None)
     return c, (c, cluster)
 
 
