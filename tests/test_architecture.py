@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "_version": 0,
     "_validation": 1,
     "_io": 1,
+    "_deprecation": 1,
     "config": 1,
     "_domains": 1,
     "_math": 2,  # _core's pure math (noise laws, Fisher windows, moments, max-entropy): no release inside
