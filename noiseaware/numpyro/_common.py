@@ -31,7 +31,7 @@ INT = jnp.int64
 @partial(jax.jit, static_argnames=("name", "table", "static"))
 def spec_logp(name: str, table: Any, static: tuple[tuple[str, Any], ...], value: Any, params: dict[str, Any]) -> Any:
     """``SPECS[name].logp`` in JAX, compiled once per (class, table, static parameters such as the family)."""
-    return _specs.SPECS[name].logp(BK, value, table=table, **dict(static), **params)  # type: ignore[misc]
+    return _specs.SPECS[name].part("logp")(BK, value, table=table, **dict(static), **params)
 
 
 @partial(jax.jit, static_argnames=("table",))

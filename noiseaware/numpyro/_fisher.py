@@ -148,7 +148,7 @@ class NoisyHypergeom(Distribution):
         Raises ``NotImplementedError`` for discrete Gaussian noise, whose CDF has no closed form
         (a windowed sum would need ``O(sigma)`` terms).
         """
-        return _HYP.extra["logcdf"](
+        return _HYP.part("logcdf")(
             BK, value, table=self.table, log_odds=self.log_odds, family=self.noise, par=self._par
         )
 

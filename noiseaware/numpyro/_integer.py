@@ -80,7 +80,7 @@ class TwoSidedGeometric(Distribution):
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Log-pmf; ``-inf`` for non-integers."""
-        return _TSG.logp(BK, value, loc=self.loc, alpha=self.alpha)  # type: ignore[misc]
+        return _TSG.part("logp")(BK, value, loc=self.loc, alpha=self.alpha)
 
     def cdf(self, value: Any) -> Any:
         """``P(K <= value)`` in closed form."""
@@ -88,7 +88,7 @@ class TwoSidedGeometric(Distribution):
 
     def log_cdf(self, value: Any) -> Any:
         """``log P(K <= value)``."""
-        return _TSG.extra["logcdf"](BK, value, loc=self.loc, alpha=self.alpha)
+        return _TSG.part("logcdf")(BK, value, loc=self.loc, alpha=self.alpha)
 
     def icdf(self, q: Any) -> Any:
         """Smallest integer ``k`` with ``P(K <= k) >= q`` (closed form), as float."""
@@ -158,7 +158,7 @@ class DiscreteGaussian(Distribution):
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Log-pmf; ``-inf`` for non-integers."""
-        return _DG.logp(BK, value, loc=self.loc, sigma=self.sigma)  # type: ignore[misc]
+        return _DG.part("logp")(BK, value, loc=self.loc, sigma=self.sigma)
 
     @property
     def mean(self) -> Any:

@@ -95,12 +95,12 @@ class TwoSidedGeometric(pm.Discrete):
 
     def logp(value: Any, loc: Any, alpha: Any) -> Any:
         """Log-pmf; ``-inf`` off the integers."""
-        res = _TSG.logp(PT, value, loc=loc, alpha=alpha)  # type: ignore[misc]
+        res = _TSG.part("logp")(PT, value, loc=loc, alpha=alpha)
         return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
 
     def logcdf(value: Any, loc: Any, alpha: Any) -> Any:
         """Closed-form log-CDF."""
-        res = _TSG.extra["logcdf"](PT, value, loc=loc, alpha=alpha)
+        res = _TSG.part("logcdf")(PT, value, loc=loc, alpha=alpha)
         return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
 
     def icdf(value: Any, loc: Any, alpha: Any) -> Any:
@@ -171,7 +171,7 @@ class DiscreteGaussian(pm.Discrete):
 
     def logp(value: Any, loc: Any, sigma: Any) -> Any:
         """Log-pmf; ``-inf`` off the integers."""
-        res = _DG.logp(PT, value, loc=loc, sigma=sigma)  # type: ignore[misc]
+        res = _DG.part("logp")(PT, value, loc=loc, sigma=sigma)
         return checked(res, _DG.rules, {"sigma": sigma > 0})
 
     @classmethod
