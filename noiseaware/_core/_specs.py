@@ -9,7 +9,7 @@ and plumb random variables. Everything they would otherwise compute twice lives 
   :func:`noise_choice`), the median-split sizes ``N = n, K = m = ceil(n / 2)``
   (:func:`median_split_sizes`), pair validation (:func:`~noiseaware._core._release.pairs_index`);
 - log-prob assembly (:func:`noisy_hypergeom_logp`, :func:`two_way_logp`, :func:`composite_logp`);
-- draws as transforms of uniforms (:func:`noise_uniform_shape`, :func:`noise_draw`,
+- draws as transforms of uniforms (:func:`noise_uniform_shape`, :func:`noise_from_uniforms`,
   :func:`hypergeom_draw`), so one implementation serves NumPy, JAX and PyMC's ``rng_fn``;
 - support points and moments;
 - how each class reads a :class:`~noiseaware.Release` (:attr:`DistSpec.release`).
@@ -77,7 +77,7 @@ __all__ = [
     "median_split_sizes",
     "mode_support_point",
     "noise_choice",
-    "noise_draw",
+    "noise_from_uniforms",
     "noise_uniform_shape",
     "noise_variance",
     "noisy_hypergeom_logcdf",
@@ -196,7 +196,7 @@ def check_release_p(owner: str, p: int, last_dim: Any) -> None:
 
 # --------------------------------------------------------------------------- noise draws and moments
 def noise_uniform_shape(family: str, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Shape of the uniforms that :func:`noise_draw` consumes for noise of ``shape``.
+    """Shape of the uniforms that :func:`noise_from_uniforms` consumes for noise of ``shape``.
 
     Examples
     --------
@@ -206,7 +206,7 @@ def noise_uniform_shape(family: str, shape: tuple[int, ...]) -> tuple[int, ...]:
     return NOISE_LAWS[family].uniform_shape(shape)
 
 
-def noise_draw(bk: Backend, family: str, par: Any, u: Any) -> Any:
+def noise_from_uniforms(bk: Backend, family: str, par: Any, u: Any) -> Any:
     """Integer noise from uniforms of shape :func:`noise_uniform_shape` (the registry's exact transforms).
 
     Two-sided geometric: ``G1 - G2`` by inversion (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
@@ -311,7 +311,7 @@ def hypergeom_draw(
     ``log_odds`` and ``par`` must already have the shape of ``u_t`` (the draw's shape).
     """
     t = fisher_sample_from_uniform(bk, table, log_odds, u_t)
-    return t + noise_draw(bk, family, par, u_noise)
+    return t + noise_from_uniforms(bk, family, par, u_noise)
 
 
 # --------------------------------------------------------------------------- the registry
@@ -401,7 +401,7 @@ def _tsg_logcdf(bk: Backend, value: Any, *, loc: Any, alpha: Any) -> Any:
 
 def _tsg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, alpha: Any) -> Any:
     u = uniform(noise_uniform_shape("geometric", shape))
-    return loc + noise_draw(bk, "geometric", bk.xp.broadcast_to(alpha, shape), u)
+    return loc + noise_from_uniforms(bk, "geometric", bk.xp.broadcast_to(alpha, shape), u)
 
 
 def _tsg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
@@ -416,7 +416,7 @@ def _dg_prepare(loc: Any = 0, sigma: Any = 1.0) -> dict[str, Any]:
 
 def _dg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, sigma: Any) -> Any:
     u = uniform(noise_uniform_shape("discrete_gaussian", shape))
-    return loc + noise_draw(bk, "discrete_gaussian", bk.xp.broadcast_to(sigma, shape), u)
+    return loc + noise_from_uniforms(bk, "discrete_gaussian", bk.xp.broadcast_to(sigma, shape), u)
 
 
 def _dg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:

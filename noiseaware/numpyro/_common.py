@@ -45,10 +45,10 @@ def uniform(key: Any, shape: tuple[int, ...]) -> Any:
     return jax.random.uniform(key, shape, dtype=jnp.float64)
 
 
-def noise_draw(key: Any, family: str, par: Any, shape: tuple[int, ...]) -> Any:
+def noise_from_key(key: Any, family: str, par: Any, shape: tuple[int, ...]) -> Any:
     """Noise of ``shape`` through the spec's uniform transforms."""
     u = uniform(key, _specs.noise_uniform_shape(family, shape))
-    return _specs.noise_draw(BK, family, jnp.broadcast_to(par, shape), u)
+    return _specs.noise_from_uniforms(BK, family, jnp.broadcast_to(par, shape), u)
 
 
 #: Default of ``obs`` in every ``from_release``: observe the release's values.

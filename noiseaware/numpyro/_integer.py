@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ._common import BK, INT, RELEASE_VALUES, alpha_arg, f64, integer, noise_draw, observe  # isort: split
+from ._common import BK, INT, RELEASE_VALUES, alpha_arg, f64, integer, noise_from_key, observe  # isort: split
 
 import jax.numpy as jnp
 from jax import lax
@@ -74,7 +74,7 @@ class TwoSidedGeometric(Distribution):
     def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
         """Draws ``loc + G1 - G2`` from two uniforms per draw."""
         shape = sample_shape + self.batch_shape
-        d = noise_draw(key, "geometric", self.alpha, shape)
+        d = noise_from_key(key, "geometric", self.alpha, shape)
         return (self.loc + d).astype(INT)
 
     @validate_sample
@@ -152,7 +152,7 @@ class DiscreteGaussian(Distribution):
     def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
         """CKS20 rejection sampler with a fixed number of parallel proposals."""
         shape = sample_shape + self.batch_shape
-        d = noise_draw(key, "discrete_gaussian", self.sigma, shape)
+        d = noise_from_key(key, "discrete_gaussian", self.sigma, shape)
         return (self.loc + d).astype(INT)
 
     @validate_sample

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ._common import (  # isort: split
-    NOISE_KINDS,
+    NOISE_FAMILY_BY_CODE,
     NP,
     PT,
     alpha_arg,
@@ -73,7 +73,8 @@ class NoisyHypergeomRV(RandomVariable):
         """``T`` by inversion on its mode window, plus a noise draw."""
         table = _core.fisher_table(*(rv_sizes(x) for x in (N, K, m)))
         shape = shape_of(size, log_odds, par, table.N)
-        prepared = {"table": table, "log_odds": log_odds, "family": NOISE_KINDS[scalar_int(noise)], "par": par}
+        family = NOISE_FAMILY_BY_CODE[scalar_int(noise)]
+        prepared = {"table": table, "log_odds": log_odds, "family": family, "par": par}
         return np.asarray(_HYP.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
 
 
@@ -84,7 +85,7 @@ def _hyper_parts(owner: str, N: Any, K: Any, m: Any, noise: Any) -> tuple[Any, s
     sizes = {"N": N, "K": K, "m": m}
     vals = {k: size_value(owner, k, x, 0)[0] for k, x in sizes.items()}
     table = _core.fisher_table(vals["N"], vals["K"], vals["m"], owner=owner)
-    return table, NOISE_KINDS[const_int(owner, "noise", noise)], sizes, vals
+    return table, NOISE_FAMILY_BY_CODE[const_int(owner, "noise", noise)], sizes, vals
 
 
 def _par_rule(family: str, par: Any) -> dict[str, Any]:
