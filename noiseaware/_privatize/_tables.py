@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,27 +67,33 @@ def _additive_budget(owner: str, ctx: Context, options: dict[str, Any], mech_nam
     return cls.from_rho(float(ctx.rho), sensitivity=sens)  # type: ignore[arg-type]
 
 
-@statistic("counts")
-def _counts(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Integer counts (vector or table) with a stated sensitivity, noise on every cell."""
-    owner = "privatize(statistic='counts')"
+def _stated_sensitivity(
+    statistic: str,
+    data: Any,
+    ctx: Context,
+    mechanism: str | None,
+    options: dict[str, Any],
+    *,
+    families: tuple[str, str],
+    read: Callable[[str, Any], np.ndarray],
+    missing: str,
+) -> Release:
+    """The one route of ``counts`` and ``vector``: a stated sensitivity, additive noise on every entry.
+
+    ``families`` is (pure-DP family, zCDP family); ``read(owner, raw)`` checks the data and returns
+    its array; ``missing`` says which sensitivity to state.
+    """
+    owner = f"privatize(statistic={statistic!r})"
     no_extra(owner, options, {"sensitivity", "labels", "n", "scale", "sigma"})
-    default = "discrete_gaussian" if (ctx.rho is not None or options.get("sigma") is not None) else "geometric"
-    mech_name = v.choice(owner, "mechanism", mechanism or default, ("geometric", "discrete_gaussian"))
+    pure, zcdp = families
+    default = zcdp if (ctx.rho is not None or options.get("sigma") is not None) else pure
+    mech_name = v.choice(owner, "mechanism", mechanism or default, families)
     if "sensitivity" not in options:
-        raise NoiseawareValueError(
-            f"{owner}: state the sensitivity of the table (L1 for geometric, L2 for discrete_gaussian), "
-            "e.g. sensitivity=2 when one record may move between two cells."
-        )
+        raise NoiseawareValueError(f"{owner}: {missing}")
     if _dask.is_dask(data):  # e.g. a Dask groupby's table: small, computed here (_dask.py)
         data = _dask.materialize(owner, data)
-    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
-    arr = v.integer_array(owner, "data", raw)
-    if arr.size == 0:
-        raise NoiseawareValueError(f"{owner}: data must hold at least one count.")
-    if arr.min() < 0:
-        raise NoiseawareValueError(f"{owner}: counts must be >= 0; got a minimum of {arr.min()}.")
-    if mech_name == "geometric":
+    arr = read(owner, data.to_numpy() if hasattr(data, "to_numpy") else data)
+    if mech_name == "geometric":  # integer noise needs an integer sensitivity
         sens: float = v.integer(owner, "sensitivity", options["sensitivity"], minimum=1)
     else:
         sens = v.positive(owner, "sensitivity", options["sensitivity"])
@@ -95,32 +101,46 @@ def _counts(data: Any, ctx: Context, mechanism: str | None, options: dict[str, A
     labels = _cell_labels(data, arr, options.get("labels"))
     n = options.get("n")
     n = None if n is None else v.integer(owner, "n", n, minimum=1)
-    meta = {"sensitivity_norm": "l1" if mech_name == "geometric" else "l2"}
-    return finish(ctx, "counts", arr, mech, "joint", labels, n, meta)
+    meta = {"sensitivity_norm": "l1" if mech_name == pure else "l2"}
+    return finish(ctx, statistic, arr, mech, "joint", labels, n, meta)
+
+
+def _read_counts(owner: str, raw: Any) -> np.ndarray:
+    arr = v.integer_array(owner, "data", raw)
+    if arr.size == 0:
+        raise NoiseawareValueError(f"{owner}: data must hold at least one count.")
+    if arr.min() < 0:
+        raise NoiseawareValueError(f"{owner}: counts must be >= 0; got a minimum of {arr.min()}.")
+    return arr
+
+
+def _read_vector(owner: str, raw: Any) -> np.ndarray:
+    arr = v.finite_array(owner, "data", raw)
+    if arr.ndim != 1 or arr.size == 0:
+        raise NoiseawareValueError(f"{owner}: data must be a non-empty 1-D vector; got shape {arr.shape}.")
+    return arr
+
+
+@statistic("counts")
+def _counts(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Integer counts (vector or table) with a stated sensitivity, noise on every cell."""
+    missing = (
+        "state the sensitivity of the table (L1 for geometric, L2 for discrete_gaussian), "
+        "e.g. sensitivity=2 when one record may move between two cells."
+    )
+    return _stated_sensitivity(
+        "counts", data, ctx, mechanism, options, families=("geometric", "discrete_gaussian"), read=_read_counts,
+        missing=missing,
+    )
 
 
 @statistic("vector")
 def _vector(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """A real vector with a stated L1 (Laplace) or L2 (Gaussian) sensitivity."""
-    owner = "privatize(statistic='vector')"
-    no_extra(owner, options, {"sensitivity", "labels", "n", "scale", "sigma"})
-    default = "gaussian" if (ctx.rho is not None or options.get("sigma") is not None) else "laplace"
-    mech_name = v.choice(owner, "mechanism", mechanism or default, ("laplace", "gaussian"))
-    if "sensitivity" not in options:
-        raise NoiseawareValueError(f"{owner}: state the vector's sensitivity (L1 for laplace, L2 for gaussian).")
-    sens = v.positive(owner, "sensitivity", options["sensitivity"])
-    if _dask.is_dask(data):
-        data = _dask.materialize(owner, data)
-    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
-    arr = v.finite_array(owner, "data", raw)
-    if arr.ndim != 1 or arr.size == 0:
-        raise NoiseawareValueError(f"{owner}: data must be a non-empty 1-D vector; got shape {arr.shape}.")
-    mech = _additive_budget(owner, ctx, options, mech_name, sens)
-    labels = _cell_labels(data, arr, options.get("labels"))
-    n = options.get("n")
-    n = None if n is None else v.integer(owner, "n", n, minimum=1)
-    meta = {"sensitivity_norm": "l1" if mech_name == "laplace" else "l2"}
-    return finish(ctx, "vector", arr, mech, "joint", labels, n, meta)
+    missing = "state the vector's sensitivity (L1 for laplace, L2 for gaussian)."
+    return _stated_sensitivity(
+        "vector", data, ctx, mechanism, options, families=("laplace", "gaussian"), read=_read_vector, missing=missing
+    )
 
 
 @statistic("randomized_response")
