@@ -6,7 +6,6 @@ Importing it changes no JAX setting: the laws need ``jax_enable_x64`` and say so
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import Any
 
@@ -84,11 +83,11 @@ def observe(name: str, d: Any, values: Any, obs: Any) -> Any:
     return numpyro.sample(name, d, obs=obs)
 
 
-class Integer(constraints._IntegerGreaterThan):
-    """All integers (NumPyro has only bounded-below integer constraints)."""
+class Integer(constraints.Constraint):  # type: ignore[type-arg]
+    """All integers (NumPyro's public integer constraints are bounded), on NumPyro's public ``Constraint``."""
 
-    def __init__(self) -> None:
-        super().__init__(-math.inf)
+    is_discrete = True
+    event_dim = 0
 
     def __call__(self, x: Any) -> Any:
         xp = jnp if isinstance(x, jax.Array | jax.core.Tracer) else np
@@ -103,6 +102,9 @@ class Integer(constraints._IntegerGreaterThan):
 
     def tree_flatten(self) -> Any:
         return (), ((), dict())
+
+    def eq(self, other: object, static: bool = False) -> Any:
+        return isinstance(other, Integer)
 
 
 integer = Integer()
