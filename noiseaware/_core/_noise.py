@@ -9,6 +9,12 @@ Correlations*, Definition 2.3, eq. 3):
 
 .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\quad k\in\mathbb{Z}.
 
+One implementation, two parametrisations: every geometric function is written once in
+``log_alpha = -1/scale`` (suffix ``_la``), the parameter of the mechanisms and of
+:data:`NOISE_LAWS`, exact where ``alpha`` itself rounds to 1 in float64 (``scale = 1e17``). The
+``alpha`` form, the likelihoods' parameter (the paper's, and the one a PPL puts a prior on), is a
+one-line adapter calling the ``_la`` function with ``log(alpha)``; no formula is written twice.
+
 Discrete Gaussian (Canonne, Kamath & Steinke 2020; Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for
 Private Posterior Estimation in R*):
 
