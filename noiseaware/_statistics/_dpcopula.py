@@ -50,6 +50,24 @@ def _check_dtypes(raw: Any, doms: list[Any]) -> None:
             _fail(f"metadata.dtypes[{j}]", f"{rule} (metadata.domains[{j}] is of kind {d.kind!r})", dt)
 
 
+def _columns_and_domains(release: Any, min_columns: int) -> tuple[int, int, list[str], list[Any], list[int]]:
+    """``(n, m, columns, domains, bins)`` of a DPCopula release, each checked against the others."""
+    from .._domains import Domain
+
+    n = _int("n", release.n, minimum=2)
+    m = _int("metadata.m", _meta(release, "m"), minimum=min_columns)
+    cols = _check_columns(release, m)
+    raw = _any_list("metadata.domains", _meta(release, "domains"))
+    if len(raw) != m:
+        _fail("metadata.domains", f"must give {m} domains (one per column)", raw)
+    doms = [Domain.from_dict(d, f"metadata.domains[{j}]") for j, d in enumerate(raw)]
+    _check_dtypes(_meta(release, "dtypes"), doms)
+    bins = _int_list("metadata.bins", _meta(release, "bins"), minimum=2)
+    if bins != [d.size for d in doms]:
+        _fail("metadata.bins", "must be the number of cells of each domain", bins)
+    return n, m, cols, doms, bins
+
+
 def _check_dpcopula_mle(release: Any) -> None:
     n = _int("n", release.n, minimum=2)
     _check_pairs(release)
@@ -62,19 +80,7 @@ def _check_dpcopula_mle(release: Any) -> None:
 
 
 def _check_dpcopula(release: Any) -> None:
-    from .._domains import Domain
-
-    n = _int("n", release.n, minimum=2)
-    m = _int("metadata.m", _meta(release, "m"), minimum=2)
-    cols = _check_columns(release, m)
-    raw = _any_list("metadata.domains", _meta(release, "domains"))
-    if len(raw) != m:
-        _fail("metadata.domains", f"must give {m} domains (one per column)", raw)
-    doms = [Domain.from_dict(d, f"metadata.domains[{j}]") for j, d in enumerate(raw)]
-    _check_dtypes(_meta(release, "dtypes"), doms)
-    bins = _int_list("metadata.bins", _meta(release, "bins"), minimum=2)
-    if bins != [d.size for d in doms]:
-        _fail("metadata.bins", "must be the number of cells of each domain", bins)
+    n, m, cols, doms, bins = _columns_and_domains(release, min_columns=2)
     if release.values.shape != (sum(bins),):
         _fail("shape", f"must be [{sum(bins)}] (the concatenated histograms)", list(release.values.shape))
     if release.values.dtype.kind != "i":
@@ -150,19 +156,7 @@ def _check_dpcopula_hybrid_kendall(release: Any) -> None:
 
 
 def _check_dpcopula_hybrid(release: Any) -> None:
-    from .._domains import Domain
-
-    n = _int("n", release.n, minimum=2)
-    m = _int("metadata.m", _meta(release, "m"), minimum=3)
-    cols = _check_columns(release, m)
-    raw = _any_list("metadata.domains", _meta(release, "domains"))
-    if len(raw) != m:
-        _fail("metadata.domains", f"must give {m} domains (one per column)", raw)
-    doms = [Domain.from_dict(d, f"metadata.domains[{j}]") for j, d in enumerate(raw)]
-    _check_dtypes(_meta(release, "dtypes"), doms)
-    bins = _int_list("metadata.bins", _meta(release, "bins"), minimum=2)
-    if bins != [d.size for d in doms]:
-        _fail("metadata.bins", "must be the number of cells of each domain", bins)
+    n, m, cols, doms, bins = _columns_and_domains(release, min_columns=3)
     hyb = _str_list("metadata.hybrid", _meta(release, "hybrid"))
     small = [cols.index(c) for c in hyb if c in cols]
     if not hyb or len(small) != len(hyb) or small != sorted(set(small)) or m - len(small) < 2:
