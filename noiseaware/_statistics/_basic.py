@@ -122,7 +122,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "counts",
         families=("geometric", "discrete_gaussian"),
-        compositions=("joint",),
         optional={"sensitivity_norm": STR},
         needs_n=False,
         check=_check_counts,
@@ -131,7 +130,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "vector",
         families=("laplace", "gaussian"),
-        compositions=("joint",),
         optional={"sensitivity_norm": STR},
         needs_n=False,
         check=_check_vector,

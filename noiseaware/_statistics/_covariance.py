@@ -223,7 +223,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "second_moment",
         families=("gaussian",),
-        compositions=("joint",),
         required={
             "columns": STR_LIST,
             "d": INT,
@@ -238,7 +237,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "pace_ggm_round",
         families=("exponential", "gaussian"),
-        compositions=("joint",),
         required={"round": INT, "step": STR},
         check=_check_pace_ggm_round,
         sensitivity=(
@@ -278,7 +276,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "pace_ggm_mean",
         families=("gaussian",),
-        compositions=("joint",),
         required={"step": STR},
         sensitivity="2 B sqrt(d) / n in L2 on the mean vector, |x_j| <= B; checked by pace_ggm",
     ),

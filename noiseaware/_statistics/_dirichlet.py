@@ -149,7 +149,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "dirichlet_censoring_counts",
         families=("geometric",),
-        compositions=("joint",),
         required={"candidates": FLOAT_LIST, "clipped_at_zero": BOOL, "note": STR},
         check=_check_censoring_counts,
         sensitivity="2 in L1 (one record moves between two intervals; Guo et al. 2022, Algorithm 1)",

@@ -226,7 +226,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "dpcopula",
         families=("geometric",),
-        compositions=("joint",),
         required={
             "columns": STR_LIST,
             "m": INT,
@@ -245,7 +244,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "dpcopula_hybrid",
         families=("geometric",),
-        compositions=("joint",),
         required={
             "columns": STR_LIST,
             "m": INT,
@@ -269,7 +267,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "dpcopula_hybrid_margins",
         families=("geometric",),
-        compositions=("joint",),
         required={"columns": STR_LIST, "partitions": INT, "bins": INT_LIST},
         check=_check_dpcopula_hybrid_margins,
         sensitivity="2 m_2 in L1 on the per-partition histograms of the m_2 large columns",
@@ -277,7 +274,6 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "dpcopula_hybrid_kendall",
         families=("laplace",),
-        compositions=("joint",),
         required={"columns": STR_LIST, "partitions": INT, "pairs": _any_list, "floor": INT, "estimand": STR},
         check=_check_dpcopula_hybrid_kendall,
         sensitivity="8 C(m_2,2)/floor in L1 (S_g/max(C(n_g,2), C(floor,2)) moves <= 4/floor in <= 2 parts)",

@@ -136,7 +136,7 @@ class StatisticSchema:
     families : tuple of str
         Mechanism families the statistic can be released with.
     compositions : tuple of str
-        Allowed ``Release.composition`` values.
+        Allowed ``Release.composition`` values (default: one joint release).
     required : mapping of str to field type
         Metadata keys that must be present, with their types.
     optional : mapping of str to field type
@@ -154,7 +154,7 @@ class StatisticSchema:
 
     name: str
     families: tuple[str, ...]
-    compositions: tuple[str, ...]
+    compositions: tuple[str, ...] = ("joint",)
     required: Mapping[str, FieldType] = field(default_factory=dict)
     optional: Mapping[str, FieldType] = field(default_factory=dict)
     needs_n: bool = True
