@@ -43,28 +43,30 @@ def _cell_labels(data: Any, arr: np.ndarray, labels: Any) -> list[tuple[str, ...
 
 
 def _additive_budget(owner: str, ctx: Context, options: dict[str, Any], mech_name: str, sens: float) -> Mechanism:
-    scale, sigma = options.get("scale"), options.get("sigma")
-    if mech_name in ("geometric", "laplace"):
-        cls: Any = GeometricMechanism if mech_name == "geometric" else LaplaceMechanism
-        if sigma is not None or ctx.rho is not None:
-            raise NoiseawareValueError(
-                f"{owner}: mechanism {mech_name!r} takes epsilon=... or scale=..., not rho/sigma."
-            )
-        if (ctx.epsilon is None) == (scale is None):
-            raise NoiseawareValueError(f"{owner}: give exactly one of epsilon=... or scale=... for {mech_name!r}.")
-        if scale is not None:
-            return cls(scale=v.positive(owner, "scale", scale), sensitivity=sens)
-        return cls.from_epsilon(float(ctx.epsilon), sensitivity=sens)  # type: ignore[arg-type]
-    cls = DiscreteGaussianMechanism if mech_name == "discrete_gaussian" else GaussianMechanism
-    if scale is not None or ctx.epsilon is not None:
+    """The mechanism from its budget (``epsilon`` or ``rho``) or its noise (``scale`` or ``sigma``), exactly one."""
+    pure = mech_name in ("geometric", "laplace")
+    cls: Any = {
+        "geometric": GeometricMechanism,
+        "laplace": LaplaceMechanism,
+        "discrete_gaussian": DiscreteGaussianMechanism,
+        "gaussian": GaussianMechanism,
+    }[mech_name]
+    budget, noise, other_budget, other_noise = ("epsilon", "scale", "rho", "sigma") if pure else (
+        "rho", "sigma", "epsilon", "scale"
+    )
+    given, par = getattr(ctx, budget), options.get(noise)
+    if getattr(ctx, other_budget) is not None or options.get(other_noise) is not None:
+        kind = "pure DP" if pure else "zCDP"
         raise NoiseawareValueError(
-            f"{owner}: mechanism {mech_name!r} is zCDP; give rho=... or sigma=..., not epsilon/scale."
+            f"{owner}: mechanism {mech_name!r} is {kind}; give {budget}=... or {noise}=..., "
+            f"not {other_budget}/{other_noise}."
         )
-    if (ctx.rho is None) == (sigma is None):
-        raise NoiseawareValueError(f"{owner}: give exactly one of rho=... or sigma=... for {mech_name!r}.")
-    if sigma is not None:
-        return cls(sigma=v.positive(owner, "sigma", sigma), sensitivity=sens)
-    return cls.from_rho(float(ctx.rho), sensitivity=sens)  # type: ignore[arg-type]
+    if (given is None) == (par is None):
+        raise NoiseawareValueError(f"{owner}: give exactly one of {budget}=... or {noise}=... for {mech_name!r}.")
+    if par is not None:
+        return cls(**{noise: v.positive(owner, noise, par)}, sensitivity=sens)
+    build = cls.from_epsilon if pure else cls.from_rho
+    return build(float(given), sensitivity=sens)  # type: ignore[no-any-return]
 
 
 def _stated_sensitivity(
