@@ -32,6 +32,7 @@ from jax import random
 
 from noiseaware._engine._compile import xla_defaults
 from noiseaware.dirichlet import _dpmcmc as M
+from noiseaware.dirichlet import _dpmcmc_moves as MOVES
 
 ITERATIONS = 1000
 
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         ("XLA's default options", xla_defaults()),
         ("record sweep replaced (no cost)", replaced("_window_sweep", no_sweep)),
         ("joint move replaced (no cost)", replaced("surrogate", no_joint_move, M._JOINT_MAPS)),
-        ("joint move's Gamma totals: a normal draw", replaced("loggamma", normal_totals)),
+        ("joint move's Gamma totals: a normal draw", replaced("loggamma", normal_totals, MOVES)),
     ]
     print(f"n = {args.n}, d = {args.d}, epsilon = {args.eps}: ms per iteration (4 chains, all local devices)")
     base = None

@@ -3,8 +3,8 @@
 For every cell of n in {1500, 5000}, epsilon in {0.5, 1}, d in {3, 6}: simulate Dirichlet records,
 release them with ``privatize(..., statistic="dirichlet_logmean", threshold=1e-3)`` (simulation
 mode), and run, on the same release and in the same process, the baseline kernels
-(``BASELINE_SAMPLER``: full record sweep, affine joint map of log g, chains on one device, compiled
-with XLA's default options -- the code of main when issue 15 was filed), the same kernels compiled with
+(``BASELINE_SAMPLER`` of ``_dpmcmc_log_move.py``: full record sweep, affine joint map of log g, chains on one
+device, compiled with XLA's default options -- the code of main when issue 15 was filed), the same kernels compiled with
 the engine's XLA options (``noiseaware._engine._compile``: what the options alone give), optionally
 the cube-root kernels of an intermediate stop
 (``CUBEROOT_SAMPLER``, ``--previous``), and the new default (``DEFAULT_SAMPLER``: window sweep,
@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _dpmcmc_log_move import BASELINE_SAMPLER, baseline_prep, register
 from _report import load
 
 if __name__ == "__main__" and "--warm-cache" not in sys.argv:
@@ -77,6 +78,8 @@ def run_sampler(
     # dpmcmc's program cache keys on the options: a program compiled with XLA's defaults is never shared
     with xla_defaults_scope() if xla_defaults else contextlib.nullcontext():
         prep = M._prepare(rel, None, chains, seed, 1, part=None, init=None, joint_move=None)
+        if sampler.joint_map == "log":
+            prep = baseline_prep(prep)
         t0 = time.perf_counter()
         M._run([prep], None, M.CHUNK, 0, seed, False, sampler=sampler, devices=devices)  # compile + one block
         t_first = time.perf_counter() - t0
@@ -168,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_baseline:
             # the code at the issue's start: baseline kernels compiled with XLA's defaults; and the same kernels with
             # the engine's compiler options, to show what the options alone give
-            samplers[:0] = [("base", M.BASELINE_SAMPLER, 1, True), ("baseopt", M.BASELINE_SAMPLER, 1, False)]
+            register()
+            samplers[:0] = [("base", BASELINE_SAMPLER, 1, True), ("baseopt", BASELINE_SAMPLER, 1, False)]
         for name, smp, devices, xla_defaults in samplers:
             r = run_sampler(rel, smp, args.chains, args.draws, args.warmup, args.seed, devices,
                             xla_defaults=xla_defaults)

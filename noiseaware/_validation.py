@@ -64,9 +64,12 @@ MAX_SIMULATED_ROWS = 10_000_000
 TINY = 2.2250738585072014e-308
 
 
-def message(owner: str, name: str, rule: str, value: Any, fix: str | None = None) -> str:
-    """Format the one message shape used across the package."""
-    text = f"{owner}: {name} {rule}; got {name}={value!r}."
+def message(owner: str, name: str, rule: str, value: Any, fix: str | None = None, *, limit: int | None = None) -> str:
+    """Format the one message shape used across the package (``limit``: longest shown value, clipped with ``...``)."""
+    shown = repr(value)
+    if limit is not None and len(shown) > limit:
+        shown = shown[: limit - 3] + "..."
+    text = f"{owner}: {name} {rule}; got {name}={shown}."
     if fix:
         text += f" {fix}"
     return text
@@ -127,13 +130,29 @@ def _int_text(x: int) -> str:
     return "2**62" if x == INT_BOUND else str(x)
 
 
-def integer(owner: str, name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    """Return ``value`` as int if it is an integral scalar (bool excluded), else raise."""
+def integer(
+    owner: str,
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    integral_floats: bool = True,
+) -> int:
+    """Return ``value`` as int if it is an integral scalar (bool excluded), else raise.
+
+    An integral float (``3.0``) is accepted unless ``integral_floats=False`` (a typed record field).
+    """
     if isinstance(value, bool | np.bool_):
         raise NoiseawareTypeError(message(owner, name, "must be an integer", value))
     if isinstance(value, numbers.Integral | np.integer):
         out = int(value)
-    elif isinstance(value, float | np.floating) and math.isfinite(value) and float(value).is_integer():
+    elif (
+        integral_floats
+        and isinstance(value, float | np.floating)
+        and math.isfinite(value)
+        and float(value).is_integer()
+    ):
         out = int(value)
     else:
         raise NoiseawareTypeError(message(owner, name, "must be an integer", value))

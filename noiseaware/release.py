@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as v
+from ._core._record import ReleaseRecord
 from ._io import MAX_RELEASE_BYTES
 from ._statistics import SCHEMAS, SIMULATION_NOTE
 from ._version import __version__
@@ -237,7 +238,7 @@ def release_size_bound(
 
 
 @dataclass(frozen=True, eq=False)
-class Release:
+class Release(ReleaseRecord):
     """A differentially private release and the exact description of its noise.
 
     Build one with :func:`noiseaware.privatize`; read one with :meth:`from_json`.

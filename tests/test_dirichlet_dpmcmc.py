@@ -27,7 +27,8 @@ from scipy import special, stats
 import noiseaware as na
 from noiseaware._core._gamma import log_dirichlet
 from noiseaware.augment._sweep import record_sweep
-from noiseaware.dirichlet._dpmcmc import CUBEROOT_SAMPLER, _joint_move, _prepare, _run, dpmcmc, dpmcmc_batch
+from noiseaware.dirichlet import _dpmcmc_moves as moves
+from noiseaware.dirichlet._dpmcmc import CUBEROOT_SAMPLER, _prepare, _run, dpmcmc, dpmcmc_batch
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
 
 Z_MAX = 5.0
@@ -212,11 +213,11 @@ def test_batch_bad_input() -> None:
 def _joint_only(rel: na.Release, prior: object, *, ignore_noise: bool = False, **kw: object) -> az.InferenceData:
     """Record sweeps plus the joint move, no draw of alpha | records: the move alone moves alpha."""
     prep = _prepare(rel, prior, 4, 11, 1, part=None, init=None, joint_move=True)
-    factory = _joint_move
+    factory = moves._joint_move_cuberoot
     if ignore_noise:  # a wrong move: its ratio leaves out the noise density of the moved records
 
         def factory(log_prior, b, d, steps):  # type: ignore[no-untyped-def]
-            right = _joint_move(log_prior, b, d, steps)
+            right = moves._joint_move_cuberoot(log_prior, b, d, steps)
             return lambda key, alpha, logx, log_noise, h, chol: right(key, alpha, logx, lambda r: 0.0, h, chol)
 
     raw = _run([prep], prior, int(kw["draws"]), int(kw["warmup"]), 12, False,  # type: ignore[call-overload]
@@ -395,21 +396,20 @@ def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float
     import jax
     from jax import random
 
-    import noiseaware.dirichlet._dpmcmc as m
     from noiseaware._core._gamma import log_dirichlet
 
     b, d = 400, 3
     alpha = jnp.array([0.6, 2.0, 5.0])
     lam = jnp.log(alpha) + 0.05
-    p = m._power(alpha)
+    p = moves._power(alpha)
     g = jnp.exp(log_dirichlet(random.key(3), alpha, (b,)) + 0.7)
-    mean, sd = m._power_moments(alpha, p)
+    mean, sd = moves._power_moments(alpha, p)
     z = (g**p - mean) / sd
     zc = z - z.mean(axis=0)
     log_a, w = jnp.log(1e-2), 1.0
 
     def records(theta):  # type: ignore[no-untyped-def]
-        mm, ss = m._power_moments(jnp.exp(theta[:d]), p)
+        mm, ss = moves._power_moments(jnp.exp(theta[:d]), p)
         u = mm + ss * (zc + theta[d:])
         y = jnp.log(u) / p
         return u, y, y - jax.nn.logsumexp(y, axis=-1, keepdims=True)
@@ -417,7 +417,7 @@ def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float
     def dens(theta):  # type: ignore[no-untyped-def]
         u, y, _ = records(theta)
         a = jnp.exp(theta[:d])
-        jac = b * jnp.sum(jnp.log(m._power_moments(a, p)[1])) - jnp.sum(jnp.log(u))
+        jac = b * jnp.sum(jnp.log(moves._power_moments(a, p)[1])) - jnp.sum(jnp.log(u))
         return jnp.sum(a * y.sum(axis=0)) - jnp.sum(jnp.exp(y)) - b * jnp.sum(jax.scipy.special.gammaln(a)) + (
             jac_factor * jac
         )
@@ -427,7 +427,7 @@ def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float
 
     theta = jnp.concatenate([lam, jnp.zeros(d)])
     assert int(jnp.sum(records(theta)[2] <= log_a)) > 0  # censored elements: their zero derivative is checked
-    grad, curv, t, jac_t = m._surrogate_expansion(lam, zc, p, w, log_a, jac_factor)
+    grad, curv, t, jac_t = moves._surrogate_expansion(lam, zc, p, w, log_a, jac_factor)
     np.testing.assert_allclose(grad, jax.grad(dens)(theta), rtol=1e-9, atol=1e-8)
     h_cc = np.asarray(jax.hessian(dens)(theta))[d:, d:]
     np.testing.assert_allclose(h_cc - np.diag(np.diag(h_cc)), 0.0, atol=1e-8)  # separable: diagonal
@@ -435,7 +435,7 @@ def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float
     np.testing.assert_allclose(t, total(theta), rtol=1e-12)
     np.testing.assert_allclose(jac_t, jax.jacfwd(total)(theta), rtol=1e-9, atol=1e-8)  # d/d(lambda, c)
     if jac_factor:
-        wrong = m._surrogate_expansion(lam, zc, p, w, log_a, 0.0)[1]
+        wrong = moves._surrogate_expansion(lam, zc, p, w, log_a, 0.0)[1]
         assert not np.allclose(wrong, np.diag(h_cc), rtol=1e-3)
 
 

@@ -40,8 +40,8 @@ from noiseaware._engine import (
 )
 from noiseaware.augment import AugmentationModel
 from noiseaware.augment import _sample as augment_sample
+from noiseaware.copula import _dpcopula_fit as copula_synth
 from noiseaware.copula import _fit as copula_fit
-from noiseaware.copula import _synth as copula_synth
 from noiseaware.covariance import _fit as covariance_fit
 from noiseaware.dirichlet import _dpmcmc
 from noiseaware.dirichlet import _fit as dirichlet_fit

@@ -256,15 +256,40 @@ def test_draws_from_uniforms_follow_the_law(fam):
     assert chi2_p(wprobs) < 1e-6
 
 
-@pytest.mark.parametrize("fam", sorted(f for f, law in _noise.NOISE_LAWS.items() if law.guarantee is not None))
-def test_parameter_rule_gives_the_mechanisms_guarantee(fam):
+@pytest.mark.parametrize("fam", sorted(mechanisms.MECHANISMS))
+def test_each_guarantee_is_written_once_in_its_law(fam):
+    """A mechanism with a noise law takes ``guarantee()`` from it (no formula of its own); the others override it."""
+    from noiseaware.mechanisms._base import Guarantee, Mechanism
+
+    cls = mechanisms.MECHANISMS[fam]
+    law = _noise.NOISE_LAWS.get(fam)
+    if law is None:  # the exponential mechanism: a selection rule over scores, not a noise law
+        assert cls.guarantee is not Mechanism.guarantee
+        return
+    assert cls.guarantee is Mechanism.guarantee, f"{cls.__name__} writes its guarantee again"
+    mech = _cases()[fam]
+    assert mech.guarantee() == Guarantee(**law.guarantee_of(mech))
+
+
+@pytest.mark.parametrize("fam", ["geometric", "laplace", "tgm", "btgm", "randomized_response"])
+def test_pure_guarantee_of_the_law_is_its_largest_log_ratio(fam):
+    """Brute force on the law's own density: epsilon is the largest log-ratio between neighbouring inputs."""
     mech = _cases()[fam]
     law = _noise.NOISE_LAWS[fam]
-    sens = getattr(mech, "sensitivity", 1)
-    got = law.guarantee(sens, *law.params_of(mech))
-    g = mech.guarantee()
-    ((kind, val),) = got.items()
-    assert val == pytest.approx(getattr(g, kind), rel=1e-14)
+    eps = law.guarantee_of(mech)["epsilon"]
+    params = law.params_of(mech)
+    if fam == "randomized_response":
+        out, pairs = np.arange(mech.k, dtype=np.float64), [(0.0, 1.0), (1.0, 0.0)]
+    elif fam in ("tgm", "btgm"):
+        out = np.arange(mech.lower, mech.upper + 1, dtype=np.float64)
+        pairs = [(m, m + 1.0) for m in range(mech.lower, mech.upper)]
+    else:  # integer outputs for the geometric law (its pmf is -inf elsewhere)
+        out = np.arange(-40.0, 41.0) if law.integer else np.linspace(-40.0, 40.0, 801)
+        pairs = [(0.0, float(mech.sensitivity))]
+    worst = max(
+        float(np.max(np.abs(law.logpdf(NB, out, a, *params) - law.logpdf(NB, out, b, *params)))) for a, b in pairs
+    )
+    assert worst == pytest.approx(eps, rel=1e-9)
 
 
 @pytest.mark.parametrize("fam", ["tgm", "rgm", "randomized_response", "geometric"])

@@ -7,7 +7,6 @@ thin front ends. Importing this package imports neither JAX nor PyTensor.
 
 from ._backend import Backend, get_backend
 from ._fisher import (
-    NOISE_KINDS,
     TAIL_TOLERANCE,
     FisherTable,
     concrete_sizes,
@@ -40,7 +39,6 @@ from ._noise import (
 __all__ = [
     "DG_REJECTION_TRIES",
     "NOISE_LAWS",
-    "NOISE_KINDS",
     "TAIL_TOLERANCE",
     "Backend",
     "FisherTable",

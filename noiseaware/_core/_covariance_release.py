@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from ..exceptions import NoiseawareTypeError, NoiseawareValueError
-from ..release import Release
+from ..exceptions import NoiseawareValueError
+from ._record import ReleaseRecord, as_release
 
 __all__ = ["Measurements", "combine_measurements", "entry_params", "measurements"]
 
@@ -125,9 +125,8 @@ def combine_measurements(pairs: Any, values: Any, sigma: Any) -> tuple[np.ndarra
     return np.array(list(order), dtype=np.int64).reshape(-1, 2), y, lam
 
 
-def _check_release(owner: str, release: Any, allowed: tuple[str, ...]) -> Release:
-    if not isinstance(release, Release):
-        raise NoiseawareTypeError(f"{owner}: release must be a noiseaware Release; got {type(release).__name__}.")
+def _check_release(owner: str, release: Any, allowed: tuple[str, ...]) -> ReleaseRecord:
+    release = as_release(owner, release)
     if release.statistic not in allowed:
         raise NoiseawareValueError(
             f"{owner}: release must be a {' or '.join(repr(a) for a in allowed)} release; "
@@ -136,7 +135,7 @@ def _check_release(owner: str, release: Any, allowed: tuple[str, ...]) -> Releas
     return release
 
 
-def measurements(release: Release) -> Measurements:
+def measurements(release: ReleaseRecord) -> Measurements:
     """Every Gaussian measurement of a ``"pace_ggm"`` or ``"second_moment"`` release, combined per entry.
 
     Selections are not measurements: the rounds' selected indices are read only to know which

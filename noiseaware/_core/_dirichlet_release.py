@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import NoiseawareTypeError, NoiseawareValueError
-from ..release import Release
+from ..exceptions import NoiseawareValueError
+from ._record import as_release
 
 __all__ = ["LogMeanPart", "logmean_parts", "select_part"]
 
@@ -56,8 +56,7 @@ def logmean_parts(owner: str, release: Any) -> list[LogMeanPart]:
         If ``release`` is not a :class:`~noiseaware.Release` of statistic ``dirichlet_logmean``
         with Laplace noise.
     """
-    if not isinstance(release, Release):
-        raise NoiseawareTypeError(f"{owner}: release must be a noiseaware.Release; got {type(release).__name__}.")
+    release = as_release(owner, release)
     if release.statistic != "dirichlet_logmean":
         raise NoiseawareValueError(
             f"{owner}: the release's statistic must be 'dirichlet_logmean'; got statistic={release.statistic!r}."

@@ -67,7 +67,6 @@ from ._noise import (
 )
 
 __all__ = [
-    "NOISE_KINDS",
     "TAIL_TOLERANCE",
     "FisherTable",
     "concrete_sizes",
@@ -84,8 +83,6 @@ __all__ = [
 
 #: Bound on the relative mass dropped by each window.
 TAIL_TOLERANCE = 1e-13
-#: Noise families supported by :func:`noisy_fisher_logpmf` and their parameter names.
-NOISE_KINDS = {"geometric": "alpha", "discrete_gaussian": "sigma"}
 _SENTINEL = -1e300
 #: Extra terms on each side of a window: the closed-form mode is within 1 of the exact one.
 _SLACK = 1

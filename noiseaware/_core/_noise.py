@@ -9,6 +9,12 @@ Correlations*, Definition 2.3, eq. 3):
 
 .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\quad k\in\mathbb{Z}.
 
+One implementation, two parametrisations: every geometric function is written once in
+``log_alpha = -1/scale`` (suffix ``_la``), the parameter of the mechanisms and of
+:data:`NOISE_LAWS`, exact where ``alpha`` itself rounds to 1 in float64 (``scale = 1e17``). The
+``alpha`` form, the likelihoods' parameter (the paper's, and the one a PPL puts a prior on), is a
+one-line adapter calling the ``_la`` function with ``log(alpha)``; no formula is written twice.
+
 Discrete Gaussian (Canonne, Kamath & Steinke 2020; Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data Augmentation for
 Private Posterior Estimation in R*):
 
@@ -21,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -438,8 +445,12 @@ class NoiseLaw:
         The parameter's rule and its guarantee, as a formula (``sensitivity`` is the
         mechanism's).
     guarantee : callable
-        ``(sensitivity, *params) -> {"epsilon": ...}`` or ``{"rho": ...}``: the guarantee the
-        parameters give (tested against each mechanism's own ``guarantee()``).
+        ``(sensitivity, *guarantee_params) -> {"epsilon": ...}`` or ``{"rho": ...}``: the guarantee
+        the parameters give, written once: every mechanism of the family takes its ``guarantee()``
+        from here (:meth:`guarantee_of`).
+    guarantee_params : tuple of str
+        The mechanism's attributes the guarantee takes, in call order (default :attr:`parameters`;
+        ``("scale",)`` for the geometric laws, whose ``log_alpha = -1/scale`` would round).
     """
 
     family: str
@@ -453,10 +464,21 @@ class NoiseLaw:
     uniform_shape: Callable[[tuple[int, ...]], tuple[int, ...]] = lambda shape: (2, *shape)
     rule: str = ""
     guarantee: Callable[..., dict[str, float]] | None = None
+    guarantee_params: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.parameters:
             object.__setattr__(self, "parameters", (self.parameter,))
+        if not self.guarantee_params:
+            object.__setattr__(self, "guarantee_params", self.parameters)
+
+    def guarantee_of(self, mechanism: Any) -> dict[str, float]:
+        """The guarantee of ``mechanism`` (its ``sensitivity`` and :attr:`guarantee_params`) by :attr:`guarantee`."""
+        if self.guarantee is None:
+            raise NotImplementedError(f"the {self.family} law states no guarantee")
+        # randomized response has no sensitivity: each answer is randomized on its own (one record)
+        sensitivity = getattr(mechanism, "sensitivity", 1)
+        return self.guarantee(sensitivity, *(getattr(mechanism, p) for p in self.guarantee_params))
 
     def params_of(self, mechanism: Any) -> tuple[Any, ...]:
         """The law's parameters read off ``mechanism`` (floats; bounds and category counts as Python numbers)."""
@@ -490,12 +512,36 @@ def _geometric_noise(bk: Backend, u: Any, log_alpha: Any) -> Any:
     return geometric_from_uniforms_la(bk, u[0], u[1], log_alpha)
 
 
+def epsilon_of_scale(sensitivity: float, scale: float) -> float:
+    """Pure DP of additive geometric or Laplace noise of ``scale``: ``epsilon = sensitivity / scale``."""
+    return sensitivity / scale
+
+
+def rho_of_sigma(sensitivity: float, sigma: float) -> float:
+    """ZCDP of (discrete) Gaussian noise: ``rho = sensitivity**2 / (2 sigma**2)``, inf where it overflows."""
+    r = sensitivity / sigma
+    return 0.5 * r * r
+
+
+def rr_log_ratio(p: float, k: int) -> float:
+    """``log(p (k-1) / (1-p))`` of randomized response, from the exact rational value of the float ``p``.
+
+    Its absolute value is the guarantee (``p`` within a few ulps of ``1/k`` keeps its tiny privacy loss).
+    """
+    q = Fraction(p)
+    return math.log1p(float(q * (k - 1) / (1 - q) - 1))
+
+
+def _pure(sensitivity: Any, scale: Any) -> dict[str, float]:
+    return {"epsilon": epsilon_of_scale(sensitivity, scale)}
+
+
 def _zcdp(sensitivity: Any, sigma: Any) -> dict[str, float]:
-    return {"rho": sensitivity * sensitivity / (2.0 * sigma * sigma)}
+    return {"rho": rho_of_sigma(sensitivity, sigma)}
 
 
 def _rr_epsilon(sensitivity: Any, k: Any, p: Any) -> dict[str, float]:
-    return {"epsilon": abs(math.log(p * (k - 1) / (1.0 - p)))}
+    return {"epsilon": abs(rr_log_ratio(p, k))}
 
 
 #: The noise laws, one entry per mechanism family whose output law is a closed form: the additive
@@ -511,7 +557,8 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
         two_sided_geometric_logcdf_la,
         draw=_additive_draw(_geometric_noise),
         rule="log_alpha = -1/scale < 0, scale <= 1.02e17; epsilon = sensitivity / scale",
-        guarantee=lambda sens, la: {"epsilon": -sens * la},
+        guarantee=_pure,
+        guarantee_params=("scale",),
     ),
     "discrete_gaussian": NoiseLaw(
         "discrete_gaussian",
@@ -532,7 +579,7 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
         draw=_additive_draw(laplace_from_uniforms),
         uniform_shape=lambda shape: tuple(shape),
         rule="scale > 0; epsilon = sensitivity / scale",
-        guarantee=lambda sens, b: {"epsilon": sens / b},
+        guarantee=_pure,
     ),
     "gaussian": NoiseLaw(
         "gaussian",
@@ -566,7 +613,8 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
         additive=False,
         draw=tgm_from_uniforms,
         rule="log_alpha = -1/scale, integers lower <= upper; epsilon = sensitivity / scale",
-        guarantee=lambda sens, la, lo, hi: {"epsilon": -sens * la},
+        guarantee=_pure,
+        guarantee_params=("scale",),
     ),
     "rgm": NoiseLaw(
         "rgm",
@@ -579,6 +627,8 @@ NOISE_LAWS: dict[str, NoiseLaw] = {
             "log_alpha_prime = -epsilon'/sensitivity with epsilon' solving eq. (S.1); epsilon is the target. "
             "No logcdf and no draw from a fixed number of uniforms: the mechanism's exact rejection sampler draws"
         ),
+        guarantee=lambda sens, epsilon: {"epsilon": epsilon},  # Theorem S.2: epsilon' is solved for the target
+        guarantee_params=("epsilon",),
     ),
 }
 #: BTGM: the TGM law of the TGM output ``s``; the released value is the posterior mean ``E(M | s)``

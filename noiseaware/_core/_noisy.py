@@ -83,6 +83,7 @@ from ._noise import (
     is_integral,
     two_sided_geometric_logpmf,
 )
+from ._record import ReleaseRecord, as_release
 
 __all__ = [
     "DEFAULT_TOL",
@@ -290,10 +291,7 @@ def release_noise(owner: str, release: Any) -> tuple[str, float, np.ndarray]:
         If its statistic is not ``"counts"`` or its mechanism family is not geometric or
         discrete_gaussian.
     """
-    from ..release import Release
-
-    if not isinstance(release, Release):
-        raise NoiseawareTypeError(f"{owner}: release must be a noiseaware.Release; got {type(release).__name__}.")
+    release = as_release(owner, release)
     if release.statistic != "counts":
         raise NoiseawareValueError(
             f"{owner}: the release's statistic must be 'counts' (noisy cell counts); got "
@@ -361,7 +359,7 @@ def noise_spec(
         family, par = noise.family, _family_param(owner, noise.family, noise.par)
     elif isinstance(noise, Mapping):
         family, par = _spec_from_mapping(owner, noise)
-    elif _is_release(noise):
+    elif isinstance(noise, ReleaseRecord):
         family, par, values = release_noise(owner, noise)
     else:
         raise NoiseawareTypeError(
@@ -369,12 +367,6 @@ def noise_spec(
             f"noiseaware.Release; got noise={noise!r}."
         )
     return _make_spec(family, float(par), tol_f), values
-
-
-def _is_release(x: Any) -> bool:
-    from ..release import Release
-
-    return isinstance(x, Release)
 
 
 def _spec_from_mapping(owner: str, noise: Mapping[str, Any]) -> tuple[str, float]:

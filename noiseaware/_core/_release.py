@@ -11,18 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import NoiseawareTypeError, NoiseawareValueError
-from ..release import Release
+from ..exceptions import NoiseawareValueError
+from ._record import ReleaseRecord, as_release
 
 __all__ = ["composite_params", "hypergeom_params", "noise_params", "pairs_index", "release_first", "two_way_params"]
 
 
-def _check_release(owner: str, release: Any) -> Release:
-    if not isinstance(release, Release):
-        raise NoiseawareTypeError(
-            f"{owner}.from_release: release must be a noiseaware.Release; got {type(release).__name__}."
-        )
-    return release
+def _check_release(owner: str, release: Any) -> ReleaseRecord:
+    return as_release(f"{owner}.from_release", release)
 
 
 def noise_params(owner: str, release: Any, families: tuple[str, ...]) -> tuple[str, float, np.ndarray]:
@@ -48,7 +44,7 @@ def noise_params(owner: str, release: Any, families: tuple[str, ...]) -> tuple[s
     return fam, par, np.asarray(rel.values)
 
 
-def _median_pairs(owner: str, release: Release) -> None:
+def _median_pairs(owner: str, release: ReleaseRecord) -> None:
     if release.statistic != "median_pairs":
         raise NoiseawareValueError(
             f"{owner}.from_release: the release's statistic must be 'median_pairs'; got "
@@ -126,7 +122,7 @@ def release_first(owner: str, release: Any, dist: Any) -> tuple[Any, Any]:
     :class:`~noiseaware.Release` third (the order ``from_release(name, dist, release)``) is
     swapped back with a ``FutureWarning`` naming the new order; anything else is returned as given.
     """
-    if isinstance(dist, Release) and not isinstance(release, Release):
+    if isinstance(dist, ReleaseRecord) and not isinstance(release, ReleaseRecord):
         warnings.warn(
             f"{owner}.from_release(name, dist, release) is deprecated and will be removed: pass the release "
             f"second, {owner}.from_release(name, release, dist), as in every other from_release.",

@@ -9,7 +9,7 @@ and plumb random variables. Everything they would otherwise compute twice lives 
   :func:`noise_choice`), the median-split sizes ``N = n, K = m = ceil(n / 2)``
   (:func:`median_split_sizes`), pair validation (:func:`~noiseaware._core._release.pairs_index`);
 - log-prob assembly (:func:`noisy_hypergeom_logp`, :func:`two_way_logp`, :func:`composite_logp`);
-- draws as transforms of uniforms (:func:`noise_uniform_shape`, :func:`noise_draw`,
+- draws as transforms of uniforms (:func:`noise_uniform_shape`, :func:`noise_from_uniforms`,
   :func:`hypergeom_draw`), so one implementation serves NumPy, JAX and PyMC's ``rng_fn``;
 - support points and moments;
 - how each class reads a :class:`~noiseaware.Release` (:attr:`DistSpec.release`).
@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -77,7 +77,7 @@ __all__ = [
     "median_split_sizes",
     "mode_support_point",
     "noise_choice",
-    "noise_draw",
+    "noise_from_uniforms",
     "noise_uniform_shape",
     "noise_variance",
     "noisy_hypergeom_logcdf",
@@ -196,7 +196,7 @@ def check_release_p(owner: str, p: int, last_dim: Any) -> None:
 
 # --------------------------------------------------------------------------- noise draws and moments
 def noise_uniform_shape(family: str, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Shape of the uniforms that :func:`noise_draw` consumes for noise of ``shape``.
+    """Shape of the uniforms that :func:`noise_from_uniforms` consumes for noise of ``shape``.
 
     Examples
     --------
@@ -206,7 +206,7 @@ def noise_uniform_shape(family: str, shape: tuple[int, ...]) -> tuple[int, ...]:
     return NOISE_LAWS[family].uniform_shape(shape)
 
 
-def noise_draw(bk: Backend, family: str, par: Any, u: Any) -> Any:
+def noise_from_uniforms(bk: Backend, family: str, par: Any, u: Any) -> Any:
     """Integer noise from uniforms of shape :func:`noise_uniform_shape` (the registry's exact transforms).
 
     Two-sided geometric: ``G1 - G2`` by inversion (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
@@ -311,11 +311,21 @@ def hypergeom_draw(
     ``log_odds`` and ``par`` must already have the shape of ``u_t`` (the draw's shape).
     """
     t = fisher_sample_from_uniform(bk, table, log_odds, u_t)
-    return t + noise_draw(bk, family, par, u_noise)
+    return t + noise_from_uniforms(bk, family, par, u_noise)
 
 
 # --------------------------------------------------------------------------- the registry
-@dataclass(frozen=True)
+#: ``(owner, release, **given) -> (constructor kwargs, observed values)``: how ``from_release`` reads a release.
+ReleaseArgs = Callable[..., tuple[dict[str, Any], Any]]
+#: ``(**params) -> dict``: concrete parameters resolved to the keyword arguments of the law's functions.
+Prepare = Callable[..., dict[str, Any]]
+#: ``(bk, value, **prepared) -> log density`` (or log-CDF), in the ``xp`` style of backend ``bk``.
+LogDensity = Callable[..., Any]
+#: ``(bk, uniform, shape, **prepared) -> draws``, ``uniform(shape)`` giving U(0, 1) arrays.
+Draw = Callable[..., Any]
+
+
+@dataclass(frozen=True, kw_only=True)
 class DistSpec:
     """What one public distribution is, independent of the PPL.
 
@@ -330,16 +340,19 @@ class DistSpec:
     data : tuple of str
         Parameters that are concrete data (they fix tables or windows; not traced).
     event_dim : int
+        Number of event dimensions (0 for a scalar law).
     discrete : bool
-    release_args : callable
-        ``(owner, release, **given) -> (kwargs, values)``: the constructor arguments that
-        ``from_release`` reads from a release, and the values it observes.
-    prepare : callable or None
-        ``(**params) -> dict``: concrete parameters resolved to the keyword arguments of ``logp``.
-    logp : callable or None
-        ``(bk, value, **prepared) -> log density`` (``None``: no closed form).
-    draw : callable or None
-        ``(bk, uniform, shape, **prepared) -> draws`` with ``uniform(shape)`` giving U(0, 1) arrays.
+        Whether the law is over integers.
+    release_args : ReleaseArgs
+        The constructor arguments that ``from_release`` reads from a release, and the values it observes.
+    prepare : Prepare or None
+        Concrete parameters resolved to the keyword arguments of ``logp``, ``logcdf`` and ``draw``.
+    logp : LogDensity or None
+        The log density (``None``: no closed form).
+    logcdf : LogDensity or None
+        The log-CDF, where the law has one in closed form.
+    draw : Draw or None
+        Draws as a transform of uniforms.
     seed : str
         Where the law comes from.
     """
@@ -347,15 +360,30 @@ class DistSpec:
     name: str
     params: tuple[str, ...]
     rules: dict[str, str]
-    data: tuple[str, ...]
-    event_dim: int
-    discrete: bool
-    release_args: Callable[..., tuple[dict[str, Any], Any]]
-    prepare: Callable[..., dict[str, Any]] | None = None
-    logp: Callable[..., Any] | None = None
-    draw: Callable[..., Any] | None = None
+    data: tuple[str, ...] = ()
+    event_dim: int = 0
+    discrete: bool = True
+    release_args: ReleaseArgs
+    prepare: Prepare | None = None
+    logp: LogDensity | None = None
+    logcdf: LogDensity | None = None
+    draw: Draw | None = None
     seed: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    def part(self, what: Literal["prepare", "logp", "logcdf", "draw"]) -> Callable[..., Any]:
+        """The law's ``what`` function; ``NotImplementedError`` where the law has none in closed form.
+
+        Examples
+        --------
+        >>> SPECS["DiscreteGaussian"].part("logcdf")
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: DiscreteGaussian has no closed-form logcdf.
+        """
+        fn: Callable[..., Any] | None = getattr(self, what)
+        if fn is None:
+            raise NotImplementedError(f"{self.name} has no closed-form {what}.")
+        return fn
 
 
 def _f(x: Any) -> np.ndarray:
@@ -367,9 +395,13 @@ def _tsg_prepare(loc: Any = 0, alpha: Any = None, *, epsilon: Any = None, sensit
     return {"loc": _f(loc), "alpha": resolve_alpha("TwoSidedGeometric", alpha, epsilon, sensitivity, to_float=_f)}
 
 
+def _tsg_logcdf(bk: Backend, value: Any, *, loc: Any, alpha: Any) -> Any:
+    return two_sided_geometric_logcdf(bk, value, loc, alpha)
+
+
 def _tsg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, alpha: Any) -> Any:
     u = uniform(noise_uniform_shape("geometric", shape))
-    return loc + noise_draw(bk, "geometric", bk.xp.broadcast_to(alpha, shape), u)
+    return loc + noise_from_uniforms(bk, "geometric", bk.xp.broadcast_to(alpha, shape), u)
 
 
 def _tsg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
@@ -384,7 +416,7 @@ def _dg_prepare(loc: Any = 0, sigma: Any = 1.0) -> dict[str, Any]:
 
 def _dg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, sigma: Any) -> Any:
     u = uniform(noise_uniform_shape("discrete_gaussian", shape))
-    return loc + noise_draw(bk, "discrete_gaussian", bk.xp.broadcast_to(sigma, shape), u)
+    return loc + noise_from_uniforms(bk, "discrete_gaussian", bk.xp.broadcast_to(sigma, shape), u)
 
 
 def _dg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
@@ -509,104 +541,91 @@ _GEOM = "alpha must be in (0, 1)"
 #: One spec per public distribution, keyed by class name (both front ends export exactly these).
 SPECS: dict[str, DistSpec] = {
     "TwoSidedGeometric": DistSpec(
-        "TwoSidedGeometric",
-        ("loc", "alpha", "epsilon", "sensitivity"),
-        {"alpha": _GEOM},
-        (),
-        0,
-        True,
-        _tsg_release,
-        _tsg_prepare,
-        two_sided_geometric_logp,
-        _tsg_draw,
-        "Wang et al. (2026) Definition 2.3, eq. 3",
-        {"logcdf": lambda bk, value, *, loc, alpha: two_sided_geometric_logcdf(bk, value, loc, alpha)},
+        name="TwoSidedGeometric",
+        params=("loc", "alpha", "epsilon", "sensitivity"),
+        rules={"alpha": _GEOM},
+        release_args=_tsg_release,
+        prepare=_tsg_prepare,
+        logp=two_sided_geometric_logp,
+        logcdf=_tsg_logcdf,
+        draw=_tsg_draw,
+        seed="Wang et al. (2026) Definition 2.3, eq. 3",
     ),
     "DiscreteGaussian": DistSpec(
-        "DiscreteGaussian",
-        ("loc", "sigma"),
-        {"sigma": "sigma must be > 0"},
-        (),
-        0,
-        True,
-        _dg_release,
-        _dg_prepare,
-        discrete_gaussian_logp,
-        _dg_draw,
-        "CKS20; Eng et al. (2024)",
+        name="DiscreteGaussian",
+        params=("loc", "sigma"),
+        rules={"sigma": "sigma must be > 0"},
+        release_args=_dg_release,
+        prepare=_dg_prepare,
+        logp=discrete_gaussian_logp,
+        draw=_dg_draw,
+        seed="CKS20; Eng et al. (2024)",
     ),
     "NoisyHypergeom": DistSpec(
-        "NoisyHypergeom",
-        ("N", "K", "m", "log_odds", "alpha", "sigma"),
-        {"alpha": _GEOM, "sigma": "sigma must be > 0"},
-        ("N", "K", "m"),
-        0,
-        True,
-        _hyper_release,
-        _hyper_prepare,
-        noisy_hypergeom_logp,
-        _hyper_draw,
-        "Wang et al. (2026) eq. 17",
-        {"logcdf": noisy_hypergeom_logcdf},
+        name="NoisyHypergeom",
+        params=("N", "K", "m", "log_odds", "alpha", "sigma"),
+        rules={"alpha": _GEOM, "sigma": "sigma must be > 0"},
+        data=("N", "K", "m"),
+        release_args=_hyper_release,
+        prepare=_hyper_prepare,
+        logp=noisy_hypergeom_logp,
+        logcdf=noisy_hypergeom_logcdf,
+        draw=_hyper_draw,
+        seed="Wang et al. (2026) eq. 17",
     ),
     "NoisyTwoWayTable": DistSpec(
-        "NoisyTwoWayTable",
-        ("r", "n", "alpha", "epsilon_per_pair"),
-        {"r": "r must be in (-1, 1)", "alpha": _GEOM},
-        ("n",),
-        0,
-        True,
-        _twoway_release,
-        _twoway_prepare,
-        two_way_logp,
-        _twoway_draw,
-        "Wang et al. (2026) eqs. 7-10, 17",
-        {"logcdf": two_way_logcdf},
+        name="NoisyTwoWayTable",
+        params=("r", "n", "alpha", "epsilon_per_pair"),
+        rules={"r": "r must be in (-1, 1)", "alpha": _GEOM},
+        data=("n",),
+        release_args=_twoway_release,
+        prepare=_twoway_prepare,
+        logp=two_way_logp,
+        logcdf=two_way_logcdf,
+        draw=_twoway_draw,
+        seed="Wang et al. (2026) eqs. 7-10, 17",
     ),
     "CompositeCopulaLikelihood": DistSpec(
-        "CompositeCopulaLikelihood",
-        ("R", "n", "alpha", "pairs", "epsilon_per_pair"),
-        {"R": "R must have off-diagonal entries in (-1, 1)", "alpha": _GEOM},
-        ("n", "pairs"),
-        1,
-        True,
-        _composite_release,
-        _composite_prepare,
-        composite_logp,
+        name="CompositeCopulaLikelihood",
+        params=("R", "n", "alpha", "pairs", "epsilon_per_pair"),
+        rules={"R": "R must have off-diagonal entries in (-1, 1)", "alpha": _GEOM},
+        data=("n", "pairs"),
+        event_dim=1,
+        release_args=_composite_release,
+        prepare=_composite_prepare,
+        logp=composite_logp,
         # pairs are independent: the same transform as NoisyTwoWayTable, the pairs on the last axis
-        _twoway_draw,
-        "Wang et al. (2026) eq. 18",
+        draw=_twoway_draw,
+        seed="Wang et al. (2026) eq. 18",
     ),
     "Noisy": DistSpec(
-        "Noisy",
-        ("dist", "noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
-        {"alpha": _GEOM, "sigma": "sigma must be > 0"},
-        ("noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
-        0,
-        True,
-        _noisy_release,
+        name="Noisy",
+        params=("dist", "noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
+        rules={"alpha": _GEOM, "sigma": "sigma must be > 0"},
+        data=("noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
+        release_args=_noisy_release,
         seed="noiseaware._core._noisy (exact windowed convolution)",
     ),
     "LaplaceCensoredDirichletStat": DistSpec(
-        "LaplaceCensoredDirichletStat",
-        ("alpha", "n", "a", "scale", "s0", "moments"),
-        {"alpha": "alpha must be > 0", "scale": "scale must be > 0"},
-        ("n", "a", "moments"),
-        1,
-        False,
-        _lcds_release,
+        name="LaplaceCensoredDirichletStat",
+        params=("alpha", "n", "a", "scale", "s0", "moments"),
+        rules={"alpha": "alpha must be > 0", "scale": "scale must be > 0"},
+        data=("n", "a", "moments"),
+        event_dim=1,
+        discrete=False,
+        release_args=_lcds_release,
         seed="Guo et al. (2022) eq. 6",
     ),
     "NoisyCovarianceEntries": DistSpec(
-        "NoisyCovarianceEntries",
-        ("sigma", "n", "pairs", "precision"),
-        {"sigma": "sigma must be symmetric"},
-        ("n", "pairs"),
-        1,
-        False,
-        _cov_release,
-        _cov_prepare,
-        _cov_logp,
+        name="NoisyCovarianceEntries",
+        params=("sigma", "n", "pairs", "precision"),
+        rules={"sigma": "sigma must be symmetric"},
+        data=("n", "pairs"),
+        event_dim=1,
+        discrete=False,
+        release_args=_cov_release,
+        prepare=_cov_prepare,
+        logp=_cov_logp,
         seed="Ferrando et al. (2026) (Isserlis moments of the measured entries)",
     ),
 }

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .._statistics import select_threshold
+from .._statistics import noisy_rates
 from ..exceptions import NoiseawareValueError
 from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism
 from ..release import Release, expected_guarantee
@@ -54,6 +54,27 @@ DEFAULT_CANDIDATES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)
 #: Rows must sum to 1 within this absolute tolerance (then they are renormalized).
 DEFAULT_SIMPLEX_TOL = 1e-6
 _OWNER = "privatize(statistic='dirichlet_logmean')"
+
+
+def select_threshold(noisy_counts: Any, candidates: Any, target_rate: float) -> tuple[int, np.ndarray]:
+    r"""Choice of Guo et al. (2022) Algorithm 1: index ``l`` (0-based) of ``a``, noisy rates :math:`\hat p_{G,1..M}`.
+
+    ``l`` is the largest index with :math:`\hat p_{G,l}\le t_c`, or 0 (``a_1``) if there is none
+    or if all noisy counts are 0 (rates then reported as 1, :func:`noiseaware._statistics.noisy_rates`).
+    Pure post-processing of the noisy counts, so the loader checks a ``dirichlet_logmean`` record's
+    choice against the same rates.
+
+    Examples
+    --------
+    >>> select_threshold(np.array([1, 2, 17, 980]), np.array([1e-3, 1e-2, 0.1]), 0.01)
+    (1, array([0.001, 0.003, 0.02 ]))
+    """
+    s = np.asarray(noisy_counts, dtype=np.float64)
+    rates = noisy_rates(s, len(candidates))
+    if s.sum() <= 0:
+        return 0, rates
+    ok = np.nonzero(rates <= target_rate)[0]
+    return (int(ok[-1]) if ok.size else 0), rates
 _OPTIONS = {
     "candidates",
     "target_rate",

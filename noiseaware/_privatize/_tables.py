@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,51 +43,59 @@ def _cell_labels(data: Any, arr: np.ndarray, labels: Any) -> list[tuple[str, ...
 
 
 def _additive_budget(owner: str, ctx: Context, options: dict[str, Any], mech_name: str, sens: float) -> Mechanism:
-    scale, sigma = options.get("scale"), options.get("sigma")
-    if mech_name in ("geometric", "laplace"):
-        cls: Any = GeometricMechanism if mech_name == "geometric" else LaplaceMechanism
-        if sigma is not None or ctx.rho is not None:
-            raise NoiseawareValueError(
-                f"{owner}: mechanism {mech_name!r} takes epsilon=... or scale=..., not rho/sigma."
-            )
-        if (ctx.epsilon is None) == (scale is None):
-            raise NoiseawareValueError(f"{owner}: give exactly one of epsilon=... or scale=... for {mech_name!r}.")
-        if scale is not None:
-            return cls(scale=v.positive(owner, "scale", scale), sensitivity=sens)
-        return cls.from_epsilon(float(ctx.epsilon), sensitivity=sens)  # type: ignore[arg-type]
-    cls = DiscreteGaussianMechanism if mech_name == "discrete_gaussian" else GaussianMechanism
-    if scale is not None or ctx.epsilon is not None:
+    """The mechanism from its budget (``epsilon`` or ``rho``) or its noise (``scale`` or ``sigma``), exactly one."""
+    pure = mech_name in ("geometric", "laplace")
+    cls: Any = {
+        "geometric": GeometricMechanism,
+        "laplace": LaplaceMechanism,
+        "discrete_gaussian": DiscreteGaussianMechanism,
+        "gaussian": GaussianMechanism,
+    }[mech_name]
+    budget, noise, other_budget, other_noise = ("epsilon", "scale", "rho", "sigma") if pure else (
+        "rho", "sigma", "epsilon", "scale"
+    )
+    given, par = getattr(ctx, budget), options.get(noise)
+    if getattr(ctx, other_budget) is not None or options.get(other_noise) is not None:
+        kind = "pure DP" if pure else "zCDP"
         raise NoiseawareValueError(
-            f"{owner}: mechanism {mech_name!r} is zCDP; give rho=... or sigma=..., not epsilon/scale."
+            f"{owner}: mechanism {mech_name!r} is {kind}; give {budget}=... or {noise}=..., "
+            f"not {other_budget}/{other_noise}."
         )
-    if (ctx.rho is None) == (sigma is None):
-        raise NoiseawareValueError(f"{owner}: give exactly one of rho=... or sigma=... for {mech_name!r}.")
-    if sigma is not None:
-        return cls(sigma=v.positive(owner, "sigma", sigma), sensitivity=sens)
-    return cls.from_rho(float(ctx.rho), sensitivity=sens)  # type: ignore[arg-type]
+    if (given is None) == (par is None):
+        raise NoiseawareValueError(f"{owner}: give exactly one of {budget}=... or {noise}=... for {mech_name!r}.")
+    if par is not None:
+        return cls(**{noise: v.positive(owner, noise, par)}, sensitivity=sens)
+    build = cls.from_epsilon if pure else cls.from_rho
+    return build(float(given), sensitivity=sens)  # type: ignore[no-any-return]
 
 
-@statistic("counts")
-def _counts(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Integer counts (vector or table) with a stated sensitivity, noise on every cell."""
-    owner = "privatize(statistic='counts')"
+def _stated_sensitivity(
+    statistic: str,
+    data: Any,
+    ctx: Context,
+    mechanism: str | None,
+    options: dict[str, Any],
+    *,
+    families: tuple[str, str],
+    read: Callable[[str, Any], np.ndarray],
+    missing: str,
+) -> Release:
+    """The one route of ``counts`` and ``vector``: a stated sensitivity, additive noise on every entry.
+
+    ``families`` is (pure-DP family, zCDP family); ``read(owner, raw)`` checks the data and returns
+    its array; ``missing`` says which sensitivity to state.
+    """
+    owner = f"privatize(statistic={statistic!r})"
     no_extra(owner, options, {"sensitivity", "labels", "n", "scale", "sigma"})
-    default = "discrete_gaussian" if (ctx.rho is not None or options.get("sigma") is not None) else "geometric"
-    mech_name = v.choice(owner, "mechanism", mechanism or default, ("geometric", "discrete_gaussian"))
+    pure, zcdp = families
+    default = zcdp if (ctx.rho is not None or options.get("sigma") is not None) else pure
+    mech_name = v.choice(owner, "mechanism", mechanism or default, families)
     if "sensitivity" not in options:
-        raise NoiseawareValueError(
-            f"{owner}: state the sensitivity of the table (L1 for geometric, L2 for discrete_gaussian), "
-            "e.g. sensitivity=2 when one record may move between two cells."
-        )
+        raise NoiseawareValueError(f"{owner}: {missing}")
     if _dask.is_dask(data):  # e.g. a Dask groupby's table: small, computed here (_dask.py)
         data = _dask.materialize(owner, data)
-    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
-    arr = v.integer_array(owner, "data", raw)
-    if arr.size == 0:
-        raise NoiseawareValueError(f"{owner}: data must hold at least one count.")
-    if arr.min() < 0:
-        raise NoiseawareValueError(f"{owner}: counts must be >= 0; got a minimum of {arr.min()}.")
-    if mech_name == "geometric":
+    arr = read(owner, data.to_numpy() if hasattr(data, "to_numpy") else data)
+    if mech_name == "geometric":  # integer noise needs an integer sensitivity
         sens: float = v.integer(owner, "sensitivity", options["sensitivity"], minimum=1)
     else:
         sens = v.positive(owner, "sensitivity", options["sensitivity"])
@@ -95,32 +103,46 @@ def _counts(data: Any, ctx: Context, mechanism: str | None, options: dict[str, A
     labels = _cell_labels(data, arr, options.get("labels"))
     n = options.get("n")
     n = None if n is None else v.integer(owner, "n", n, minimum=1)
-    meta = {"sensitivity_norm": "l1" if mech_name == "geometric" else "l2"}
-    return finish(ctx, "counts", arr, mech, "joint", labels, n, meta)
+    meta = {"sensitivity_norm": "l1" if mech_name == pure else "l2"}
+    return finish(ctx, statistic, arr, mech, "joint", labels, n, meta)
+
+
+def _read_counts(owner: str, raw: Any) -> np.ndarray:
+    arr = v.integer_array(owner, "data", raw)
+    if arr.size == 0:
+        raise NoiseawareValueError(f"{owner}: data must hold at least one count.")
+    if arr.min() < 0:
+        raise NoiseawareValueError(f"{owner}: counts must be >= 0; got a minimum of {arr.min()}.")
+    return arr
+
+
+def _read_vector(owner: str, raw: Any) -> np.ndarray:
+    arr = v.finite_array(owner, "data", raw)
+    if arr.ndim != 1 or arr.size == 0:
+        raise NoiseawareValueError(f"{owner}: data must be a non-empty 1-D vector; got shape {arr.shape}.")
+    return arr
+
+
+@statistic("counts")
+def _counts(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Integer counts (vector or table) with a stated sensitivity, noise on every cell."""
+    missing = (
+        "state the sensitivity of the table (L1 for geometric, L2 for discrete_gaussian), "
+        "e.g. sensitivity=2 when one record may move between two cells."
+    )
+    return _stated_sensitivity(
+        "counts", data, ctx, mechanism, options, families=("geometric", "discrete_gaussian"), read=_read_counts,
+        missing=missing,
+    )
 
 
 @statistic("vector")
 def _vector(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """A real vector with a stated L1 (Laplace) or L2 (Gaussian) sensitivity."""
-    owner = "privatize(statistic='vector')"
-    no_extra(owner, options, {"sensitivity", "labels", "n", "scale", "sigma"})
-    default = "gaussian" if (ctx.rho is not None or options.get("sigma") is not None) else "laplace"
-    mech_name = v.choice(owner, "mechanism", mechanism or default, ("laplace", "gaussian"))
-    if "sensitivity" not in options:
-        raise NoiseawareValueError(f"{owner}: state the vector's sensitivity (L1 for laplace, L2 for gaussian).")
-    sens = v.positive(owner, "sensitivity", options["sensitivity"])
-    if _dask.is_dask(data):
-        data = _dask.materialize(owner, data)
-    raw = data.to_numpy() if hasattr(data, "to_numpy") else data
-    arr = v.finite_array(owner, "data", raw)
-    if arr.ndim != 1 or arr.size == 0:
-        raise NoiseawareValueError(f"{owner}: data must be a non-empty 1-D vector; got shape {arr.shape}.")
-    mech = _additive_budget(owner, ctx, options, mech_name, sens)
-    labels = _cell_labels(data, arr, options.get("labels"))
-    n = options.get("n")
-    n = None if n is None else v.integer(owner, "n", n, minimum=1)
-    meta = {"sensitivity_norm": "l1" if mech_name == "laplace" else "l2"}
-    return finish(ctx, "vector", arr, mech, "joint", labels, n, meta)
+    missing = "state the vector's sensitivity (L1 for laplace, L2 for gaussian)."
+    return _stated_sensitivity(
+        "vector", data, ctx, mechanism, options, families=("laplace", "gaussian"), read=_read_vector, missing=missing
+    )
 
 
 @statistic("randomized_response")

@@ -12,24 +12,19 @@
 
 from .._deprecation import renamed
 from ._baselines import AsgharResult, asghar_dpc, li_kendall
+from ._combine import SyntheticInferenceResult, combine_synthetic
+from ._dpcopula_fit import DPCopulaFit, fit_dpcopula
 from ._fit import CopulaFit, LKJPrior, fit, partial_slope, pointwise_log_likelihood
 from ._higham import NearestCorrelationResult, nearest_correlation
+from ._margins import margin_posterior
 from ._mle import MLEResult, mle_nn
-from ._synth import (
-    DPCopulaFit,
-    SyntheticInferenceResult,
-    combine_synthetic,
-    fit_dpcopula,
-    margin_posterior,
-    synthesize,
-    synthesize_hybrid,
-)
+from ._synth import synthesize, synthesize_hybrid
 
 # isort: split
 # Building blocks of the routes above, importable here but not part of the public surface.
 from ._baselines import tetrachoric  # noqa: F401
+from ._dpcopula_release import dpcopula_correlation, dpcopula_margins  # noqa: F401
 from ._mle import eta_from_r, fisher_mean, mle_nn_pair, r_from_eta  # noqa: F401
-from ._synth import dpcopula_correlation, dpcopula_margins  # noqa: F401
 
 __all__ = [
     "AsgharResult",

@@ -40,19 +40,15 @@ import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro.distributions as dist
 from jax import lax, random
-from jax.scipy.special import digamma, gammaln, polygamma
-from scipy import special
 
 from .. import _validation as v
 from .._core._backend import get_backend
 from .._core._dirichlet_release import LogMeanPart, select_part
-from .._core._gamma import log_dirichlet, loggamma
+from .._core._gamma import log_dirichlet
 from .._core._noise import NOISE_LAWS
 from .._engine import (
     RWM_TARGET_ACCEPT,
-    FitResult,
     ProgramCache,
     SamplingSettings,
     chain_groups,
@@ -65,8 +61,17 @@ from .._engine._compile import options_key
 from .._engine._x64 import float64
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
-from ._boots import start_alpha
-from ._power_map import power, power_moments
+from ._dpmcmc_model import P1_RATE, P1_SHAPE, DPMCMCFit, _initial_values, _prior_logdensity
+from ._dpmcmc_moves import (
+    _adapt_walk,
+    _alpha_given_records,
+    _conditional_proposal_cholesky,
+    _joint_move_cuberoot,
+    _joint_move_surrogate,
+    _log_fisher_cholesky,
+    _WalkAdaptation,
+    _window_sweep,
+)
 
 __all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit", "dpmcmc", "dpmcmc_batch"]
 
@@ -74,9 +79,6 @@ _JB = get_backend("jax")
 _LAPLACE = NOISE_LAWS["laplace"].logpdf
 
 _OWNER = "dpmcmc"
-#: Prior p1 of Guo et al. (2022) §4.2.1: independent Gamma(shape 1, rate 0.1).
-P1_SHAPE = 1.0
-P1_RATE = 0.1
 #: Metropolis-Hastings steps of the cube-root joint move per iteration (sharing one draw of the
 #: auxiliary totals G_i); each costs O(nd) vectorized work. ``CUBEROOT_SAMPLER`` only.
 JOINT_STEPS = 10
@@ -101,607 +103,11 @@ CHUNK = 100
 _ALPHA = "alpha"
 
 
-
-# ----------------------------------------------------------------------------- prior
-def _prior_logdensity(prior: Any, d: int) -> tuple[Callable[[Any], Any], str]:
-    """``alpha -> log pi_0(alpha)`` (a JAX scalar) and a description of the prior."""
-    if prior is None:
-        p1 = dist.Gamma(P1_SHAPE, P1_RATE)
-        return (lambda alpha: jnp.sum(p1.log_prob(alpha))), f"p1: independent Gamma({P1_SHAPE:g}, {P1_RATE:g})"
-    if isinstance(prior, dist.Distribution):
-        shape = tuple(prior.batch_shape) + tuple(prior.event_shape)
-        try:
-            ok = jnp.broadcast_shapes(shape, (d,)) == (d,)
-        except ValueError:
-            ok = False
-        if not ok:
-            v.fail(
-                _OWNER,
-                "prior",
-                f"must be a NumPyro distribution over alpha of shape ({d},) (batch or event shape broadcastable "
-                f"to ({d},))",
-                f"{type(prior).__name__} with batch_shape={prior.batch_shape}, event_shape={prior.event_shape}",
-            )
-        return (lambda alpha: jnp.sum(prior.log_prob(alpha))), f"user: {type(prior).__name__}"
-    if callable(prior):
-        return (lambda alpha: jnp.sum(jnp.asarray(prior(alpha), dtype=jnp.float64))), "user: log-density function"
-    raise NoiseawareTypeError(
-        v.message(
-            _OWNER,
-            "prior",
-            "must be None (p1), a NumPyro distribution over alpha, or a function alpha -> log density",
-            prior,
-        )
-    )
-
-
-# ----------------------------------------------------------------------------- initial values
-def _initial_values(init: Any, part: LogMeanPart, chains: int, seed: int) -> list[dict[str, Any]]:
-    d = part.d
-    if init is None:
-        base = start_alpha(part.s_l, upper=1e4)
-        rng = np.random.default_rng(seed)
-        out = []
-        for _ in range(chains):
-            a0 = base * np.exp(rng.normal(0.0, 0.2, d))
-            out.append({_ALPHA: a0})
-        return out
-    dicts = [init] * chains if isinstance(init, Mapping) else init
-    if not isinstance(dicts, list | tuple) or not all(isinstance(x, Mapping) for x in dicts):
-        raise NoiseawareTypeError(v.message(_OWNER, "init", "must be a dict {'alpha': ...} or a list of them", init))
-    if len(dicts) != chains:
-        v.fail(_OWNER, "init", f"must give one dict or one per chain ({chains})", f"{len(dicts)} dicts")
-    out = []
-    for x in dicts:
-        if set(x) != {_ALPHA}:
-            v.fail(_OWNER, "init", "must name exactly the parameter 'alpha'", sorted(x))
-        a0 = v.finite_array(_OWNER, "init['alpha']", x[_ALPHA])
-        if a0.shape != (d,) or np.any(a0 <= 0):
-            v.fail(_OWNER, "init['alpha']", f"must have shape ({d},) with positive entries", a0.tolist())
-        out.append({_ALPHA: a0})
-    return out
-
-
-# ----------------------------------------------------------------------------- proposals
-def _log_fisher_cholesky(alpha: np.ndarray, info: float) -> np.ndarray:
-    r"""Cholesky factor of :math:`(2.38^2/d)\,I^{-1}` for the draw of :math:`\log\alpha` given the records.
-
-    The complete-data log-likelihood :math:`w\{(\alpha-1)^\top T-b\log B(\alpha)\}` has Fisher
-    information :math:`wb\,C` in :math:`\alpha`, :math:`C=\mathrm{diag}\,\psi_1(\alpha)-\psi_1(\sum_j\alpha_j)`,
-    i.e. :math:`\mathrm{diag}(\alpha)\,wbC\,\mathrm{diag}(\alpha)` in :math:`\log\alpha`; ``info = w b``.
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    fisher = info * (np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum()))
-    return _random_walk_cholesky(alpha[:, None] * fisher * alpha[None, :])
-
-
-def _random_walk_cholesky(prec: np.ndarray) -> np.ndarray:
-    r"""Cholesky factor of :math:`(2.38^2/d)\,P^{-1}` (Roberts, Gelman & Gilks 1997), regularized."""
-    d = prec.shape[0]
-    cov = np.linalg.inv(prec + 1e-8 * np.eye(d))
-    cov = 0.5 * (cov + cov.T) * (2.38**2 / d)
-    return np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / d * np.eye(d))
-
-
-def _proposal_cholesky(alpha: np.ndarray, n: int, scale_sum: float) -> np.ndarray:
-    r"""Cholesky factor of the joint move's proposal covariance for :math:`\log\alpha`.
-
-    The large-``n`` posterior covariance of :math:`\log\alpha` given the released log-sum
-    (censoring ignored): :math:`S_0` has mean :math:`n\,E[\log x\mid\alpha]`, with Jacobian
-    :math:`J = nC\,\mathrm{diag}(\alpha)` in :math:`\log\alpha`, where
-    :math:`C=\mathrm{Cov}(\log x)=\mathrm{diag}\,\psi_1(\alpha)-\psi_1(\sum_j\alpha_j)\mathbf 1\mathbf 1^\top`,
-    and variance :math:`nC + 2b^2 I` (records plus Laplace noise of scale ``b`` on the sum), so
-    the precision is :math:`J^\top(nC+2b^2I)^{-1}J`. Scaled by :math:`2.38^2/d` (Roberts, Gelman &
-    Gilks 1997); the adapted step size multiplies it. A fixed matrix, so the random walk
-    stays symmetric.
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    d = alpha.size
-    cov_log = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
-    jac = n * cov_log * alpha[None, :]
-    var_s = n * cov_log + 2.0 * scale_sum**2 * np.eye(d)
-    return _random_walk_cholesky(jac.T @ np.linalg.solve(var_s, jac))
-
-
-def _conditional_proposal_cholesky(alpha: np.ndarray, n: int, scale_sum: float) -> np.ndarray:
-    r"""Cholesky factor of the proposal of :func:`_joint_move_cuberoot` for :math:`\log\alpha`.
-
-    The joint move keeps the standardized records fixed, so it explores :math:`\alpha` given them:
-    :math:`S_0` is then a deterministic function of :math:`\alpha` with Jacobian
-    :math:`J = nC\,\mathrm{diag}(\alpha)` (as in :func:`_proposal_cholesky`) and only the Laplace
-    noise (variance :math:`2b^2` per part) is left, so the precision is :math:`J^\top J/(2b^2)`
-    (narrower than the marginal posterior, and of a different shape when ``d`` is large). Scaled
-    by :math:`2.38^2/d`; a fixed matrix, so the random walk stays symmetric.
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    cov_log = np.diag(special.polygamma(1, alpha)) - special.polygamma(1, alpha.sum())
-    jac = n * cov_log * alpha[None, :]
-    return _random_walk_cholesky(jac.T @ jac / (2.0 * scale_sum**2))
-
-
-# ----------------------------------------------------------------------------- the two alpha moves
-def _alpha_given_records(log_prior: Callable[[Any], Any], b: int, steps: int) -> Callable[..., Any]:
-    r"""``steps`` random-walk Metropolis steps of :math:`\log\alpha` given the records.
-
-    Target (complete data, Guo, Barrientos & Peña (2022), *Differentially Private Inference for Compositional Data*,
-    eq. 1, or eq. 5's replicated form) in :math:`\log\alpha`:
-    :math:`\log\pi_0(\alpha)+\sum_j\log\alpha_j+w\{(\alpha-1)^\top T-b\log B(\alpha)\}` with
-    :math:`T=\sum_i\log x_i`; each step costs O(d) (the records enter through ``T`` only).
-    Proposal :math:`\log\alpha'=\log\alpha+hL\varepsilon`, :math:`\varepsilon\sim N(0,I)`.
-    Returns ``move(key, alpha, T, w, chol, h) -> (alpha, mean acceptance probability)``.
-    """
-
-    def log_target(alpha: Any, t_sum: Any, w: Any) -> Any:
-        log_beta = jnp.sum(gammaln(alpha)) - gammaln(jnp.sum(alpha))
-        out = log_prior(alpha) + jnp.sum(jnp.log(alpha)) + w * (jnp.dot(alpha - 1.0, t_sum) - b * log_beta)
-        return jnp.where(jnp.isnan(out), -jnp.inf, out)
-
-    def move(key: Any, alpha: Any, t_sum: Any, w: Any, chol: Any, h: Any) -> tuple[Any, Any]:
-        d = alpha.shape[-1]
-
-        def one(carry: Any, k: Any) -> Any:
-            a, lt = carry
-            k_eps, k_u = random.split(k)
-            a_new = a * jnp.exp(h * (chol @ random.normal(k_eps, (d,), dtype=jnp.float64)))
-            lt_new = log_target(a_new, t_sum, w)
-            log_r = lt_new - lt
-            ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r
-            prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
-            return (jnp.where(ok, a_new, a), jnp.where(ok, lt_new, lt)), prob
-
-        (alpha, _), probs = lax.scan(one, (alpha, log_target(alpha, t_sum, w)), random.split(key, steps))
-        return alpha, jnp.mean(probs)
-
-    return move
-
-
-def _joint_move(log_prior: Callable[[Any], Any], b: int, d: int, steps: int = 1) -> Callable[..., Any]:
-    r"""The joint move of :math:`(\alpha, x_{1:n})` for :func:`dpmcmc`.
-
-    1. Draw auxiliary totals :math:`G_i\sim\text{Gamma}(\sum_j\alpha_j)`, independent of the
-       records (an exact Gibbs step on an extended target: :math:`g_{ij}=G_ix_{ij}` are then
-       independent :math:`\text{Gamma}(\alpha_j, 1)`), and set :math:`y_{ij}=\log g_{ij}`.
-    2. Propose :math:`\log\alpha'=\log\alpha+\varepsilon`,
-       :math:`\varepsilon\sim N(0, h^2LL^\top)` (symmetric; ``h`` the adapted step size).
-    3. Move every record by the affine map matching the mean :math:`\psi(\alpha_j)` and sd
-       :math:`\sigma_j=\sqrt{\psi_1(\alpha_j)}` of :math:`\log g_j`,
-       :math:`y'_{ij}=\psi(\alpha'_j)+(\sigma'_j/\sigma_j)(y_{ij}-\psi(\alpha_j))` -- an
-       involution together with :math:`\varepsilon\to-\varepsilon`, Jacobian
-       :math:`\prod_j(\sigma'_j/\sigma_j)^n` -- and set :math:`\log x'_i=y'_i-\log\sum_je^{y'_{ij}}`.
-    4. Accept with the Metropolis-Hastings ratio in :math:`(\log\alpha, y)`
-
-       .. math:: r=\frac{\pi_0(\alpha')\prod_j\alpha'_j}{\pi_0(\alpha)\prod_j\alpha_j}
-                 \prod_{i,j}\frac{\text{Gamma}(e^{y'_{ij}}\mid\alpha'_j)\,e^{y'_{ij}}}
-                 {\text{Gamma}(e^{y_{ij}}\mid\alpha_j)\,e^{y_{ij}}}
-                 \prod_j\Bigl(\frac{\sigma'_j}{\sigma_j}\Bigr)^{n}
-                 \frac{\eta(s_L\mid s_0(x'))}{\eta(s_L\mid s_0(x))},
-
-       Steps 2-4 run ``steps`` times in a row (each a Metropolis-Hastings step on the extended
-       target, so sharing one draw of :math:`G` is fine; the returned acceptance probability is
-       their mean); then forget :math:`G`. In :math:`(\log\alpha, y)` the extended target
-       :math:`\pi(\alpha,x\mid s_L)\prod_i\text{Gamma}(G_i\mid\sum_j\alpha_j)` is the density in
-       the ratio times :math:`\prod_iG_i^{d-1}`-free-of-:math:`\alpha` Jacobian terms that cancel,
-       so the move leaves :math:`\pi(\alpha, x\mid s_L)` invariant exactly; the affine map only
-       has to be *close* to the exact push-forward for the ratio to stay near the noise ratio.
-
-    Returns ``move(key, alpha, logx, log_noise, h, chol) -> (alpha, logx, mean acceptance probability)``.
-    """
-
-    def log_gamma_y(y: Any, alpha: Any) -> Any:  # sum_ij log[Gamma(e^y | alpha_j) e^y]
-        return jnp.sum(alpha * y - jnp.exp(y)) - b * jnp.sum(gammaln(alpha))
-
-    def move(key: Any, alpha0: Any, logx: Any, log_noise: Callable[[Any], Any], step: Any, chol: Any) -> Any:
-        k_g, k_steps = random.split(key)
-        y0 = logx + loggamma(k_g, jnp.sum(alpha0), (b, 1))
-
-        def one(carry: Any, k: Any) -> Any:
-            alpha, y, _, lp, lg, ln = carry
-            k_eps, k_u = random.split(k)
-            eps = step * (chol @ random.normal(k_eps, (d,), dtype=jnp.float64))
-            alpha_new = alpha * jnp.exp(eps)
-            sd, sd_new = jnp.sqrt(polygamma(1, alpha)), jnp.sqrt(polygamma(1, alpha_new))
-            y_new = digamma(alpha_new) + (sd_new / sd) * (y - digamma(alpha))
-            logx_new = y_new - jax.nn.logsumexp(y_new, axis=-1, keepdims=True)
-            lp_new = log_prior(alpha_new) + jnp.sum(jnp.log(alpha_new))
-            lg_new = log_gamma_y(y_new, alpha_new)
-            ln_new = log_noise(logx_new)
-            log_r = lp_new - lp + lg_new - lg + b * jnp.sum(jnp.log(sd_new / sd)) + ln_new - ln
-            ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r  # NaN rejects
-            prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
-            new = (alpha_new, y_new, logx_new, lp_new, lg_new, ln_new)
-            return tuple(jnp.where(ok, a, c) for a, c in zip(new, carry, strict=True)), prob
-
-        init = (alpha0, y0, logx, log_prior(alpha0) + jnp.sum(jnp.log(alpha0)), log_gamma_y(y0, alpha0),
-                log_noise(logx))
-        (alpha, _, logx, *_), probs = lax.scan(one, init, random.split(k_steps, steps))
-        return alpha, logx, jnp.mean(probs)
-
-    return move
-
-
-def _joint_move_cuberoot(
-    log_prior: Callable[[Any], Any], b: int, d: int, steps: int = 1, *, jacobian: bool = True
-) -> Callable[..., Any]:
-    r"""The joint move of :func:`_joint_move` with a Wilson-Hilferty map of the Gamma variables.
-
-    Same extended target and same steps 1, 2, 4 as :func:`_joint_move`; only the map carrying the
-    records along differs. With :math:`u_{ij}=g_{ij}^{1/3}` (nearly normal for a Gamma variable:
-    Wilson & Hilferty 1931), mean :math:`m_j=\Gamma(\alpha_j+1/3)/\Gamma(\alpha_j)` and sd
-    :math:`s_j=\{\Gamma(\alpha_j+2/3)/\Gamma(\alpha_j)-m_j^2\}^{1/2}`,
-
-    .. math:: u'_{ij}=m'_j+(s'_j/s_j)(u_{ij}-m_j),\qquad y'_{ij}=3\log u'_{ij},
-
-    an involution together with :math:`\varepsilon\to-\varepsilon` (the map back is its exact
-    inverse); in :math:`y=\log g` its Jacobian is :math:`\prod_{ij}(s'_j/s_j)\,u_{ij}/u'_{ij}`.
-    A proposal with some :math:`u'_{ij}\le 0` lies outside the support and is rejected (its
-    reverse proposal is outside the support too, so detailed balance holds on the extended space).
-    The map is far closer to the exact push-forward of :math:`\text{Gamma}(\alpha_j)` to
-    :math:`\text{Gamma}(\alpha'_j)` than the affine map of :math:`\log g`, so the Gamma-density
-    part of the ratio stays near 1 for larger steps of :math:`\alpha`: the move is then nearly a
-    random walk on the non-centred posterior of :math:`\alpha` given the standardized records.
-
-    ``jacobian=False`` leaves the Jacobian out of the ratio: a wrong move, for the tests only.
-    Returns ``move(key, alpha, logx, log_noise, h, chol) -> (alpha, logx, mean acceptance probability)``.
-    """
-    jac_factor = 1.0 if jacobian else 0.0
-
-    def moments(alpha: Any) -> tuple[Any, Any]:
-        return _power_moments(alpha, 1.0 / 3.0)
-
-    def log_gamma(alpha: Any, log_u: Any, u: Any) -> Any:  # sum_ij log[Gamma(g | alpha_j) g], g = u^3
-        return 3.0 * jnp.sum(alpha * jnp.sum(log_u, axis=0)) - jnp.sum(u * u * u) - b * jnp.sum(gammaln(alpha))
-
-    def move(key: Any, alpha0: Any, logx: Any, log_noise: Callable[[Any], Any], step: Any, chol: Any) -> Any:
-        k_g, k_steps = random.split(key)
-        log_u0 = (logx + loggamma(k_g, jnp.sum(alpha0), (b, 1))) / 3.0  # log u = log(g) / 3
-        u0 = jnp.exp(log_u0)
-
-        def one(carry: Any, k: Any) -> Any:
-            alpha, u, log_u, _, lp, lg, ln = carry
-            k_eps, k_u = random.split(k)
-            eps = step * (chol @ random.normal(k_eps, (d,), dtype=jnp.float64))
-            alpha_new = alpha * jnp.exp(eps)
-            m, sd = moments(alpha)
-            m_new, sd_new = moments(alpha_new)
-            u_new = m_new + (sd_new / sd) * (u - m)
-            log_u_new = jnp.log(u_new)  # NaN where u_new <= 0: the ratio is NaN and rejects
-            cube = u_new * u_new * u_new
-            logx_new = 3.0 * log_u_new - jnp.log(jnp.sum(cube, axis=-1, keepdims=True))
-            lp_new = log_prior(alpha_new) + jnp.sum(jnp.log(alpha_new))
-            lg_new = log_gamma(alpha_new, log_u_new, u_new)
-            ln_new = log_noise(logx_new)
-            log_jac = b * jnp.sum(jnp.log(sd_new / sd)) + jnp.sum(log_u) - jnp.sum(log_u_new)
-            log_r = lp_new - lp + lg_new - lg + jac_factor * log_jac + ln_new - ln
-            ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r  # NaN rejects
-            prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
-            new = (alpha_new, u_new, log_u_new, logx_new, lp_new, lg_new, ln_new)
-            return tuple(jnp.where(ok, a, c) for a, c in zip(new, carry, strict=True)), prob
-
-        init = (alpha0, u0, log_u0, logx, log_prior(alpha0) + jnp.sum(jnp.log(alpha0)),
-                log_gamma(alpha0, log_u0, u0), log_noise(logx))
-        (alpha, _, _, logx, *_), probs = lax.scan(one, init, random.split(k_steps, steps))
-        return alpha, logx, jnp.mean(probs)
-
-    return move
-
-
-def _power(alpha: Any) -> Any:
-    r"""Exponent :math:`p_j=p(\alpha_j)` of the surrogate move's power map :math:`u=g^{p}` (JAX front end).
-
-    The exponent whose standardized power is least informative about :math:`\log\alpha`
-    (:func:`noiseaware.dirichlet._power_map.power`: 0.165 at :math:`\alpha=1`, 0.23 at 2, about
-    :math:`1/3-0.18/\alpha` for large shapes), so that holding the standardized records fixed pins
-    :math:`\alpha` least.
-    """
-    return power(alpha, _JB)
-
-
-def _power_moments(alpha: Any, p: Any) -> tuple[Any, Any]:
-    r"""Mean and sd of :math:`G^{p}`, :math:`G\sim\text{Gamma}(\alpha)` (JAX front end).
-
-    See :func:`noiseaware.dirichlet._power_map.power_moments`.
-    """
-    return power_moments(alpha, p, _JB)
-
-
-def _from_powers(u: Any, p: Any) -> tuple[Any, Any, Any, Any]:
-    r"""Records from their powers :math:`u=g^{p}`: :math:`y=\log g`, :math:`g`, :math:`\log x` and :math:`x`.
-
-    Two transcendental functions per element (:math:`\log u` and one exponential, shifted by the
-    record's largest :math:`y` so that nothing overflows or underflows to a wrong log); NaN where
-    :math:`u\le0`.
-    """
-    y = jnp.log(u) / p
-    top = jnp.max(y, axis=-1, keepdims=True)
-    e = jnp.exp(y - top)
-    tot = jnp.sum(e, axis=-1, keepdims=True)
-    return y, e * jnp.exp(top), y - top - jnp.log(tot), e / tot
-
-
-def _surrogate_expansion(
-    lam: Any, zc: Any, p: Any, w: Any, log_a: Any, jac_factor: float = 1.0
-) -> tuple[Any, Any, Any, Any]:
-    r"""Gradient and c-curvature of :math:`D`, and :math:`T` and :math:`\partial T/\partial c`, at :math:`(\lambda, 0)`.
-
-    For :func:`_joint_move_surrogate`: the records are :math:`u_{ij}=m_j+s_j(z_{ij}+c_j)`,
-    :math:`y_{ij}=\log(u_{ij})/p_j`, with :math:`m_j, s_j` functions of :math:`\alpha_j=e^{\lambda_j}`
-    only, so :math:`D=\sum_jD_j(\lambda_j, c_j)` is separable and its Hessian in :math:`c` is
-    diagonal. With :math:`e=\alpha y-e^{y}-\log u` per element (:math:`\partial_c u=s`,
-    :math:`\partial_\lambda u=m_\lambda+s_\lambda z`) and the per-part
-    :math:`b(\log s-\log\Gamma(\alpha))` (differentiated by JAX: O(d)),
-
-    .. math:: \partial_\lambda e=\alpha y+(\alpha-e^y)\,y_\lambda-u_\lambda/u,\quad
-              \partial_c e=(\alpha-e^y)\,y_c-s/u,\quad
-              \partial_c^2 e=(\alpha-e^y)\,y_{cc}-e^yy_c^2+(s/u)^2,
-
-    :math:`y_\lambda=u_\lambda/(pu)`, :math:`y_c=s/(pu)`, :math:`y_{cc}=-s^2/(pu^2)`: elementwise
-    arithmetic on the arrays of one evaluation, no automatic differentiation over the ``b x d``
-    records. The censored log-sum :math:`T_k=w\sum_i\max(\log x_{ik},\log a)`,
-    :math:`\log x_i=y_i-\log\sum_ke^{y_{ik}}`, has
-    :math:`\partial T_k/\partial c_j=w\sum_i1[\log x_{ik}>\log a]\,y_{c,ij}(\delta_{kj}-x_{ij})`,
-    and :math:`\partial T_k/\partial\lambda_j` alike with :math:`y_\lambda` (censored elements,
-    :math:`\log x_{ik}\le\log a`, contribute nothing: what an expected log-sum that ignores
-    censoring gets wrong).
-    ``jac_factor = 0`` leaves out the Jacobian terms as the test-only wrong move does.
-    Returns ``(gradient in (lambda, c) (2d,), d^2 D / dc_j^2 (d,), T (d,), dT/d(lambda, c) (d, 2d))``.
-    """
-    b = zc.shape[0]
-    a = jnp.exp(lam)
-
-    def moments(lj: Any, pj: Any) -> Any:
-        m, sd = _power_moments(jnp.exp(lj), pj)
-        return jnp.stack([m, sd])
-
-    def scalar_part(lj: Any, pj: Any) -> Any:
-        return b * (jac_factor * jnp.log(_power_moments(jnp.exp(lj), pj)[1]) - gammaln(jnp.exp(lj)))
-
-    ms = jax.vmap(moments)(lam, p)  # (d, 2)
-    d1 = jax.vmap(jax.jacfwd(moments))(lam, p)  # (d, 2): d/dlambda of (m, s)
-    m, sd, m1, s1 = ms[:, 0], ms[:, 1], d1[:, 0], d1[:, 1]
-    u = m + sd * zc
-    y, g, logx, x = _from_powers(u, p)
-    inv_u = 1.0 / u
-    u_l = m1 + s1 * zc
-    y_l, y_c = u_l * inv_u / p, sd * inv_u / p
-    y_cc = -((sd * inv_u) ** 2) / p
-    e_l = a * y + (a - g) * y_l - jac_factor * u_l * inv_u
-    e_c = (a - g) * y_c - jac_factor * sd * inv_u
-    e_cc = (a - g) * y_cc - g * y_c**2 + jac_factor * (sd * inv_u) ** 2
-    grad = jnp.concatenate([jnp.sum(e_l, axis=0) + jax.vmap(jax.grad(scalar_part))(lam, p), jnp.sum(e_c, axis=0)])
-    mask = (logx > log_a).astype(jnp.float64)
-    t = w * jnp.sum(jnp.maximum(logx, log_a), axis=0)
-
-    def jac(y_v: Any) -> Any:  # dT_k / dv_j for a per-part coordinate v_j moving y_ij by y_v,ij
-        return w * (jnp.diag(jnp.sum(mask * y_v, axis=0)) - mask.T @ (x * y_v))
-
-    return grad, jnp.sum(e_cc, axis=0), t, jnp.concatenate([jac(y_l), jac(y_c)], axis=1)
-
-
-def _joint_move_surrogate(
-    log_prior: Callable[[Any], Any], b: int, d: int, rounds: int = 1, *, surrogate_steps: int = 20,
-    correct: bool = True, jacobian: bool = True,
-) -> Callable[..., Any]:
-    r"""The joint move of :math:`(\alpha, x_{1:n})` as a surrogate transition (Liu 2001, §9.4.3): the default.
-
-    The auxiliary totals :math:`G_i\sim\text{Gamma}(\sum_j\alpha_j)` are drawn as in
-    :func:`_joint_move` (:math:`g_{ij}=G_ix_{ij}`, :math:`y=\log g`), and the records are
-    written by their standardized powers :math:`z_{ij}=(g_{ij}^{p_j}-m_j(\alpha))/s_j(\alpha)`,
-    with :math:`m_j, s_j` the mean and sd of :math:`G^{p_j}` (:func:`_power_moments`) and
-    :math:`p_j=p(\alpha_{\text{ref},j})` (:func:`_power`: the exponent whose standardized power
-    carries the least Fisher information about :math:`\log\alpha`, 0.165 at shape 1 and near
-    Wilson-Hilferty's 1/3 only for large shapes; :mod:`noiseaware.dirichlet._power_map`).
-    Split :math:`z_{ij}=z^c_{ij}+c_j` into the records' mean :math:`c=\bar z` and the
-    centred :math:`z^c` (a linear change of variables with a constant Jacobian). The move holds
-    :math:`z^c` fixed and updates :math:`\theta=(\lambda, c)`, :math:`\lambda=\log\alpha`: the
-    records are then a function of :math:`\theta`, :math:`u_{ij}=m_j+s_j(z^c_{ij}+c_j)`,
-    :math:`y_{ij}=\log(u_{ij})/p_j`, :math:`\log x_i=y_i-\log\sum_ke^{y_{ik}}`, and the target
-    of :math:`\theta` given :math:`z^c` (Jacobian :math:`\partial y/\partial z=s_j/(p_ju_{ij})`
-    included) is, up to a constant,
-
-    .. math:: f(\theta)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j+D(\theta)
-              +\log\eta\bigl(s_{dp}\bigm|T(\theta)\bigr),\qquad
-              D(\theta)=\sum_{ij}\{\alpha_jy_{ij}-e^{y_{ij}}-\log u_{ij}\}
-              +b\sum_j\{\log s_j-\log\Gamma(\alpha_j)\},
-
-    with :math:`T=\sum_i w\max(\log x_i,\log a)`: O(nd) per evaluation. Moving :math:`c` moves
-    all records together, so the part of the log-sum that the records' sampling noise leaves
-    free (of order :math:`\sqrt n`) changes within one move instead of through the record sweep.
-    The surrogate costs O(d):
-
-    .. math:: \tilde f(\theta)=\log\pi_0(\alpha)+\textstyle\sum_j\lambda_j
-              +\nabla D^\top\Delta+\tfrac12\textstyle\sum_j\partial^2_{c_j}D\,c_j^2
-              +\log\eta\bigl(s_{dp}\bigm|\tilde T(\theta)\bigr),\qquad
-              \mu_j(\alpha)=\psi(\alpha_j)-\psi(\textstyle\sum_k\alpha_k),
-
-    with :math:`\Delta=\theta-\theta_{\text{ref}}`, :math:`\theta_{\text{ref}}=(\log\alpha_{\text{ref}}, 0)`:
-    the expansion of :math:`D` at the reference point, linear in :math:`\lambda` (:math:`D` is
-    nearly constant in :math:`\lambda` -- the map nearly pushes :math:`\text{Gamma}(\alpha_j)`
-    forward to :math:`\text{Gamma}(\alpha'_j)`; its curvature there is left out, as it
-    extrapolates badly along the weakly identified scale of :math:`\alpha` and made chains stick
-    at epsilon = 0.5) and quadratic in :math:`c` (close to :math:`-b|c|^2/2`), the expected
-    log-sum's curvature, and the censored log-sum to first order at the reference point: with
-    :math:`J=\partial T/\partial\theta` there (censored elements contribute nothing),
-    :math:`\tilde T(\theta)=T(\theta_{\text{ref}})+J\Delta+bw\{\mu(\alpha)-\mu(\alpha_{\text{ref}})
-    -\mu'(\alpha_{\text{ref}})\Delta_\lambda\}`, all in closed form from one O(nd) pass
-    (:func:`_surrogate_expansion`). :math:`\alpha_{\text{ref}}` follows the chain during warmup (a
-    geometric moving average) and is then fixed at the geometric mean of :math:`\alpha` over the second
-    half of warmup: the expansion's error grows with the distance from the reference point, and a
-    reference at the posterior's centre keeps it small wherever the chain goes (a moving average's last
-    value can lie far out where the scale of :math:`\alpha` is weakly identified).
-    ``surrogate_steps`` random-walk Metropolis steps on :math:`\tilde f` (proposal
-    :math:`h\,L\varepsilon`, :math:`L` from the warmup draws of :math:`\theta`, :func:`_adapt_walk`)
-    carry :math:`\theta` to :math:`\theta^*`, which is accepted with probability
-
-    .. math:: \min\Bigl\{1, \exp\bigl(f(\theta^*)-f(\theta)-\tilde f(\theta^*)+\tilde f(\theta)\bigr)\Bigr\}.
-
-    The surrogate walk is reversible with respect to :math:`\tilde f`, which is fixed during the
-    move (it depends on :math:`z^c`, :math:`\theta_{\text{ref}}` and :math:`p` only, none of which
-    the move changes: shifting every record by the same :math:`c` leaves :math:`z^c` as it is), so
-    the whole move is reversible with respect to :math:`f(\cdot\mid z^c)` (surrogate transition
-    method; Liu 2001, *Monte Carlo Strategies in Scientific Computing*, §9.4.3): exact whatever
-    the surrogate's accuracy, which only sets the acceptance rate. A round costs one O(nd)
-    expansion and one O(nd) value (the current point's :math:`f` comes from the arrays at hand),
-    against one O(nd) value per random-walk step of :func:`_joint_move_cuberoot`. ``rounds``
-    rounds share one draw of :math:`G`.
-
-    ``correct=False`` accepts :math:`\theta^*` without the correction, ``jacobian=False`` leaves
-    the Jacobian out of :math:`D`: wrong moves, for the tests only.
-    Returns ``move(key, alpha, logx, total, log_eta, h, chol, alpha_ref, w, log_a) ->
-    (alpha, logx, correction acceptance probability, surrogate acceptance probability, theta)``.
-    """
-    jac_factor = 1.0 if jacobian else 0.0
-
-    def mapped(lam: Any, z: Any, p: Any) -> tuple[Any, Any, Any, Any]:
-        m, sd = _power_moments(jnp.exp(lam), p)
-        u = m + sd * z  # NaN records where u <= 0: outside the support, f is NaN and the move rejects
-        y, g, logx, _ = _from_powers(u, p)
-        return u, y, g, logx
-
-    def move(key: Any, alpha0: Any, logx0: Any, total: Callable[[Any], Any], log_eta: Callable[[Any], Any],
-             step: Any, chol: Any, alpha_ref: Any, w: Any, log_a: Any) -> Any:
-        k_g, k_rounds = random.split(key)
-        p = _power(alpha_ref)
-        log_tot = loggamma(k_g, jnp.sum(alpha0), (b, 1))  # log G_i
-        y0 = logx0 + log_tot
-        u0 = jnp.exp(p * y0)
-        m0, sd0 = _power_moments(alpha0, p)
-        z = (u0 - m0) / sd0
-        # z = zc + c: the centred records zc are held fixed (invariant under the move), their common shift c moves
-        c0 = jnp.mean(z, axis=0)
-        zc = z - c0
-        theta_ref = jnp.concatenate([jnp.log(alpha_ref), jnp.zeros((d,), jnp.float64)])
-
-        def records(theta: Any) -> tuple[Any, Any, Any, Any]:
-            return mapped(theta[:d], zc + theta[d:], p)
-
-        def density(lam: Any, y: Any, g_sum: Any) -> Any:
-            # Gamma densities of g = e^y (g_sum = sum_ij g_ij), Jacobian dy/dz = s / (p u), log u = p y
-            a = jnp.exp(lam)
-            _, sd = _power_moments(a, p)
-            jac = b * jnp.sum(jnp.log(sd)) - jnp.sum(p * y)
-            return jnp.sum(a * jnp.sum(y, axis=0)) - g_sum - b * jnp.sum(gammaln(a)) + jac_factor * jac
-
-        def exact(theta: Any) -> tuple[Any, Any]:
-            lam = theta[:d]
-            _, y, g, logx = records(theta)
-            f = log_prior(jnp.exp(lam)) + jnp.sum(lam) + density(lam, y, jnp.sum(g)) + log_eta(total(logx))
-            return jnp.where(jnp.isnan(f), -jnp.inf, f), logx
-
-        def mean_total(lam: Any) -> Any:
-            a = jnp.exp(lam)
-            return b * w * (digamma(a) - digamma(jnp.sum(a)))
-
-        # the surrogate's coefficients at the reference point, in closed form (one O(bd) pass, no autodiff)
-        slope, curv, t_ref, jac_t = _surrogate_expansion(theta_ref[:d], zc, p, w, log_a, jac_factor)
-        fine = jnp.all(jnp.isfinite(slope)) & jnp.all(jnp.isfinite(curv)) & jnp.all(jnp.isfinite(jac_t))
-        slope, curv, jac_t = (jnp.where(fine, x, 0.0) for x in (slope, curv, jac_t))
-        # T's expansion: exact first order at the reference (censoring included), plus the curvature of the
-        # expected log-sum in log alpha (its remainder past first order)
-        mt_ref = mean_total(theta_ref[:d])
-        dmt_ref = jax.jacfwd(mean_total)(theta_ref[:d])
-
-        def surrogate(theta: Any) -> Any:
-            lam, dt = theta[:d], theta - theta_ref
-            f = (log_prior(jnp.exp(lam)) + jnp.sum(lam) + jnp.dot(slope, dt) + 0.5 * jnp.sum(curv * dt[d:] ** 2)
-                 + log_eta(t_ref + jac_t @ dt + mean_total(lam) - mt_ref - dmt_ref @ dt[:d]))
-            return jnp.where(jnp.isnan(f), -jnp.inf, f)
-
-        def one_round(carry: Any, k: Any) -> Any:
-            theta, logx, f = carry
-            k_walk, k_u = random.split(k)
-
-            def rw(c: Any, inp: Any) -> Any:
-                t_cur, s_cur = c
-                eps, log_u = inp
-                t_new = t_cur + eps
-                s_new = surrogate(t_new)
-                log_r = s_new - s_cur
-                ok = log_u < log_r
-                prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
-                return (jnp.where(ok, t_new, t_cur), jnp.where(ok, s_new, s_cur)), prob
-
-            # the walk's random numbers drawn at once (one key split per round, not per step)
-            k_eps, k_acc = random.split(k_walk)
-            eps = step * random.normal(k_eps, (surrogate_steps, 2 * d), dtype=jnp.float64) @ chol.T
-            log_us = jnp.log(random.uniform(k_acc, (surrogate_steps,), dtype=jnp.float64))
-            s0 = surrogate(theta)
-            (t_star, s_star), probs = lax.scan(rw, (theta, s0), (eps, log_us))
-            f_star, logx_star = exact(t_star)
-            log_r = (f_star - f) - (s_star - s0) if correct else jnp.where(jnp.isfinite(f_star), 0.0, -jnp.inf)
-            ok = jnp.log(random.uniform(k_u, dtype=jnp.float64)) < log_r  # NaN rejects
-            prob = jnp.where(jnp.isnan(log_r), 0.0, jnp.exp(jnp.minimum(log_r, 0.0)))
-            new = (jnp.where(ok, t_star, theta), jnp.where(ok, logx_star, logx), jnp.where(ok, f_star, f))
-            return new, (prob, jnp.mean(probs))
-
-        lam0 = jnp.log(alpha0)
-        theta0 = jnp.concatenate([lam0, c0])
-        # f at the current point from the arrays at hand (its records are logx0: z was taken at alpha0)
-        # (sum_ij g_ij = sum_i G_i: the parts of a record sum to 1, so no exponential of the b x d array)
-        f0 = log_prior(alpha0) + jnp.sum(lam0) + density(lam0, y0, jnp.sum(jnp.exp(log_tot))) + log_eta(total(logx0))
-        f0 = jnp.where(jnp.isnan(f0), -jnp.inf, f0)
-        (theta, logx, _), (p_corr, p_sur) = lax.scan(
-            one_round, (theta0, logx0, f0), random.split(k_rounds, rounds)
-        )
-        return jnp.exp(theta[:d]), logx, jnp.mean(p_corr), jnp.mean(p_sur), theta
-
-    return move
-
-
 # ----------------------------------------------------------------------------- the compiled sampler
-def _window_sweep(
-    key: Any, logx: Any, alpha: Any, s_dp: Any, m: int, statistic: Callable[..., Any], laplace: Callable[..., Any]
-) -> tuple[Any, Any]:
-    r"""The record sweep of :mod:`noiseaware.augment` on ``m`` of the ``b`` records.
-
-    The records :math:`i\in W=\{k, k+1, \dots, k+m-1\} \bmod b` with :math:`k` uniform (drawn
-    independently of the state) get the Metropolis-within-Gibbs step of Eng, Awan, Gong, Ju & Rao (2024), *dapper:
-    Data Augmentation for Private Posterior Estimation in R*, §3 in turn; the
-    others are held fixed, so their part :math:`s_{\text{rest}}` of the log-sum is a constant and
-    the Laplace density of :math:`s_{dp}` at :math:`s_W+s_{\text{rest}}` is that of
-    :math:`s_{dp}-s_{\text{rest}}` at :math:`s_W` (a location family). Each step leaves
-    :math:`\pi(\alpha, D\mid s_L)` invariant, hence so does their composition, for every
-    :math:`k`, and so does the mixture over :math:`k`. Returns ``(records, accept_rate)``.
-    """
-    b = logx.shape[0]
-    k_off, k_sweep = random.split(key)
-    idx = (random.randint(k_off, (), 0, b) + jnp.arange(m)) % b
-    sub = logx[idx]
-    s_rest = statistic_total(statistic, logx, s_dp) - statistic_total(statistic, sub, s_dp)
-    new_sub, accept = record_sweep(
-        k_sweep, sub, alpha, s_dp - s_rest,
-        latent=lambda k, a: log_dirichlet(k, a, (m,)), statistic=statistic, log_density=laplace, per_record=False,
-    )
-    return logx.at[idx].set(new_sub), accept
-
-
-def _adapt_walk(walk: _WalkAdaptation, i: Any, lam: Any, warmup: Any) -> tuple[_WalkAdaptation, Any]:
-    r"""Adapt the surrogate walk's proposal from warmup draws of its coordinates.
-
-    Accumulates :math:`\theta=(\log\alpha, c)` (``lam``, :func:`_joint_move_surrogate`) over
-    ``[warmup/4, warmup/2)``; at the window's end sets the walk's Cholesky factor to that of
-    :math:`(2.38^2/k)\,\hat\Sigma`, ``k = lam.size`` (Roberts, Gelman & Gilks 1997), with
-    :math:`\hat\Sigma` shrunk towards :math:`10^{-3}I` as NumPyro's mass-matrix adaptation does.
-    Returns ``(walk, at_end)``; after warmup nothing changes (the kept draws see one fixed kernel).
-    """
-    d = lam.shape[-1]
-    lo, hi = warmup // 4, warmup // 2
-    inside = (i >= lo) & (i < hi)
-    count = walk.count + inside
-    delta = lam - walk.mean
-    mean = walk.mean + jnp.where(inside, delta / jnp.maximum(count, 1.0), 0.0)
-    m2 = walk.m2 + jnp.where(inside, jnp.outer(delta, lam - mean), 0.0)
-    at_end = (i == hi - 1) & (count >= d + 2)
-    cov = m2 / jnp.maximum(count - 1.0, 1.0)
-    cov = (count / (count + 5.0)) * cov + 1e-3 * (5.0 / (count + 5.0)) * jnp.eye(d)
-    chol = jnp.linalg.cholesky(0.5 * (cov + cov.T) * (2.38**2 / d))
-    ok = at_end & jnp.all(jnp.isfinite(chol))
-    return _WalkAdaptation(count, mean, m2, jnp.where(ok, chol, walk.chol)), ok
-
-
 class _Sampler(NamedTuple):
     """The kernel mix of one iteration (part of the compiled program's cache key)."""
 
-    joint_map: str  # "surrogate", "cuberoot" (:func:`_joint_move_cuberoot`) or "log" (:func:`_joint_move`)
+    joint_map: str  # "surrogate" (:func:`_joint_move_surrogate`) or "cuberoot" (:func:`_joint_move_cuberoot`)
     sweep_fraction: float
     sweep_min: int
     joint_steps: int  # Metropolis-Hastings steps of the joint move ("surrogate": corrected rounds)
@@ -719,12 +125,8 @@ class _Sampler(NamedTuple):
 DEFAULT_SAMPLER = _Sampler("surrogate", SWEEP_FRACTION, SWEEP_MIN, SURROGATE_ROUNDS, ALPHA_STEPS, SURROGATE_STEPS)
 #: Window sweep and ten cube-root joint moves per iteration: the benchmark's middle column.
 CUBEROOT_SAMPLER = _Sampler("cuberoot", SWEEP_FRACTION, SWEEP_MIN, JOINT_STEPS, ALPHA_STEPS)
-#: Full sweep and ten random-walk joint moves affine in log g: the reference kernels of the benchmark
-#: ``benchmarks/dpmcmc_speed.py`` and the tests.
-BASELINE_SAMPLER = _Sampler("log", 1.0, 0, 10, 5)
-_JOINT_MAPS: dict[str, Callable[..., Any]] = {
-    "surrogate": _joint_move_surrogate, "cuberoot": _joint_move_cuberoot, "log": _joint_move,
-}
+#: The package's joint moves by ``_Sampler.joint_map`` (a benchmark passes other kernels as ``move_factory``).
+_JOINT_MAPS: dict[str, Callable[..., Any]] = {"surrogate": _joint_move_surrogate, "cuberoot": _joint_move_cuberoot}
 
 
 class _Data(NamedTuple):
@@ -735,21 +137,7 @@ class _Data(NamedTuple):
     scale_sum: Any  # () Laplace scale of the log-sum, -d log(a) / epsilon_1
     w: Any  # () weight of a latent record, n / b
     chol_alpha: Any  # (d, d) proposal of the draw of log alpha given the records
-    chol_joint: Any  # (d, d) proposal of the joint move (affine map of log g: marginal covariance)
-    chol_joint_cond: Any  # (d, d) proposal of the joint move (cube-root map: conditional covariance)
-
-
-class _WalkAdaptation(NamedTuple):
-    r"""Covariance of the walk's :math:`\theta=(\log\alpha, c)` over ``[warmup/4, warmup/2)`` (Welford).
-
-    With the random-walk Cholesky factor taken from it at the window's end (fixed from then on).
-    """
-
-    count: Any  # ()
-    mean: Any  # (2d,)
-    m2: Any  # (2d, 2d)
-    chol: Any  # (2d, 2d)
-
+    chol_joint: Any  # (d, d) proposal of log alpha in the joint move (given the standardized records)
 
 class _Chain(NamedTuple):
     """State of one chain."""
@@ -820,7 +208,7 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         # the surrogate walk moves (log alpha, c) (2d coordinates); before its covariance is adapted, the
         # conditional proposal for log alpha and 1/sqrt(b) for the shift c of the standardized records
         kw = 2 * d if surrogate else d
-        chol0 = jax.scipy.linalg.block_diag(data.chol_joint_cond, jnp.eye(kw - d) / math.sqrt(b))
+        chol0 = jax.scipy.linalg.block_diag(data.chol_joint, jnp.eye(kw - d) / math.sqrt(b))
         walk = _WalkAdaptation(jnp.zeros((), jnp.float64), jnp.zeros((kw,)), jnp.zeros((kw, kw)), chol0)
         return _Chain(alpha0, logx, init_adaptation((2,)), jnp.zeros((), jnp.int32), k_run, alpha0, walk,
                       jnp.zeros((d,), jnp.float64))
@@ -855,8 +243,7 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
             def log_noise(lx: Any) -> Any:
                 return noise_log_density(lx, data.s_dp, statistic=statistic, log_density=laplace, per_record=False)
 
-            chol = data.chol_joint_cond if static.sampler.joint_map == "cuberoot" else data.chol_joint
-            alpha, logx, p_joint = joint(k_joint, alpha, logx, log_noise, h[1], chol)
+            alpha, logx, p_joint = joint(k_joint, alpha, logx, log_noise, h[1], data.chol_joint)
             p_step = p_joint
         # both step sizes adapt during warmup and then freeze (the engine's dual averaging); the surrogate
         # move adapts its step to the surrogate walk's acceptance (its correction has no step to tune)
@@ -954,8 +341,7 @@ def _prepare(
         scale_sum=np.float64(scale_sum),
         w=np.float64(w),
         chol_alpha=_log_fisher_cholesky(ref, w * b),
-        chol_joint=_proposal_cholesky(ref, n, scale_sum),
-        chol_joint_cond=_conditional_proposal_cholesky(ref, n, scale_sum),
+        chol_joint=_conditional_proposal_cholesky(ref, n, scale_sum),
     )
     return _Prepared(data, inits, p, b, w, use_joint)
 
@@ -1049,35 +435,6 @@ def _run(
         assert raw is not None
         raw["fallback_from"] = sampler
     return raw
-
-
-class DPMCMCFit(FitResult):
-    r"""Result of :func:`dpmcmc`: an ArviZ ``InferenceData`` with posterior ``alpha`` and ``composition``.
-
-    A :class:`noiseaware.FitResult`:
-    every ArviZ function takes it as it takes ``pm.sample``'s result (``az.summary(res)``).
-
-    Examples
-    --------
-    >>> import arviz as az, numpy as np
-    >>> a = np.random.default_rng(0).gamma(4.0, size=(2, 50, 3))
-    >>> res = DPMCMCFit(az.from_dict(posterior={"alpha": a, "composition": a / a.sum(-1, keepdims=True)}))
-    >>> res.alpha.shape, res.interval(0.9)[0].shape, res.posterior["alpha"].shape
-    ((100, 3), (3,), (2, 50, 3))
-    """
-
-    default_var = "alpha"
-
-    @property
-    def alpha(self) -> np.ndarray:
-        """Posterior draws of alpha pooled over chains, shape ``(chains * draws, d)``."""
-        return self.draws_of("alpha")
-
-    @property
-    def composition(self) -> np.ndarray:
-        r"""Posterior draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape ``(chains * draws, d)``."""
-        return self.draws_of("composition")
-
 
 def _idata(
     raw: Mapping[str, Any], k: int, prep: _Prepared, release: Any, prior: Any, settings: SamplingSettings
@@ -1299,7 +656,7 @@ def dpmcmc(
     1.5-6, 0.57-0.69 on BudgetUK (``docs/dirichlet.md``). (With Wilson-Hilferty's cube root as the
     power, ``n`` fixed standardized records pinned :math:`\alpha` more tightly than its posterior at
     small shapes and large ``n``, and the move barely moved: :func:`_power`.)
-    Against the reference kernels -- a map affine in :math:`\log g_{ij}` (:func:`_joint_move`), ten
+    Against the reference kernels -- a map affine in :math:`\log g_{ij}` (``benchmarks/_dpmcmc_log_move.py``), ten
     exact random-walk steps at O(nd) each and a sweep of every record per iteration -- the
     measured gains are in ``docs/benchmarks.md``, "dpmcmc speed".
 

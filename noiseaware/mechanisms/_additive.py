@@ -15,7 +15,7 @@ from .._core import _noise
 from .._core._backend import get_backend
 from ..exceptions import NoiseawareValueError
 from . import _opendp
-from ._base import Guarantee, Mechanism, register, round_noise_up
+from ._base import Mechanism, register, round_noise_up
 
 __all__ = [
     "DiscreteGaussianMechanism",
@@ -77,10 +77,8 @@ def _derived_scale(
         )
 
 
-def _rho(sensitivity: float, sigma: float) -> float:
-    """``sensitivity**2 / (2 sigma**2)`` without OverflowError (inf when it overflows)."""
-    r = sensitivity / sigma
-    return 0.5 * r * r
+#: ``sensitivity**2 / (2 sigma**2)`` without OverflowError (the registry's formula of the guarantee).
+_rho = _noise.rho_of_sigma
 
 
 def geometric_draw(u1: np.ndarray, u2: np.ndarray, log_alpha: float) -> np.ndarray:
@@ -204,12 +202,8 @@ class GeometricMechanism(_Additive):
 
     @property
     def epsilon(self) -> float:
-        """``sensitivity / scale``."""
-        return self.sensitivity / self.scale
-
-    def guarantee(self) -> Guarantee:
-        """Pure ``epsilon = sensitivity / scale``."""
-        return Guarantee(epsilon=self.epsilon)
+        """``sensitivity / scale`` (the guarantee's epsilon)."""
+        return _noise.epsilon_of_scale(self.sensitivity, self.scale)
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """``log P(K = k)``; ``-inf`` for non-integers (the registry's law, ``NOISE_LAWS["geometric"]``)."""
@@ -317,12 +311,8 @@ class LaplaceMechanism(_Additive):
 
     @property
     def epsilon(self) -> float:
-        """``sensitivity / scale``."""
-        return self.sensitivity / self.scale
-
-    def guarantee(self) -> Guarantee:
-        """Pure ``epsilon = sensitivity / scale``."""
-        return Guarantee(epsilon=self.epsilon)
+        """``sensitivity / scale`` (the guarantee's epsilon)."""
+        return _noise.epsilon_of_scale(self.sensitivity, self.scale)
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """Log-density of the noise (named ``logpmf`` for a uniform interface)."""
@@ -390,10 +380,6 @@ class GaussianMechanism(_Additive):
     def rho(self) -> float:
         """``sensitivity**2 / (2 sigma**2)``."""
         return _rho(self.sensitivity, self.sigma)
-
-    def guarantee(self) -> Guarantee:
-        """``rho``-zCDP."""
-        return Guarantee(rho=self.rho)
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """Log-density of N(0, sigma^2)."""
@@ -548,10 +534,6 @@ class DiscreteGaussianMechanism(_Additive):
     def rho(self) -> float:
         """``sensitivity**2 / (2 sigma**2)``."""
         return _rho(self.sensitivity, self.sigma)
-
-    def guarantee(self) -> Guarantee:
-        """``rho``-zCDP."""
-        return Guarantee(rho=self.rho)
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """``log P(K = k)``; ``-inf`` for non-integers (the registry's law, ``NOISE_LAWS["discrete_gaussian"]``)."""

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validation as v
+from .._core import _noise
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
 __all__ = ["MECHANISMS", "Guarantee", "Mechanism", "mechanism_from_dict", "round_noise_up"]
@@ -187,9 +188,12 @@ class Mechanism(abc.ABC):
     #: True when output = value + noise with noise independent of value.
     additive: ClassVar[bool] = False
 
-    @abc.abstractmethod
     def guarantee(self) -> Guarantee:
-        """The privacy guarantee of one application."""
+        """The privacy guarantee of one application: the registry law's (``NOISE_LAWS[family].guarantee_of``).
+
+        Written once, in the law; a mechanism without a noise law (the exponential mechanism) overrides it.
+        """
+        return Guarantee(**_noise.NOISE_LAWS[self.family].guarantee_of(self))
 
     @abc.abstractmethod
     def log_prob(self, output: Any, value: Any) -> np.ndarray:

@@ -16,7 +16,7 @@ from .._core._backend import get_backend
 from ..exceptions import NoiseawareValueError
 from . import _opendp
 from ._additive import _derived_scale, geometric_draw, geometric_scale_from_epsilon
-from ._base import Guarantee, Mechanism, register
+from ._base import Mechanism, register
 
 _NB = get_backend("numpy")
 
@@ -147,12 +147,8 @@ class TruncatedGeometricMechanism(_Bounded):
 
     @property
     def epsilon(self) -> float:
-        """``sensitivity / scale``."""
-        return self.sensitivity / self.scale
-
-    def guarantee(self) -> Guarantee:
-        """Pure ``epsilon`` (post-processing of the geometric mechanism)."""
-        return Guarantee(epsilon=self.epsilon)
+        """``sensitivity / scale`` (post-processing of the geometric mechanism: the guarantee's epsilon)."""
+        return _noise.epsilon_of_scale(self.sensitivity, self.scale)
 
     @property
     def log_alpha(self) -> float:
@@ -491,10 +487,6 @@ class RenormalizedGeometricMechanism(_Bounded):
     def alpha_prime(self) -> float:
         """``exp(-epsilon_prime / sensitivity)``."""
         return math.exp(-float(self.epsilon_prime) / self.sensitivity)  # type: ignore[arg-type]
-
-    def guarantee(self) -> Guarantee:
-        """Pure ``epsilon`` (Theorem S.2)."""
-        return Guarantee(epsilon=self.epsilon)
 
     @property
     def log_alpha_prime(self) -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,10 +33,7 @@ def _check_k(owner: str, k: Any) -> int:
     return out
 
 
-def _rr_log_ratio(p: float, k: int) -> float:
-    """``log(p (k-1) / (1-p))`` from the exact rational value of the float ``p``."""
-    q = Fraction(p)
-    return math.log1p(float(q * (k - 1) / (1 - q) - 1))
+_rr_log_ratio = _noise.rr_log_ratio
 
 
 def _rr_epsilon(p: float, k: int) -> float:
@@ -131,14 +127,6 @@ class RandomizedResponse(Mechanism):
         ``1/k`` does not lose the (tiny) privacy loss to cancellation.
         """
         return _rr_log_ratio(self.p, self.k)
-
-    def guarantee(self) -> Guarantee:
-        """Pure ``|epsilon|`` per randomized answer (:func:`_rr_epsilon`).
-
-        The absolute value matters when ``p`` is the float64 just below ``1/k`` (as ``1/3`` is):
-        the largest likelihood ratio is then the inverse one, still ``> 1``.
-        """
-        return Guarantee(epsilon=_rr_epsilon(self.p, self.k))
 
     def transition_matrix(self) -> np.ndarray:
         """``T[x, y] = P(y | x)``."""

@@ -6,7 +6,6 @@ Importing it changes no JAX setting: the laws need ``jax_enable_x64`` and say so
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import Any
 
@@ -31,7 +30,7 @@ INT = jnp.int64
 @partial(jax.jit, static_argnames=("name", "table", "static"))
 def spec_logp(name: str, table: Any, static: tuple[tuple[str, Any], ...], value: Any, params: dict[str, Any]) -> Any:
     """``SPECS[name].logp`` in JAX, compiled once per (class, table, static parameters such as the family)."""
-    return _specs.SPECS[name].logp(BK, value, table=table, **dict(static), **params)  # type: ignore[misc]
+    return _specs.SPECS[name].part("logp")(BK, value, table=table, **dict(static), **params)
 
 
 @partial(jax.jit, static_argnames=("table",))
@@ -45,10 +44,10 @@ def uniform(key: Any, shape: tuple[int, ...]) -> Any:
     return jax.random.uniform(key, shape, dtype=jnp.float64)
 
 
-def noise_draw(key: Any, family: str, par: Any, shape: tuple[int, ...]) -> Any:
+def noise_from_key(key: Any, family: str, par: Any, shape: tuple[int, ...]) -> Any:
     """Noise of ``shape`` through the spec's uniform transforms."""
     u = uniform(key, _specs.noise_uniform_shape(family, shape))
-    return _specs.noise_draw(BK, family, jnp.broadcast_to(par, shape), u)
+    return _specs.noise_from_uniforms(BK, family, jnp.broadcast_to(par, shape), u)
 
 
 #: Default of ``obs`` in every ``from_release``: observe the release's values.
@@ -84,11 +83,11 @@ def observe(name: str, d: Any, values: Any, obs: Any) -> Any:
     return numpyro.sample(name, d, obs=obs)
 
 
-class Integer(constraints._IntegerGreaterThan):
-    """All integers (NumPyro has only bounded-below integer constraints)."""
+class Integer(constraints.Constraint):  # type: ignore[type-arg]
+    """All integers (NumPyro's public integer constraints are bounded), on NumPyro's public ``Constraint``."""
 
-    def __init__(self) -> None:
-        super().__init__(-math.inf)
+    is_discrete = True
+    event_dim = 0
 
     def __call__(self, x: Any) -> Any:
         xp = jnp if isinstance(x, jax.Array | jax.core.Tracer) else np
@@ -103,6 +102,9 @@ class Integer(constraints._IntegerGreaterThan):
 
     def tree_flatten(self) -> Any:
         return (), ((), dict())
+
+    def eq(self, other: object, static: bool = False) -> Any:
+        return isinstance(other, Integer)
 
 
 integer = Integer()

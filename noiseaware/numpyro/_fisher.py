@@ -17,7 +17,7 @@ from ._common import (
     f64,
     fisher_draw,
     integer,
-    noise_draw,
+    noise_from_key,
     observe,
     spec_logp,
     uniform,
@@ -122,7 +122,7 @@ class NoisyHypergeom(Distribution):
         shape = sample_shape + self.batch_shape
         k1, k2 = random.split(key)
         t = fisher_draw(self.table, jnp.broadcast_to(self.log_odds, shape), uniform(k1, shape))
-        return (t + noise_draw(k2, self.noise, self._par, shape)).astype(INT)
+        return (t + noise_from_key(k2, self.noise, self._par, shape)).astype(INT)
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:
@@ -148,7 +148,7 @@ class NoisyHypergeom(Distribution):
         Raises ``NotImplementedError`` for discrete Gaussian noise, whose CDF has no closed form
         (a windowed sum would need ``O(sigma)`` terms).
         """
-        return _HYP.extra["logcdf"](
+        return _HYP.part("logcdf")(
             BK, value, table=self.table, log_odds=self.log_odds, family=self.noise, par=self._par
         )
 
@@ -341,7 +341,7 @@ class CompositeCopulaLikelihood(Distribution):
         k1, k2 = random.split(key)
         psi = jnp.broadcast_to(_core.copula_log_odds(BK, r), shape)
         t = fisher_draw(self.table, psi, uniform(k1, shape))
-        return (t + noise_draw(k2, "geometric", alpha, shape)).astype(INT)
+        return (t + noise_from_key(k2, "geometric", alpha, shape)).astype(INT)
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:

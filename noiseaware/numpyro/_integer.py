@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ._common import BK, INT, RELEASE_VALUES, alpha_arg, f64, integer, noise_draw, observe  # isort: split
+from ._common import BK, INT, RELEASE_VALUES, alpha_arg, f64, integer, noise_from_key, observe  # isort: split
 
 import jax.numpy as jnp
 from jax import lax
@@ -74,13 +74,13 @@ class TwoSidedGeometric(Distribution):
     def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
         """Draws ``loc + G1 - G2`` from two uniforms per draw."""
         shape = sample_shape + self.batch_shape
-        d = noise_draw(key, "geometric", self.alpha, shape)
+        d = noise_from_key(key, "geometric", self.alpha, shape)
         return (self.loc + d).astype(INT)
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Log-pmf; ``-inf`` for non-integers."""
-        return _TSG.logp(BK, value, loc=self.loc, alpha=self.alpha)  # type: ignore[misc]
+        return _TSG.part("logp")(BK, value, loc=self.loc, alpha=self.alpha)
 
     def cdf(self, value: Any) -> Any:
         """``P(K <= value)`` in closed form."""
@@ -88,7 +88,7 @@ class TwoSidedGeometric(Distribution):
 
     def log_cdf(self, value: Any) -> Any:
         """``log P(K <= value)``."""
-        return _TSG.extra["logcdf"](BK, value, loc=self.loc, alpha=self.alpha)
+        return _TSG.part("logcdf")(BK, value, loc=self.loc, alpha=self.alpha)
 
     def icdf(self, q: Any) -> Any:
         """Smallest integer ``k`` with ``P(K <= k) >= q`` (closed form), as float."""
@@ -152,13 +152,13 @@ class DiscreteGaussian(Distribution):
     def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
         """CKS20 rejection sampler with a fixed number of parallel proposals."""
         shape = sample_shape + self.batch_shape
-        d = noise_draw(key, "discrete_gaussian", self.sigma, shape)
+        d = noise_from_key(key, "discrete_gaussian", self.sigma, shape)
         return (self.loc + d).astype(INT)
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Log-pmf; ``-inf`` for non-integers."""
-        return _DG.logp(BK, value, loc=self.loc, sigma=self.sigma)  # type: ignore[misc]
+        return _DG.part("logp")(BK, value, loc=self.loc, sigma=self.sigma)
 
     @property
     def mean(self) -> Any:

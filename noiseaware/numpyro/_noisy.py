@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, ClassVar
 
-from ._common import BK, INT, RELEASE_VALUES, integer, noise_draw, observe  # isort: split
+from ._common import BK, INT, RELEASE_VALUES, integer, noise_from_key, observe  # isort: split
 
 import jax
 import jax.numpy as jnp
@@ -63,7 +63,7 @@ def _noisy_multinomial_logpmf(spec: Any, total_count: int, base: Any, value: Any
 @partial(jax.jit, static_argnames=("spec", "shape"))
 def _noisy_noise_draw(spec: Any, shape: tuple[int, ...], key: Any) -> Any:
     """Noise draws of ``shape`` from uniforms (the spec's transforms), compiled once per spec and shape."""
-    return noise_draw(key, spec.family, spec.par, shape)
+    return noise_from_key(key, spec.family, spec.par, shape)
 
 
 class Noisy(Distribution):

@@ -33,7 +33,7 @@ __all__: list[str] = []
 PT = _core.get_backend("pytensor")
 NP = _core.get_backend("numpy")
 #: Family of each integer code (constant inputs of the random variables).
-NOISE_KINDS = {code: kind for kind, code in _specs.NOISE_CODES.items()}
+NOISE_FAMILY_BY_CODE = {code: family for family, code in _specs.NOISE_CODES.items()}
 
 
 def shape_of(size: Any, *params: Any) -> tuple[int, ...]:
@@ -189,10 +189,10 @@ def observed_kwargs(values: np.ndarray, kwargs: dict[str, Any]) -> dict[str, Any
     return out
 
 
-def noise_draw(rng: np.random.Generator, family: str, par: Any, shape: tuple[int, ...]) -> np.ndarray:
+def noise_from_generator(rng: np.random.Generator, family: str, par: Any, shape: tuple[int, ...]) -> np.ndarray:
     """NumPy noise draws of ``shape`` through the spec's uniform transforms."""
     u = rng.random(_specs.noise_uniform_shape(family, shape))
-    return np.asarray(_specs.noise_draw(NP, family, np.broadcast_to(par, shape), u))
+    return np.asarray(_specs.noise_from_uniforms(NP, family, np.broadcast_to(par, shape), u))
 
 
 def checked(res: Any, rules: dict[str, str], conds: dict[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ._common import (  # isort: split
-    NOISE_KINDS,
+    NOISE_FAMILY_BY_CODE,
     NP,
     PT,
     alpha_arg,
@@ -73,8 +73,9 @@ class NoisyHypergeomRV(RandomVariable):
         """``T`` by inversion on its mode window, plus a noise draw."""
         table = _core.fisher_table(*(rv_sizes(x) for x in (N, K, m)))
         shape = shape_of(size, log_odds, par, table.N)
-        prepared = {"table": table, "log_odds": log_odds, "family": NOISE_KINDS[scalar_int(noise)], "par": par}
-        return np.asarray(_HYP.draw(NP, rng.random, shape, **prepared)).astype(np.int64)  # type: ignore[misc]
+        family = NOISE_FAMILY_BY_CODE[scalar_int(noise)]
+        prepared = {"table": table, "log_odds": log_odds, "family": family, "par": par}
+        return np.asarray(_HYP.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
 
 
 noisy_hypergeom = NoisyHypergeomRV()
@@ -84,7 +85,7 @@ def _hyper_parts(owner: str, N: Any, K: Any, m: Any, noise: Any) -> tuple[Any, s
     sizes = {"N": N, "K": K, "m": m}
     vals = {k: size_value(owner, k, x, 0)[0] for k, x in sizes.items()}
     table = _core.fisher_table(vals["N"], vals["K"], vals["m"], owner=owner)
-    return table, NOISE_KINDS[const_int(owner, "noise", noise)], sizes, vals
+    return table, NOISE_FAMILY_BY_CODE[const_int(owner, "noise", noise)], sizes, vals
 
 
 def _par_rule(family: str, par: Any) -> dict[str, Any]:
@@ -152,14 +153,14 @@ class NoisyHypergeom(pm.Discrete):
         """Exact log-pmf (windowed sums); ``-inf`` off the integers."""
         owner = "NoisyHypergeom"
         table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
-        res = _HYP.logp(PT, value, table=table, log_odds=log_odds, family=family, par=par)  # type: ignore[misc]
+        res = _HYP.part("logp")(PT, value, table=table, log_odds=log_odds, family=family, par=par)
         return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
 
     def logcdf(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """Exact log-CDF (windowed sum; geometric noise only, so ``pm.Censored`` works)."""
         owner = "NoisyHypergeom"
         table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
-        res = _HYP.extra["logcdf"](PT, value, table=table, log_odds=log_odds, family=family, par=par)
+        res = _HYP.part("logcdf")(PT, value, table=table, log_odds=log_odds, family=family, par=par)
         return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
 
     @classmethod
@@ -186,7 +187,7 @@ class NoisyTwoWayTableRV(RandomVariable):
         nn = rv_sizes(n)
         shape = shape_of(size, r, alpha, nn)
         prepared = {"table": _core.median_split_table(nn), "r": r, "alpha": alpha}
-        return np.asarray(_TWO.draw(NP, rng.random, shape, **prepared)).astype(np.int64)  # type: ignore[misc]
+        return np.asarray(_TWO.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
 
 
 noisy_two_way_table = NoisyTwoWayTableRV()
@@ -250,14 +251,14 @@ class NoisyTwoWayTable(pm.Discrete):
         """Exact log-pmf; ``-inf`` off the integers."""
         owner = "NoisyTwoWayTable"
         table, nn = _two_way_parts(owner, n)
-        res = sizes_guard(_TWO.logp(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})  # type: ignore[misc]
+        res = sizes_guard(_TWO.part("logp")(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
         return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
 
     def logcdf(value: Any, r: Any, n: Any, alpha: Any) -> Any:
         """Exact log-CDF (windowed sum), so ``pm.Censored`` works."""
         owner = "NoisyTwoWayTable"
         table, nn = _two_way_parts(owner, n)
-        res = sizes_guard(_TWO.extra["logcdf"](PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
+        res = sizes_guard(_TWO.part("logcdf")(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
         return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
 
     @classmethod
@@ -289,7 +290,7 @@ class CompositeCopulaLikelihoodRV(RandomVariable):
         pairs = pairs.reshape(-1, *pairs.shape[-2:])[0]  # constant; PyTensor may add batch dims
         r = np.asarray(R)[..., pairs[:, 0], pairs[:, 1]]
         shape = shape_of(size, r, alpha, table.N) if size is None else (*tuple(size), pairs.shape[0])
-        draws = _CMP.draw(NP, rng.random, shape, table=table, r=r, alpha=alpha)  # type: ignore[misc]
+        draws = _CMP.part("draw")(NP, rng.random, shape, table=table, r=r, alpha=alpha)
         return np.asarray(draws).astype(np.int64)
 
 
@@ -377,7 +378,7 @@ class CompositeCopulaLikelihood(pm.Discrete):
         table, nn = _two_way_parts(owner, n, per_pair=True)
         pairs = _pairs_const(pairs)
         r = R[..., pairs[:, 0], pairs[:, 1]]
-        lp = sizes_guard(_CMP.logp(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})  # type: ignore[misc]
+        lp = sizes_guard(_CMP.part("logp")(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
         return checked(
             lp,
             _CMP.rules,

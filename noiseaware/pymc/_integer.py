@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT, alpha_arg, as_float, checked, noise_draw, observed_kwargs, shape_of  # isort: split
+from ._common import PT, alpha_arg, as_float, checked, noise_from_generator, observed_kwargs, shape_of  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
@@ -44,7 +44,8 @@ class TwoSidedGeometricRV(RandomVariable):
     def rng_fn(cls, rng: np.random.Generator, loc: Any, alpha: Any, size: Any) -> np.ndarray:
         """``loc + G1 - G2`` from two uniforms per draw."""
         shape = shape_of(size, loc, alpha)
-        return np.asarray(np.broadcast_to(loc, shape) + noise_draw(rng, "geometric", alpha, shape)).astype(np.int64)
+        noise = noise_from_generator(rng, "geometric", alpha, shape)
+        return np.asarray(np.broadcast_to(loc, shape) + noise).astype(np.int64)
 
 
 two_sided_geometric = TwoSidedGeometricRV()
@@ -95,12 +96,12 @@ class TwoSidedGeometric(pm.Discrete):
 
     def logp(value: Any, loc: Any, alpha: Any) -> Any:
         """Log-pmf; ``-inf`` off the integers."""
-        res = _TSG.logp(PT, value, loc=loc, alpha=alpha)  # type: ignore[misc]
+        res = _TSG.part("logp")(PT, value, loc=loc, alpha=alpha)
         return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
 
     def logcdf(value: Any, loc: Any, alpha: Any) -> Any:
         """Closed-form log-CDF."""
-        res = _TSG.extra["logcdf"](PT, value, loc=loc, alpha=alpha)
+        res = _TSG.part("logcdf")(PT, value, loc=loc, alpha=alpha)
         return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
 
     def icdf(value: Any, loc: Any, alpha: Any) -> Any:
@@ -130,7 +131,7 @@ class DiscreteGaussianRV(RandomVariable):
     def rng_fn(cls, rng: np.random.Generator, loc: Any, sigma: Any, size: Any) -> np.ndarray:
         """CKS20 rejection sampler with a fixed number of proposals."""
         shape = shape_of(size, loc, sigma)
-        noise = noise_draw(rng, "discrete_gaussian", sigma, shape)
+        noise = noise_from_generator(rng, "discrete_gaussian", sigma, shape)
         return np.asarray(np.broadcast_to(loc, shape) + noise).astype(np.int64)
 
 
@@ -171,7 +172,7 @@ class DiscreteGaussian(pm.Discrete):
 
     def logp(value: Any, loc: Any, sigma: Any) -> Any:
         """Log-pmf; ``-inf`` off the integers."""
-        res = _DG.logp(PT, value, loc=loc, sigma=sigma)  # type: ignore[misc]
+        res = _DG.part("logp")(PT, value, loc=loc, sigma=sigma)
         return checked(res, _DG.rules, {"sigma": sigma > 0})
 
     @classmethod

@@ -32,7 +32,7 @@ class NumpyCore:
 
     def cdf(self, case, params, x):
         spec = SPECS[case.name]
-        return np.exp(spec.extra["logcdf"](NB, np.asarray(x, dtype=np.float64), **spec.prepare(**params)))
+        return np.exp(spec.logcdf(NB, np.asarray(x, dtype=np.float64), **spec.prepare(**params)))
 
     def sample(self, case, params, n, seed):
         """Draws through the spec's uniform transforms (the same code the front ends use)."""

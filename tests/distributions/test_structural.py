@@ -271,3 +271,17 @@ def test_dirichlet_stat_predictive_in_both_ppls():
     # without its latent the NumPyro law has no log-density (and says so)
     with pytest.raises(ValueError, match="no closed form"):
         nan.LaplaceCensoredDirichletStat(alpha, n, a, scale).log_prob(np.zeros(3))
+
+
+def test_numpyro_integer_constraint_is_built_on_public_api():
+    """``Integer`` subclasses NumPyro's public ``Constraint`` only, and checks every integer, no bound."""
+    import numpy as np
+    from numpyro.distributions import constraints
+
+    from noiseaware.numpyro._common import Integer, integer
+
+    private = [c.__name__ for c in Integer.__mro__ if c.__module__.startswith("numpyro") and c.__name__.startswith("_")]
+    assert private == [] and issubclass(Integer, constraints.Constraint)
+    assert integer.is_discrete and integer.event_dim == 0 and integer == Integer()
+    got = np.asarray(integer(np.array([-(2.0**60), -3.0, 0.0, 7.0, 2.5, np.inf, np.nan])))
+    assert got.tolist() == [True, True, True, True, False, False, False]

@@ -96,7 +96,7 @@ def test_small_a0_draws_follow_the_brute_force_posterior() -> None:
 
 def test_hierarchical_prior_follows_the_brute_force_posterior() -> None:
     """a0 uniform on the 41-point log grid: the mixture over a0 of the fixed-a0 posteriors, by brute force."""
-    from noiseaware.copula._synth import A0_GRID
+    from noiseaware.copula._margins import A0_GRID
 
     y = np.array([3, 11, 5])
     c = np.arange(90)

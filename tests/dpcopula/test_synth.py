@@ -12,7 +12,7 @@ import scipy.special
 import noiseaware as na
 from noiseaware import copula
 from noiseaware._privatize._dpcopula import kendall_tau_a_fast
-from noiseaware.copula._synth import DPCopulaFit
+from noiseaware.copula._dpcopula_fit import DPCopulaFit
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
 
 R_TRUE = np.array([[1.0, 0.7, -0.4], [0.7, 1.0, -0.2], [-0.4, -0.2, 1.0]])
@@ -135,7 +135,7 @@ def test_synthesize_from_a_fit_gives_one_frame_per_draw(released: tuple[pd.DataF
         margins=tuple(np.stack([p] * S) for p in margins),
         columns=("a", "b", "c"),
         dtypes=("int64", "float64", "category"),
-        domains=tuple(copula._synth._domains(rel)),
+        domains=tuple(copula._dpcopula_release._domains(rel)),
         release=rel,
         copula_fit=None,
     )
@@ -195,7 +195,7 @@ def test_nullable_and_narrow_dtypes_round_trip_and_unknown_ones_fall_back() -> N
     out = _sample(
         np.eye(2),
         [np.full(3, 1 / 3)] * 2,
-        list(copula._synth._domains(rel))[:2],
+        list(copula._dpcopula_release._domains(rel))[:2],
         ["nonsense", "x"],
         ["a", "b"],
         5,
