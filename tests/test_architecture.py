@@ -21,7 +21,6 @@ LAYERS: dict[str, int] = {
     "_validation": 1,
     "_deprecation": 1,
     "_io": 1,
-    "_deprecation": 1,
     "config": 1,
     "_domains": 1,
     "_core": 2,  # math once, noise laws and the readers of a release record (:class:`_core._record.ReleaseRecord`)
