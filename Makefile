@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(BIN)/mypy noiseaware
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile noiseaware tests
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=15 noiseaware tests
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -n 2 tests
