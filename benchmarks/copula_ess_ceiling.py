@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     oracle = (z.mean(0), np.linalg.cholesky(np.cov(z.T)))
     print(f"pilot: {z.shape[0]} draws, variable order {order.tolist()}", flush=True)
 
-    real = _fit._laplace_precondition
-    _fit._laplace_precondition = lambda *a, **k: oracle  # type: ignore[assignment]
+    real = _fit.laplace_precondition
+    _fit.laplace_precondition = lambda *a, **k: oracle  # type: ignore[assignment]
     epd, steps = [], []
     try:
         for s in range(args.seeds):
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             steps.append(float(np.asarray(res.idata["sample_stats"]["n_steps"]).mean()))
             print(f"seed {s}: ESS per draw {epd[-1]:.3f}, mean leapfrog {steps[-1]:.1f}", flush=True)
     finally:
-        _fit._laplace_precondition = real
+        _fit.laplace_precondition = real
     e = np.asarray(epd)
     print(f"load before: {load0}\nload after: {load()}")
     print(f"oracle preconditioner, {args.mass_matrix} adaptation on top: ESS per draw mean {e.mean():.2f} "

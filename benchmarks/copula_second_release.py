@@ -46,14 +46,22 @@ def _fit(rel, draws: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def one_process(args: argparse.Namespace) -> None:
-    from noiseaware.copula import _fit as cf
+    from noiseaware.copula import _model
 
+    traces = [0]
+    potential = _model._potential
+
+    def counted(*a, **k):  # type: ignore[no-untyped-def]  # Python traces of the potential
+        traces[0] += 1
+        return potential(*a, **k)
+
+    _model._potential = counted  # type: ignore[assignment]
     rels = [_release(seed, args.n, args.p) for seed in (1, 2)]
     times = []
     for label, rel in (("A (first)", rels[0]), ("B (same shape)", rels[1]), ("A again", rels[0])):
-        before = (len(cf._PROGRAMS), cf._CACHE_INFO["traces"])
+        before = (len(_model._PROGRAMS), traces[0])
         times.append(_fit(rel, args.draws))
-        added = (len(cf._PROGRAMS) - before[0], cf._CACHE_INFO["traces"] - before[1])
+        added = (len(_model._PROGRAMS) - before[0], traces[0] - before[1])
         print(f"| {label} | {times[-1]:.1f} | {added[0]} | {added[1]} |")
     a, b, again = times
     print(f"B / A = {b / a:.2f}, A again / A = {again / a:.2f}, B / A again = {b / again:.2f}")

@@ -221,7 +221,7 @@ def test_copula_pointwise_terms_sum_to_the_composite_likelihood() -> None:
     fit = _copula()
     R = np.asarray(fit.posterior["R"])[0, :5]
     terms = copula.pointwise_log_likelihood(fit.release, R)
-    model = __import__("noiseaware.copula._fit", fromlist=["_numpyro_model"])._numpyro_model(
+    model = __import__("noiseaware.copula._model", fromlist=["_numpyro_model"])._numpyro_model(
         fit.release, copula.LKJPrior()
     )
     total = np.array([float(model.loglik_pairs(r)) for r in R])

@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 import noiseaware as na
-from noiseaware.copula import _fit, fit
+from noiseaware._engine import NutsConfig
+from noiseaware._engine._nuts import NutsRun
+from noiseaware._engine._precondition import fd_hessian
+from noiseaware.copula import _model, fit
 from noiseaware.datasets import demo_copula_data
 
 pytest.importorskip("numpyro")
@@ -23,19 +26,33 @@ def _release(seed: int) -> na.Release:
     return na.privatize(x[:, :P], statistic="median_pairs", epsilon=0.3, rng=np.random.default_rng(seed))
 
 
-def _numbers() -> tuple[int, int, int]:
-    return len(_fit._PROGRAMS), _fit._CACHE_INFO["misses"], _fit._CACHE_INFO["traces"]
+@pytest.fixture
+def traces(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the Python traces of the potential (its body runs only while JAX traces it)."""
+    count = [0]
+    potential = _model._potential
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        count[0] += 1
+        return potential(*args, **kwargs)
+
+    monkeypatch.setattr(_model, "_potential", counted)
+    return count
 
 
-def test_second_release_of_the_same_shape_compiles_nothing() -> None:
+def _numbers(traces: list[int]) -> tuple[int, int, int]:
+    return len(_model._PROGRAMS), _model._CACHE_INFO["misses"], traces[0]
+
+
+def test_second_release_of_the_same_shape_compiles_nothing(traces: list[int]) -> None:
     a, b = _release(11), _release(12)
     assert a.n == b.n and not np.array_equal(a.values, b.values)  # same shape, other counts
     fa = fit(a, seed=4, **CFG)
-    after_a = _numbers()
+    after_a = _numbers(traces)
     fb = fit(b, seed=4, **CFG)
     # no new program, no cache miss, and the potential was not traced again (so nothing was compiled)
-    assert _numbers() == after_a
-    assert _fit._CACHE_INFO["hits"] >= 2  # the model and the NUTS run (the Hessian is by differences at p = 2)
+    assert _numbers(traces) == after_a
+    assert _model._CACHE_INFO["hits"] >= 2  # the model and the NUTS run (the Hessian is by differences at p = 2)
     # not stale: B's draws are B's -- another target than A's, the counts of B observed
     assert not np.allclose(fa.draws, fb.draws)
     np.testing.assert_array_equal(fb.idata["observed_data"]["pairs"].values, np.asarray(b.values, dtype=float))
@@ -43,12 +60,12 @@ def test_second_release_of_the_same_shape_compiles_nothing() -> None:
 
 def test_other_n_is_another_shape() -> None:
     """``n`` fixes the Fisher table (support and window width), so it is part of the key."""
-    model_a = _fit._numpyro_model(_release(11), _fit.LKJPrior())
+    model_a = _model._numpyro_model(_release(11), _model.LKJPrior())
     x, _, _ = demo_copula_data(seed=13, n=N + 1)
     c = na.privatize(x[:, :P], statistic="median_pairs", epsilon=0.3, rng=np.random.default_rng(13))
-    model_c = _fit._numpyro_model(c, _fit.LKJPrior())
+    model_c = _model._numpyro_model(c, _model.LKJPrior())
     assert model_a.programs is not model_c.programs
-    assert model_a.programs is _fit._numpyro_model(_release(12), _fit.LKJPrior()).programs
+    assert model_a.programs is _model._numpyro_model(_release(12), _model.LKJPrior()).programs
 
 
 def test_start_point_transform_is_numpyros_inverse() -> None:
@@ -61,7 +78,7 @@ def test_start_point_transform_is_numpyros_inverse() -> None:
     rng = np.random.default_rng(5)
     for p in (2, 3, 7):
         L = np.linalg.cholesky(na.datasets.random_correlation(p, rng))
-        z = _fit._chol_to_unconstrained(L)
+        z = _model._chol_to_unconstrained(L)
         np.testing.assert_allclose(z, np.asarray(to_chol.inv(jnp.asarray(L))), rtol=0, atol=1e-12)
         np.testing.assert_allclose(np.asarray(to_chol(jnp.asarray(z))), L, rtol=0, atol=1e-12)
 
@@ -72,10 +89,10 @@ def test_difference_hessian_matches_the_compiled_hessian() -> None:
 
     x, _, _ = demo_copula_data(seed=3, n=2000)
     rel = na.privatize(x[:, :4], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(3))
-    model = _fit._numpyro_model(rel, _fit.LKJPrior())
-    z = _fit._start_point(model)
-    exact = np.asarray(_fit._dense_program(model)(jnp.asarray(z), model.data)[2])
-    approx = _fit._fd_hessian(lambda v: model.programs.value_grad(v, model.data), z)
+    model = _model._numpyro_model(rel, _model.LKJPrior())
+    z = _model._start_point(model)
+    exact = np.asarray(_model._dense_program(model)(jnp.asarray(z), model.data)[2])
+    approx = fd_hessian(lambda v: model.programs.value_grad(v, model.data), z)
     assert np.abs(approx - exact).max() <= 1e-6 * np.abs(exact).max()
     # and it is not vacuous: a Hessian off by 1% in one entry pair is caught by the same bound
     wrong = exact.copy()
@@ -90,7 +107,7 @@ def test_background_compile_errors_reach_the_caller() -> None:
     def broken(*args):
         raise ZeroDivisionError("no program")
 
-    run = _fit._NutsRun(jax.jit(broken), jax.jit(broken), size=1, total=2, warmup=1, chains=1)
-    args = (np.zeros(2, np.uint32), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.ones(1))
+    run = NutsRun(jax.jit(broken), jax.jit(broken), NutsConfig(chains=1, draws=1, warmup=1, target_accept=0.8))
+    args = (np.zeros(2, np.uint32), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), (np.zeros(1), np.ones(1)))
     with pytest.raises(ZeroDivisionError, match="no program"):
         run(*args, (np.zeros(1), np.ones(1)))

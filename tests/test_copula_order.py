@@ -7,7 +7,8 @@ import pytest
 from scipy import stats
 
 import noiseaware as na
-from noiseaware.copula import _fit, fit
+from noiseaware._engine._reorder import pivot_order, unpermute_cholesky
+from noiseaware.copula import _model, fit
 from noiseaware.datasets import simulate_gaussian_copula
 from noiseaware.exceptions import NoiseawareValueError
 
@@ -37,15 +38,15 @@ def test_pivot_order_places_the_largest_conditional_variance_first() -> None:
     rng = np.random.default_rng(3)
     for p in (3, 5, 8):
         R = na.datasets.random_correlation(p, rng)
-        order = _fit._pivot_order(R)
+        order = pivot_order(R)
         placed: list[int] = []
         for j in order.tolist():
             best = max(_conditional_variance(R, i, placed) for i in range(p) if i not in placed)
             assert _conditional_variance(R, j, placed) == pytest.approx(best, rel=1e-9)
             placed.append(j)
         assert sorted(order.tolist()) == list(range(p))
-    np.testing.assert_array_equal(_fit._pivot_order(np.eye(4)), np.arange(4))  # ties keep the given order
-    np.testing.assert_array_equal(_fit._pivot_order(R_TRUE), [0, 2, 1])  # the nearly dependent variable last
+    np.testing.assert_array_equal(pivot_order(np.eye(4)), np.arange(4))  # ties keep the given order
+    np.testing.assert_array_equal(pivot_order(R_TRUE), [0, 2, 1])  # the nearly dependent variable last
 
 
 def test_reordered_model_has_the_same_likelihood_of_r(near_singular) -> None:
@@ -54,9 +55,9 @@ def test_reordered_model_has_the_same_likelihood_of_r(near_singular) -> None:
 
     x = np.random.default_rng(4).standard_normal((3000, 4)) @ np.random.default_rng(5).standard_normal((4, 4))
     rel = na.privatize(x, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(6))
-    model = _fit._numpyro_model(rel, _fit.LKJPrior())
+    model = _model._numpyro_model(rel, _model.LKJPrior())
     order = np.array([2, 0, 3, 1])  # not its own inverse: a permutation applied the wrong way round differs
-    moved = _fit._reorder(model, order)
+    moved = _model._reorder(model, order)
     assert moved is not None and moved.programs is model.programs  # the same compiled programs
     rng = np.random.default_rng(7)
     for _ in range(3):
@@ -67,24 +68,26 @@ def test_reordered_model_has_the_same_likelihood_of_r(near_singular) -> None:
         assert abs(float(moved.loglik_pairs(jnp.asarray(wrong))) - given) > 1e-3 * abs(given)
     # the start point permutes with the data
     np.testing.assert_allclose(
-        _fit._start_matrix(moved)[np.ix_(np.argsort(order), np.argsort(order))], _fit._start_matrix(model), atol=1e-8
+        _model._start_matrix(moved)[np.ix_(np.argsort(order), np.argsort(order))],
+        _model._start_matrix(model),
+        atol=1e-8,
     )
 
 
 def test_reorder_refuses_a_permutation_that_leaves_the_pairs() -> None:
     """A model of a subset of the pairs (the pairs are static: other pairs would need other programs)."""
-    st = _fit._Static(3, 500, ((0, 1), (0, 2)), 1.0)
+    st = _model._Static(3, 500, ((0, 1), (0, 2)), 1.0)
     data = (np.array([120.0, 130.0]), np.array([0.5, 0.6]))
-    model = _fit._NumpyroModel(3, data[0], {"n": 500, "alpha": data[1]}, _fit._Programs(st), data)
-    assert _fit._reorder(model, np.array([1, 0, 2])) is None  # (0, 2) would become (1, 2): not released
-    swapped = _fit._reorder(model, np.array([0, 2, 1]))  # (0, 1) <-> (0, 2)
+    model = _model._NumpyroModel(3, data[0], {"n": 500, "alpha": data[1]}, _model._Programs(st), data)
+    assert _model._reorder(model, np.array([1, 0, 2])) is None  # (0, 2) would become (1, 2): not released
+    swapped = _model._reorder(model, np.array([0, 2, 1]))  # (0, 1) <-> (0, 2)
     assert swapped is not None
     np.testing.assert_array_equal(swapped.data[0], [130.0, 120.0])
     np.testing.assert_array_equal(swapped.data[1], [0.6, 0.5])
     # a pair listed the other way round is the same pair
-    st_rev = _fit._Static(3, 500, ((1, 0), (0, 2)), 1.0)
-    rev = _fit._NumpyroModel(3, data[0], {"n": 500, "alpha": data[1]}, _fit._Programs(st_rev), data)
-    swapped_rev = _fit._reorder(rev, np.array([0, 2, 1]))
+    st_rev = _model._Static(3, 500, ((1, 0), (0, 2)), 1.0)
+    rev = _model._NumpyroModel(3, data[0], {"n": 500, "alpha": data[1]}, _model._Programs(st_rev), data)
+    swapped_rev = _model._reorder(rev, np.array([0, 2, 1]))
     assert swapped_rev is not None
     np.testing.assert_array_equal(swapped_rev.data[0], [130.0, 120.0])
 
@@ -94,13 +97,13 @@ def test_unpermuted_cholesky_is_the_release_orders_factor() -> None:
     order = np.array([3, 0, 4, 1, 2])
     R = np.stack([na.datasets.random_correlation(5, rng) for _ in range(6)]).reshape(2, 3, 5, 5)
     L_moved = np.linalg.cholesky(R[..., order[:, None], order[None, :]])
-    L = _fit._unpermute_cholesky(L_moved, order)
+    L = unpermute_cholesky(L_moved, order)
     np.testing.assert_allclose(L, np.linalg.cholesky(R), atol=1e-12)
     # a singular R (a draw at the boundary): a lower triangular factor all the same, no LinAlgError
     F = np.tril(rng.standard_normal((5, 5)))
     F[-1, -1] = 0.0
     F /= np.linalg.norm(F, axis=1, keepdims=True)
-    Ls = _fit._unpermute_cholesky(F[None], order)[0]
+    Ls = unpermute_cholesky(F[None], order)[0]
     pos = np.argsort(order)
     assert np.allclose(np.triu(Ls, 1), 0.0) and np.all(np.diag(Ls) >= 0.0)
     np.testing.assert_allclose(Ls @ Ls.T, (F @ F.T)[np.ix_(pos, pos)], atol=1e-12)

@@ -25,24 +25,38 @@ def _release(alpha, n, seed, threshold=None, epsilon=4.0):
     return na.privatize(x, statistic="dirichlet_logmean", epsilon=epsilon, rng=np.random.default_rng(seed + 1), **kw)
 
 
-def _numbers():
-    return dict(_fit._CACHE_INFO)
+@pytest.fixture
+def traces(monkeypatch):
+    """Count the Python traces of the model (its body runs only while JAX traces it)."""
+    count = [0]
+    body = _fit._model_body
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return body(*args, **kwargs)
+
+    monkeypatch.setattr(_fit, "_model_body", counted)
+    return count
 
 
-def test_second_call_with_other_data_reuses_the_compiled_program():
+def _numbers(traces):
+    return {**_fit._CACHE_INFO, "traces": traces[0]}
+
+
+def test_second_call_with_other_data_reuses_the_compiled_program(traces):
     a = _release([2.2, 3.3, 4.4], n=5000, seed=10)
     b = _release([9.0, 3.0, 1.5], n=3000, seed=20)  # other n, a, scale and s_L
     pa, pb = nd.parts(a)[0], nd.parts(b)[0]
     assert pa.n != pb.n and pa.a != pb.a and pa.scale != pb.scale
     assert _fit._parameterization(pa) == _fit._parameterization(pb)  # the same static structure
 
-    before = _numbers()
+    before = _numbers(traces)
     nd.fit(a, seed=1, **CFG)
-    mid = _numbers()
+    mid = _numbers(traces)
     assert mid["misses"] in (before["misses"], before["misses"] + 1)
     assert mid["traces"] >= before["traces"]
     nd.fit(b, seed=2, **CFG)
-    after = _numbers()
+    after = _numbers(traces)
     # the second call neither built a sampler nor ran the model's Python (no re-trace, no compile)
     assert after["misses"] == mid["misses"]
     assert after["hits"] == mid["hits"] + 1
@@ -110,11 +124,11 @@ def test_cache_is_bounded_and_keyed_by_the_static_structure(monkeypatch):
         built.append(st)
         return object()
 
-    monkeypatch.setattr(_fit, "_build_sampler", fake_build)
+    monkeypatch.setattr(_fit, "_build_run", fake_build)
     monkeypatch.setattr(_fit, "_PROGRAMS", ProgramCache(maxsize=2))
 
     def key(draws):
-        return _fit._Static(3, ("noncentered",), "asymptotic", False, 2, draws, 10, 0.9, False)
+        return _fit._Static(3, ("noncentered",), "asymptotic", False, 2, draws, 10, 0.9)
 
     first = _fit._sampler(key(1), {}, ())
     assert _fit._sampler(key(1), {}, ()) is first and len(built) == 1

@@ -15,7 +15,13 @@ Every fit of the package builds on these pieces, so that they behave alike:
   demand (it needs JAX);
 * :class:`ProgramCache` -- compile once, with the data as arguments; :func:`jit` -- ``jax.jit`` with
   the XLA:CPU options the samplers run fastest with;
-* :func:`pymc_sample` -- ``pm.sample`` that cannot end silently short on Ctrl-C.
+* :func:`build_nuts` (:mod:`._nuts`) -- the one NUTS driver: a potential with the data as
+  arguments (or a NumPyro model, :func:`model_potential`), chains over devices, a chunked run that
+  Ctrl-C interrupts; :func:`numpyro_nuts` runs it on a NumPyro model; :mod:`._precondition`
+  (Laplace / diagonal preconditioners), :mod:`._memory` (memory planning) and :mod:`._reorder`
+  (variable reordering) are its parts any fit can use;
+* :func:`pymc_sample` -- the one ``pm.sample`` call: at a :class:`SamplingSettings`, and never
+  ending silently short on Ctrl-C.
 
 See ``docs/architecture.md`` ("Sampling convention").
 """
@@ -27,7 +33,8 @@ from ._compile import jit
 from ._devices import chain_groups
 from ._mixing import ESS_PER_CHAIN, RHAT_MAX, check_mixing
 from ._numpyro import numpyro_nuts
-from ._pymc import InterruptGuard, pymc_sample
+from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
+from ._pymc import InterruptGuard, default_cores, pymc_sample
 from ._result import FitResult, standard_stats
 from ._settings import (
     DEFAULTS,
@@ -39,7 +46,6 @@ from ._settings import (
 )
 
 __all__ = [
-    "numpyro_nuts",
     "DEFAULTS",
     "ESS_PER_CHAIN",
     "NUTS_TARGET_ACCEPT",
@@ -48,12 +54,18 @@ __all__ = [
     "SETTING_NAMES",
     "FitResult",
     "InterruptGuard",
+    "NutsConfig",
+    "NutsDraws",
     "ProgramCache",
     "SamplingSettings",
     "chain_groups",
     "check_mixing",
+    "build_nuts",
     "check_settings",
+    "default_cores",
     "jit",
+    "model_potential",
+    "numpyro_nuts",
     "pymc_sample",
     "standard_stats",
 ]

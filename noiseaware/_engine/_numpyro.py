@@ -1,45 +1,63 @@
-"""NumPyro NUTS on a model function, run the package's way (``numpyro.infer.MCMC``, chains vectorized)."""
+"""NUTS on a NumPyro model function, through the package's one driver (:mod:`._nuts`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from ._settings import SamplingSettings
+
 __all__ = ["numpyro_nuts"]
 
 
 def numpyro_nuts(
-    model: Callable[[], None],
-    *,
-    chains: int,
-    draws: int,
-    warmup: int,
-    seed: int,
-    progressbar: bool,
-    target_accept: float,
-    init_strategy: Any = None,
-) -> Any:
-    """``MCMC(NUTS(model))`` with vectorized chains, as ArviZ ``InferenceData``.
+    model: Callable[[], None], settings: SamplingSettings, *, init_strategy: Any = None) -> Any:
+    """NUTS on ``model`` (a NumPyro model of no arguments) at ``settings``, as ArviZ ``InferenceData``.
 
-    Records ``diverging``, ``accept_prob`` and ``num_steps`` for every draw, so that
-    :func:`~noiseaware._engine.standard_stats` can name the acceptance statistic ``accept_rate``
-    as every other fit does.
+    The run of ``numpyro.infer.MCMC(NUTS(model, target_accept_prob=...), chain_method="vectorized")``:
+    the same per-chain keys (the seed's key split per chain, then as ``HMC.init`` does), each chain's
+    start drawn by ``init_strategy`` (NumPyro's default ``init_to_uniform`` when None) through
+    ``initialize_model``, and NumPyro's NUTS kernel and warmup adaptation -- driven by
+    :func:`~._nuts.build_nuts` (chains over the local devices, vectorized within a device, a chunked
+    run that Ctrl-C interrupts). The posterior holds every latent and deterministic site; the
+    sample statistics are named as every fit's (``accept_rate``, ``diverging``, ``n_steps``,
+    ``tree_depth``, ``lp``); the observed sites are the ``observed_data`` group. No
+    ``log_likelihood`` group (the covariance fits observe one joint vector of correlated entries,
+    so there is no pointwise log-likelihood for ``az.loo`` to leave out).
     """
     import arviz as az
     import jax
+    import numpy as np
     import numpyro
 
-    kwargs = {} if init_strategy is None else {"init_strategy": init_strategy}
-    kernel = numpyro.infer.NUTS(model, target_accept_prob=target_accept, **kwargs)
-    mcmc = numpyro.infer.MCMC(
-        kernel,
-        num_warmup=warmup,
-        num_samples=draws,
-        num_chains=chains,
-        chain_method="vectorized",
-        progress_bar=progressbar,
+    from ._devices import chain_groups
+    from ._nuts import NutsConfig, build_nuts, model_potential
+
+    chains = settings.chains
+    key = jax.random.PRNGKey(settings.seed)
+    chain_keys = jax.random.split(key, chains) if chains > 1 else key[None]  # MCMC.run's keys
+    pair = jax.vmap(jax.random.split)(chain_keys)  # HMC.init: (the kernel's key, the initial point's key)
+    target = model_potential(model, (), init_keys=pair[:, 1], init_strategy=init_strategy)
+    config = NutsConfig(
+        chains, settings.draws, settings.warmup, float(settings.target_accept), groups=chain_groups(chains),
+        dense_mass=(), vectorize=True, keys="given",  # NUTS(model)'s structured form of dense_mass=False
     )
-    mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "accept_prob", "num_steps"))
-    # no log_likelihood group: the covariance fits observe one joint vector (correlated entries), so
-    # there is no pointwise log-likelihood for az.loo to leave out
-    return az.from_numpyro(mcmc, log_likelihood=False)
+    run = build_nuts(target.potential, target.record, config)
+    bar = None
+    if settings.progressbar:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=config.total, desc=f"NUTS, {chains} chain(s)")
+    try:
+        init = target.init
+        out = run(pair[:, 0], init.z, init.potential_energy, init.z_grad, (), (), bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    stats = {k: out.stats[k] for k in ("lp", "n_steps", "tree_depth", "accept_rate", "diverging", "step_size")}
+    return az.from_dict(
+        posterior={k: np.asarray(x) for k, x in out.draws.items()},
+        sample_stats=stats,
+        observed_data={k: np.asarray(x) for k, x in target.observed.items()},
+        attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__},
+    )

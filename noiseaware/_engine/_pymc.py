@@ -9,9 +9,13 @@ during warmup. :func:`pymc_sample` wraps ``pm.sample`` so that an interrupted ru
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
-__all__ = ["InterruptGuard", "pymc_sample"]
+from ._settings import SamplingSettings
+
+__all__ = ["InterruptGuard", "default_cores", "pymc_sample"]
 
 
 class InterruptGuard:
@@ -52,17 +56,40 @@ class InterruptGuard:
             ) from cause
 
 
-def pymc_sample(owner: str, *, draws: int, tune: int, chains: int, cores: int, **kwargs: Any) -> Any:
-    """``pm.sample(draws=..., tune=..., chains=..., cores=..., **kwargs)`` that re-raises a swallowed interrupt.
+def default_cores(chains: int) -> int:
+    """PyMC's worker processes when the caller gave none: one per chain up to the CPU count, or 1 next to JAX.
 
-    Must be called inside a PyMC model context. Raises ``KeyboardInterrupt`` (naming ``owner`` and the
-    iterations each chain ran) if any chain stopped before ``tune + draws`` iterations.
+    Forking a process in which JAX has started its threads can deadlock, and "spawn" re-runs an
+    unguarded ``__main__`` script: the chains then run one after another in-process.
+    """
+    return 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
+
+
+def pymc_sample(owner: str, settings: SamplingSettings, *, cores: int, **kwargs: Any) -> Any:
+    """``pm.sample`` at the run's ``settings`` that re-raises a swallowed interrupt: the package's one call.
+
+    Must be called inside a PyMC model context. ``settings`` gives ``draws``, ``tune`` (its
+    ``warmup``), ``chains``, ``random_seed``, ``progressbar`` and ``target_accept``; ``kwargs``
+    go to ``pm.sample`` as they are (e.g. ``compute_convergence_checks=False``). Raises
+    ``KeyboardInterrupt`` (naming ``owner`` and the iterations each chain ran) if any chain stopped
+    before ``warmup + draws`` iterations.
     """
     import pymc as pm
 
+    chains, tune, draws = settings.chains, settings.warmup, settings.draws
     guard = InterruptGuard(chains, tune + draws, sequential=cores == 1 or chains == 1, owner=owner)
     try:
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, callback=guard, **kwargs)
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=settings.seed,
+            progressbar=settings.progressbar,
+            target_accept=settings.target_accept,
+            callback=guard,
+            **kwargs,
+        )
     except ValueError as exc:
         if "Not enough samples" in str(exc):  # PyMC's answer to an interrupt during warmup
             guard.check(exc)

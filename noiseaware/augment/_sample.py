@@ -17,9 +17,8 @@ from jax import random
 from numpyro import handlers
 from numpyro.distributions import constraints
 from numpyro.distributions.transforms import biject_to
-from numpyro.infer import MCMC, NUTS, HMCGibbs
+from numpyro.infer import HMC, MCMC, NUTS, HMCGibbs
 from numpyro.infer.gibbs import with_conditioning
-from numpyro.infer.hmc import HMC
 from numpyro.infer.initialization import init_to_sample
 from numpyro.infer.mcmc import MCMCKernel
 
@@ -35,6 +34,7 @@ from .._engine import (
     jit,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
+from .._engine._nuts import nuts_kernel_options
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
@@ -485,8 +485,10 @@ def sample(
                 )
             settings = _with_target(settings, v.open_unit(_OWNER, "nuts_kwargs['target_accept_prob']",
                                                           nuts_opts.pop("target_accept_prob")))
+        # NUTS as the inner kernel of NumPyro's HMCGibbs, configured as the engine's driver runs NUTS
+        # (docs/architecture.md, "Sampling convention": why HMCGibbs and not the driver here)
         kernel: MCMCKernel = HMCGibbs(
-            NUTS(_with_accept_site(nuts_model), target_accept_prob=settings.target_accept, **nuts_opts),
+            NUTS(_with_accept_site(nuts_model), **nuts_kernel_options(settings, **nuts_opts)),
             gibbs_fn=_gibbs_fn(sweep, names, params),
             gibbs_sites=[*names, ACCEPT_SITE],
         )

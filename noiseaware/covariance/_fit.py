@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, check_settings, numpyro_nuts, standard_stats
+from .._engine import FitResult, SamplingSettings, check_settings, numpyro_nuts, pymc_sample, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..release import Release
@@ -138,7 +138,6 @@ def fit(
         owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
     v.choice(owner, "route", route, ROUTES)
@@ -147,17 +146,17 @@ def fit(
         from ._wishart import fit_numpyro_latent, fit_pymc_latent
 
         if backend == "numpyro":
-            idata = fit_numpyro_latent(m, route, chains, draws, warmup, seed, progressbar, target_accept, eta)
+            idata = fit_numpyro_latent(m, route, st, eta)
         else:
             n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
-            idata = fit_pymc_latent(m, route, chains, draws, warmup, seed, progressbar, target_accept, eta, n_cores)
+            idata = fit_pymc_latent(m, route, st, eta, n_cores)
     elif backend == "numpyro":
-        idata = _fit_numpyro(m, chains, draws, warmup, seed, progressbar, target_accept, eta)
+        idata = _fit_numpyro(m, st, eta)
     else:
-        idata = _fit_pymc(m, chains, draws, warmup, seed, progressbar, target_accept, eta, cores)
+        idata = _fit_pymc(m, st, eta, cores)
     standard_stats(idata)
     idata.attrs.update(st.as_attrs())
-    idata.attrs["seed"] = seed
+    idata.attrs["seed"] = st.seed
     idata.attrs["noiseaware_route"] = route
     idata.attrs["noiseaware_statistic"] = release.statistic
     idata.attrs["noiseaware_selection"] = "not used (conditioned on the selected entries); see fit's docstring"
@@ -167,9 +166,7 @@ def fit(
     return res
 
 
-def _fit_numpyro(
-    m: Any, chains: int, draws: int, warmup: int, seed: int, progressbar: bool, target_accept: float, eta: float
-) -> Any:
+def _fit_numpyro(m: Any, st: SamplingSettings, eta: float) -> Any:
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
@@ -185,26 +182,12 @@ def _fit_numpyro(
         sigma = numpyro.deterministic("sigma", low @ low.T)
         numpyro.sample("y", NoisyCovarianceEntries(sigma, m.n, m.pairs, m.precision), obs=jnp.asarray(m.y))
 
-    return numpyro_nuts(
-        model, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
-        target_accept=target_accept,
-    )
+    return numpyro_nuts(model, st)
 
 
-def _fit_pymc(
-    m: Any,
-    chains: int,
-    draws: int,
-    warmup: int,
-    seed: int,
-    progressbar: bool,
-    target_accept: float,
-    eta: float,
-    cores: int | None,
-) -> Any:
+def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None) -> Any:
     import pymc as pm
 
-    from .._engine import pymc_sample
     from ..pymc import NoisyCovarianceEntries
 
     d, b = m.d, m.bound
@@ -213,13 +196,4 @@ def _fit_pymc(
         chol, _, _ = pm.LKJCholeskyCov("chol", n=d, eta=eta, sd_dist=pm.HalfNormal.dist(b, shape=d), compute_corr=True)
         sigma = pm.Deterministic("sigma", chol @ chol.T)
         NoisyCovarianceEntries("y", sigma, m.n, m.pairs, m.precision, observed=np.asarray(m.y))
-        return pymc_sample(
-            "covariance.fit",
-            draws=draws,
-            tune=warmup,
-            chains=chains,
-            cores=n_cores,
-            random_seed=seed,
-            progressbar=progressbar,
-            target_accept=target_accept,
-        )
+        return pymc_sample("covariance.fit", st, cores=n_cores)

@@ -38,7 +38,7 @@ from .._core._covariance import (
     gaussian_entries_logp,
     noisy_covariance_entries_logp,
 )
-from .._engine import numpyro_nuts
+from .._engine import SamplingSettings, numpyro_nuts, pymc_sample
 from ._analysis import Measurements
 
 __all__ = ["fit_numpyro_latent", "fit_pymc_latent"]
@@ -91,25 +91,11 @@ def numpyro_model(m: Measurements, route: str, eta: float) -> Any:
     return model
 
 
-def fit_numpyro_latent(
-    m: Measurements,
-    route: str,
-    chains: int,
-    draws: int,
-    warmup: int,
-    seed: int,
-    progressbar: bool,
-    target_accept: float,
-    eta: float,
-) -> Any:
-    """NumPyro NUTS on :func:`numpyro_model` (chains vectorized), as ArviZ ``InferenceData``."""
+def fit_numpyro_latent(m: Measurements, route: str, st: SamplingSettings, eta: float) -> Any:
+    """The engine's NUTS on :func:`numpyro_model`, started at NumPyro's ``init_to_median``, as ``InferenceData``."""
     import numpyro
 
-    return numpyro_nuts(
-        numpyro_model(m, route, eta), chains=chains, draws=draws, warmup=warmup, seed=seed,
-        progressbar=progressbar, target_accept=target_accept,
-        init_strategy=numpyro.infer.init_to_median(num_samples=15),
-    )
+    return numpyro_nuts(numpyro_model(m, route, eta), st, init_strategy=numpyro.infer.init_to_median(num_samples=15))
 
 
 def pymc_model(m: Measurements, route: str, eta: float) -> Any:
@@ -147,29 +133,7 @@ def pymc_model(m: Measurements, route: str, eta: float) -> Any:
     return model
 
 
-def fit_pymc_latent(
-    m: Measurements,
-    route: str,
-    chains: int,
-    draws: int,
-    warmup: int,
-    seed: int,
-    progressbar: bool,
-    target_accept: float,
-    eta: float,
-    cores: int,
-) -> Any:
+def fit_pymc_latent(m: Measurements, route: str, st: SamplingSettings, eta: float, cores: int) -> Any:
     """PyMC NUTS on :func:`pymc_model` through the package's ``pymc_sample``."""
-    from .._engine import pymc_sample
-
     with pymc_model(m, route, eta):
-        return pymc_sample(
-            "covariance.fit",
-            draws=draws,
-            tune=warmup,
-            chains=chains,
-            cores=cores,
-            random_seed=seed,
-            progressbar=progressbar,
-            target_accept=target_accept,
-        )
+        return pymc_sample("covariance.fit", st, cores=cores)

@@ -18,10 +18,7 @@ observation; ``p3`` / ``p4`` the Gamma / Gaussian-copula priors elicited from :m
 from __future__ import annotations
 
 import math
-import os
-import sys
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -30,7 +27,19 @@ from .. import _validation as v
 from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_series_terms
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._deprecation import renamed_attribute
-from .._engine import FitResult, ProgramCache, SamplingSettings, check_settings, pymc_sample, standard_stats
+from .._engine import (
+    FitResult,
+    NutsConfig,
+    ProgramCache,
+    SamplingSettings,
+    build_nuts,
+    chain_groups,
+    check_settings,
+    default_cores,
+    model_potential,
+    pymc_sample,
+    standard_stats,
+)
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
@@ -138,18 +147,17 @@ class _Static:
     draws: int
     warmup: int
     target_accept: float
-    progressbar: bool
     # the censoring series' length for the parts' thresholds (static: the thresholds are arguments, and a
     # traced threshold would get the 256 terms of any threshold, ~17x the cost at a = 1e-3)
     series_terms: int | None = None
+    groups: int = 1  # devices the chains are spread over (_engine.chain_groups)
 
 
-#: Compiled NumPyro runs of :func:`fit` (``jit``-ed ``(keys, z0, args) -> ((samples, stats, loglik),
-#: start_ok)``, :func:`_build_sampler`), keyed by :class:`_Static`: the engine's cache, 16 programs.
+#: NUTS runs of :func:`fit` (the engine's :class:`~noiseaware._engine._nuts.NutsRun`, :func:`_build_run`),
+#: keyed by :class:`_Static`: the engine's cache, 16 runs.
 _PROGRAMS = ProgramCache(maxsize=16)
-#: Cache statistics, for tests: ``hits``, ``misses`` (the cache's) and ``traces`` (Python traces of the model).
+#: Cache statistics, for tests: ``hits`` and ``misses``.
 _CACHE_INFO = _PROGRAMS.info
-_CACHE_INFO["traces"] = 0
 
 
 def _model_args(pr: GammaCopulaPrior, parts: list[LogMeanPart]) -> tuple[np.ndarray, ...]:
@@ -174,6 +182,17 @@ def _model_args(pr: GammaCopulaPrior, parts: list[LogMeanPart]) -> tuple[np.ndar
 
 def _numpyro_model(st: _Static) -> Any:
     """The model of the module docstring with the data as arguments (:func:`_model_args`)."""
+
+    def model(*args: Any) -> None:
+        _model_body(st, *args)  # looked up when traced: a test may wrap it to count traces
+
+    return model
+
+
+def _model_body(
+    st: _Static, shape: Any, rate: Any, prec: Any, logdet: Any, n: Any, log_a: Any, scale: Any, s_l: Any
+) -> None:
+    """The sites of :func:`_numpyro_model` (run only while JAX traces the model)."""
     import jax.numpy as jnp
     import jax.scipy.special as jsp
     import jax.scipy.stats as jst
@@ -182,115 +201,42 @@ def _numpyro_model(st: _Static) -> Any:
 
     from ..numpyro._dirichlet import observe_latent
 
-    def model(shape: Any, rate: Any, prec: Any, logdet: Any, n: Any, log_a: Any, scale: Any, s_l: Any) -> None:
-        _CACHE_INFO["traces"] += 1  # Python runs only while JAX traces
-        alpha = numpyro.sample("alpha", dist.Gamma(shape, rate).to_event(1))
-        if st.copula:
-            u = jnp.clip(jsp.gammainc(shape, rate * alpha), 1e-15, 1 - 1e-15)
-            z = jst.norm.ppf(u)
-            numpyro.factor("copula", -0.5 * z @ prec @ z - 0.5 * logdet)
-        numpyro.deterministic("mean", alpha / alpha.sum())
-        for i, par in enumerate(st.parameterizations):
-            observe_latent(
-                f"s{i}", alpha, n[i], log_a[i], scale[i], s_l[i], moments=st.moments, parameterization=par,
-                terms=st.series_terms,
-            )
-
-    return model
+    alpha = numpyro.sample("alpha", dist.Gamma(shape, rate).to_event(1))
+    if st.copula:
+        u = jnp.clip(jsp.gammainc(shape, rate * alpha), 1e-15, 1 - 1e-15)
+        z = jst.norm.ppf(u)
+        numpyro.factor("copula", -0.5 * z @ prec @ z - 0.5 * logdet)
+    numpyro.deterministic("mean", alpha / alpha.sum())
+    for i, par in enumerate(st.parameterizations):
+        observe_latent(
+            f"s{i}", alpha, n[i], log_a[i], scale[i], s_l[i], moments=st.moments, parameterization=par,
+            terms=st.series_terms,
+        )
 
 
-#: The progress bar of the running :func:`fit` call (a host callback reads it; see :func:`_tick`).
-_PBAR: dict[str, Any] = {}
+def _build_run(st: _Static, z_start: dict[str, np.ndarray], args: tuple[np.ndarray, ...]) -> Any:
+    """The engine's NUTS run of the model: its potential and deterministic sites take the data as arguments.
 
-
-def _tick(i: Any) -> None:
-    bar = _PBAR.get("bar")
-    if bar is not None:
-        bar.update(int(i) - bar.n)
-
-
-def _build_sampler(st: _Static, z_start: dict[str, np.ndarray], args: tuple[np.ndarray, ...]) -> Any:
-    """Trace the model once, set up NUTS on its potential and jit the whole run (all chains)."""
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-    from numpyro import handlers
-    from numpyro.distributions import biject_to
-    from numpyro.infer.hmc import hmc
-    from numpyro.infer.util import get_potential_fn
-
-    model = _numpyro_model(st)
-    # One trace (at this call's start) for the sites and their supports; the potential and the
-    # constraining map (with the deterministic sites) take the data as arguments (dynamic_args),
-    # so nothing of this call's data stays in the compiled program.
+    One trace (at this call's start) for the sites and their supports; NUTS with one dense mass
+    block over all latent sites (``NUTS(dense_mass=True)``), the chains vectorized within a device;
+    each kept draw records the constrained values, the deterministic sites and each part's
+    log-likelihood.
+    """
     values = {k: v[0] for k, v in z_start.items()}
     values["alpha"] = np.exp(values["alpha"])  # Gamma: the unconstrained alpha is log(alpha)
-    trace = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=values)).get_trace(*args)
-    inv_transforms = {
-        k: biject_to(site["fn"].support)
-        for k, site in trace.items()
-        if site["type"] == "sample" and not site["is_observed"]
-    }
-    potential_fn_gen, postprocess_fn_gen = get_potential_fn(model, inv_transforms, replay_model=True, dynamic_args=True)
-    sites = tuple(sorted(inv_transforms))
-    init_kernel, sample_kernel = hmc(potential_fn_gen=potential_fn_gen, algo="NUTS")
-    dense_mass = [sites]  # one dense block over all latent sites, as NUTS(dense_mass=True)
-    total = st.warmup + st.draws
-    rate = max(1, total // 20)
+    target = model_potential(_numpyro_model(st), args, start=values)
+    parts = len(st.parameterizations)
 
-    def run(keys: Any, z0: dict[str, Any], args: tuple[Any, ...]) -> Any:
-        def init_one(key: Any, z: dict[str, Any]) -> Any:
-            return init_kernel(
-                z,
-                st.warmup,
-                dense_mass=dense_mass,
-                target_accept_prob=st.target_accept,
-                trajectory_length=None,
-                model_args=args,
-                rng_key=key,
-            )
+    def record(z: Any, data: Any) -> Any:
+        samples = target.record(z, data)
+        loglik = {f"s{i}": _laplace_loglik(samples[f"s{i}_s0"], data[7][i], data[6][i]) for i in range(parts)}
+        return samples, loglik
 
-        state = jax.vmap(init_one)(keys, z0)
-        start_ok = jnp.all(jnp.isfinite(state.potential_energy))
-        for g in jax.tree.leaves(state.z_grad):
-            start_ok = start_ok & jnp.all(jnp.isfinite(g))
-
-        step = jax.vmap(lambda s: sample_kernel(s, model_args=args))
-
-        def advance(i: Any, s: Any) -> Any:
-            s = step(s)
-            if st.progressbar:
-                lax.cond(
-                    ((i + 1) % rate == 0) | (i + 1 == total),
-                    lambda: jax.debug.callback(_tick, i + 1),
-                    lambda: None,
-                )
-            return s
-
-        def collect(s: Any, i: Any) -> Any:
-            s = advance(i, s)
-            return s, (s.z, s.diverging, s.accept_prob, s.num_steps, s.energy, s.adapt_state.step_size)
-
-        # one loop over warmup and draws (one copy of the NUTS kernel to compile); warmup kept out
-        _, hist = lax.scan(collect, state, jnp.arange(total))
-        zs, div, acc, nsteps, energy, step_size = jax.tree.map(lambda x: x[st.warmup :], hist)
-        post = postprocess_fn_gen(*args)
-        samples = jax.vmap(jax.vmap(post))(zs)  # (draws, chains, ...)
-        loglik = {
-            f"s{i}": _laplace_loglik(samples[f"s{i}_s0"], args[7][i], args[6][i])
-            for i in range(len(st.parameterizations))
-        }
-        stats = {
-            "diverging": div,
-            "accept_rate": acc,
-            "n_steps": nsteps,
-            "energy": energy,
-            "step_size": step_size,
-        }
-        swap = partial(jnp.swapaxes, axis1=0, axis2=1)  # to (chains, draws, ...)
-        return jax.tree.map(swap, (samples, stats, loglik)), start_ok
-
-    return jax.jit(run)
+    config = NutsConfig(
+        st.chains, st.draws, st.warmup, st.target_accept, groups=st.groups, dense_mass=(tuple(sorted(z_start)),),
+        vectorize=True, keys="split",
+    )
+    return build_nuts(target.potential, record, config)
 
 
 def _laplace_loglik(s0: Any, s_l: Any, scale: Any) -> Any:
@@ -328,8 +274,8 @@ def _z_start(st: _Static, parts: list[LogMeanPart], rng: np.random.Generator) ->
 
 
 def _sampler(st: _Static, z0: dict[str, np.ndarray], args: tuple[np.ndarray, ...]) -> Any:
-    """The compiled sampler for ``st``: from :data:`_PROGRAMS`, or built now and cached."""
-    return _PROGRAMS.get(st, lambda: _build_sampler(st, z0, args))
+    """The NUTS run for ``st``: from :data:`_PROGRAMS`, or built now and cached."""
+    return _PROGRAMS.get(st, lambda: _build_run(st, z0, args))
 
 
 def _series_terms(parts: list[LogMeanPart]) -> int:
@@ -343,59 +289,53 @@ def _series_terms(parts: list[LogMeanPart]) -> int:
     return min(SERIES_TERMS, max(32, 1 << (need - 1).bit_length()))
 
 
-def _fit_numpyro(
-    pr: GammaCopulaPrior,
-    parts: list[LogMeanPart],
-    moments: str,
-    chains: int,
-    draws: int,
-    warmup: int,
-    seed: int,
-    progressbar: bool,
-    target_accept: float,
-) -> Any:
+def _fit_numpyro(pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str, settings: SamplingSettings) -> Any:
     import arviz as az
     import jax
     import numpyro
 
     from .. import numpyro as _nan  # noqa: F401  (turns on float64 before any JAX array is made)
 
+    chains, seed = settings.chains, settings.seed
     st = _Static(
         d=pr.d,
         parameterizations=tuple(_parameterization(p) for p in parts),
         moments=moments,
         copula=pr.corr is not None,
         chains=chains,
-        draws=draws,
-        warmup=warmup,
-        target_accept=float(target_accept),
-        progressbar=bool(progressbar),
+        draws=settings.draws,
+        warmup=settings.warmup,
+        target_accept=float(settings.target_accept),
         series_terms=_series_terms(parts),
+        groups=chain_groups(chains),
     )
     args = _model_args(pr, parts)
     z0 = _z_start(st, parts, np.random.default_rng([seed, 0x5EED]))
-    sampler = _sampler(st, z0, args)
-    keys = jax.random.split(jax.random.PRNGKey(seed), chains)
-    if progressbar:
+    run = _sampler(st, z0, args)
+
+    def check_start(ok: bool) -> None:
+        if not ok:
+            raise NoiseawareValueError(
+                f"{_OWNER}: the log-density or its gradient is not finite at the start alpha = "
+                f"{_init_alpha(parts)!r} (the MLE at the L1 projection of s_L)."
+            )
+
+    bar = None
+    if settings.progressbar:
         from tqdm.auto import tqdm
 
-        _PBAR["bar"] = tqdm(total=warmup + draws, desc=f"NUTS, {chains} chain(s)")
+        bar = tqdm(total=st.warmup + st.draws, desc=f"NUTS, {chains} chain(s)")
     try:
-        (samples, stats, loglik), start_ok = jax.block_until_ready(sampler(keys, z0, args))
-        if progressbar:
-            jax.effects_barrier()
+        out = run(jax.random.PRNGKey(seed), z0, None, None, (), args, bar, check_start)
     finally:
-        bar = _PBAR.pop("bar", None)
         if bar is not None:
             bar.close()
-    if not np.all(np.asarray(start_ok)):
-        raise NoiseawareValueError(
-            f"{_OWNER}: the log-density or its gradient is not finite at the start alpha = "
-            f"{_init_alpha(parts)!r} (the MLE at the L1 projection of s_L)."
-        )
+    samples, loglik = out.draws
+    names = ("lp", "diverging", "accept_rate", "n_steps", "tree_depth", "energy", "step_size")
+    stats = {k: out.stats[k] for k in names}
     return az.from_dict(
         posterior={k: np.asarray(x) for k, x in samples.items()},
-        sample_stats={k: np.asarray(x) for k, x in stats.items()},
+        sample_stats=stats,
         log_likelihood={k: np.asarray(x) for k, x in loglik.items()},
         observed_data={f"s{i}": np.asarray(p.s_l, dtype=np.float64) for i, p in enumerate(parts)},
         dims={"alpha": ["part"], "mean": ["part"]},
@@ -425,24 +365,13 @@ def _init_alpha(parts: list[LogMeanPart]) -> np.ndarray:
 
 
 def _fit_pymc(
-    pr: GammaCopulaPrior,
-    parts: list[LogMeanPart],
-    moments: str,
-    chains: int,
-    draws: int,
-    warmup: int,
-    seed: int,
-    progressbar: bool,
-    target_accept: float,
-    cores: int | None,
+    pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str, settings: SamplingSettings, cores: int | None
 ) -> Any:
     import pymc as pm
     import pytensor.tensor as pt
 
     from .. import pymc as nap
 
-    if cores is None:
-        cores = 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
     d = pr.d
     with pm.Model(coords={"part": list(range(d))}):
         alpha = pm.Gamma("alpha", alpha=pr.shape, beta=pr.rate, dims="part", initval=_init_alpha(parts))
@@ -463,17 +392,8 @@ def _fit_pymc(
                 moments=moments,
                 parameterization=_parameterization(p),
             )
-        return pymc_sample(
-            "dirichlet.fit",
-            draws=draws,
-            tune=warmup,
-            chains=chains,
-            cores=cores,
-            random_seed=seed,
-            progressbar=progressbar,
-            target_accept=target_accept,
-            compute_convergence_checks=False,
-        )
+        n_cores = default_cores(settings.chains) if cores is None else cores
+        return pymc_sample(_OWNER, settings, cores=n_cores, compute_convergence_checks=False)
 
 
 @float64
@@ -530,7 +450,8 @@ def fit(
     moments : {"censored", "asymptotic"}
         Censoring-aware moments (default) or the paper's eq. (6).
     backend : {"numpyro", "pymc"}
-        NumPyro NUTS (chains vectorized) or PyMC NUTS.
+        NumPyro NUTS (the package's driver: chains spread over the local devices, vectorized on
+        each) or PyMC NUTS.
     prior_draws : int
         DPBoots replicates used to elicit p3 / p4.
     cores : int, optional
@@ -547,13 +468,14 @@ def fit(
 
     Notes
     -----
-    With ``backend="numpyro"`` the whole run (initialisation, warmup, sampling and the
-    deterministic sites, all chains) is one XLA program that takes the data (the prior's
-    shape, rate and copula, and each part's ``n``, ``a``, scale and :math:`s_L`) as arguments.
-    It is compiled on the first call for a configuration -- ``d``, the number of observed
-    parts and their parameterisations, ``moments``, whether the prior has a copula,
-    ``chains``, ``draws``, ``warmup``, ``target_accept`` and ``progressbar`` -- and kept in a
-    module-level cache of at most 16 programs (least recently used evicted), so later calls
+    With ``backend="numpyro"`` the run is the package's NUTS driver (``docs/architecture.md``,
+    "Sampling convention"): two XLA programs (the chains' start, and a chunk of iterations with
+    the deterministic sites, run from Python so that Ctrl-C lands between chunks) that take the
+    data (the prior's shape, rate and copula, and each part's ``n``, ``a``, scale and
+    :math:`s_L`) as arguments. They are compiled on the first call for a configuration -- ``d``,
+    the number of observed parts and their parameterisations, ``moments``, whether the prior has
+    a copula, ``chains``, ``draws``, ``warmup`` and ``target_accept`` -- and kept in a
+    module-level cache of at most 16 runs (least recently used evicted), so later calls
     with the same configuration and other data or seeds skip tracing and compilation (several
     seconds: about 8 s of a 12 s first call for ``moments="asymptotic"``, ``d = 5``, two chains
     of 500 + 1000 iterations, on a busy 2-core machine). The cached program holds no state between
@@ -580,9 +502,8 @@ def fit(
         _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    chains, draws, warmup, seed, target_accept = st.chains, st.draws, st.warmup, st.seed, st.target_accept
     prior_draws = v.integer(_OWNER, "prior_draws", prior_draws, minimum=10)
-    pr, obs = _prior_and_parts(release, prior, prior_draws, np.random.default_rng(seed))
+    pr, obs = _prior_and_parts(release, prior, prior_draws, np.random.default_rng(st.seed))
     for p in obs:
         check_censored_threshold(_OWNER, p.a, moments)
     if pr.d != obs[0].d:
@@ -590,11 +511,11 @@ def fit(
     if backend == "numpyro":
         if cores is not None:
             raise NoiseawareValueError(f"{_OWNER}: cores applies to backend='pymc' only; got cores={cores!r}.")
-        idata = _fit_numpyro(pr, obs, moments, chains, draws, warmup, seed, progressbar, target_accept)
+        idata = _fit_numpyro(pr, obs, moments, st)
     else:
         if cores is not None:
             cores = v.integer(_OWNER, "cores", cores, minimum=1)
-        idata = _fit_pymc(pr, obs, moments, chains, draws, warmup, seed, progressbar, target_accept, cores)
+        idata = _fit_pymc(pr, obs, moments, st, cores)
     standard_stats(idata)
     idata.attrs.update({**st.as_attrs(), "noiseaware_moments": moments})
     res = DirichletFit(idata, prior=pr, parts=obs, backend=backend, moments=moments, settings=st)

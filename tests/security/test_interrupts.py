@@ -105,9 +105,10 @@ def test_numpyro_fit_propagates_keyboard_interrupt(monkeypatch, release_p2, prog
     """copula.fit (NumPyro) runs its NUTS in chunks from Python; an interrupt between chunks propagates.
 
     A single compiled program over all iterations would hold Ctrl-C until the whole run ends; the
-    chunked run returns to Python (``_after_chunk``) at most ``_CHUNKS`` times, where the interrupt lands.
+    chunked run (the engine's NUTS driver) returns to Python (``after_chunk``) at most ``CHUNKS`` times,
+    where the interrupt lands.
     """
-    from noiseaware.copula import _fit as cf
+    from noiseaware._engine import _nuts
 
     calls = []
 
@@ -116,7 +117,7 @@ def test_numpyro_fit_propagates_keyboard_interrupt(monkeypatch, release_p2, prog
         if len(calls) == 3:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(cf, "_after_chunk", interrupted)
+    monkeypatch.setattr(_nuts, "after_chunk", interrupted)
     with pytest.raises(KeyboardInterrupt):
         fit(release_p2, chains=1, draws=20, warmup=20, seed=1, progressbar=progressbar)
     assert calls[:3] == [2, 4, 6]  # 40 iterations in 20 chunks of 2: it stopped after the third

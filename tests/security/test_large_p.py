@@ -13,7 +13,9 @@ import pytest
 from scipy import stats
 
 import noiseaware as na
-from noiseaware.copula import LKJPrior, _fit, fit
+from noiseaware._engine import _memory
+from noiseaware._engine._memory import compiled_bytes
+from noiseaware.copula import LKJPrior, _fit, _model, fit
 from noiseaware.datasets import random_correlation, simulate_gaussian_copula
 from noiseaware.exceptions import NoiseawareValueError, NoiseawareWarning
 
@@ -35,7 +37,7 @@ def test_plan_at_p200_is_diagonal_and_fits(monkeypatch) -> None:
     assert plan.total_bytes < 6 * 2**30  # dominated by the 4 x 1000 stored draws of R and L
     assert plan.limit_bytes is None or plan.total_bytes < plan.limit_bytes
     # the dense route's lower bound alone is the 88-90 GB of the report
-    monkeypatch.setattr(_fit, "_memory_limit", lambda: None)
+    monkeypatch.setattr(_memory, "memory_limit", lambda: None)
     dense = _fit._plan_memory("numpyro", P_LARGE, 300, 1, 10, 10, "dense")
     assert dense.preconditioner_bytes > 85e9
 
@@ -52,24 +54,24 @@ def test_plan_at_p200_is_diagonal_and_fits(monkeypatch) -> None:
     ],
 )
 def test_auto_choice_threshold(monkeypatch, p, dense_bytes, expected) -> None:
-    monkeypatch.setattr(_fit, "_memory_limit", lambda: None)
+    monkeypatch.setattr(_memory, "memory_limit", lambda: None)
     assert _fit._plan_memory("numpyro", p, 300, 1, 1, 1, dense_bytes=dense_bytes).preconditioner == expected
     assert _fit._plan_memory("numpyro", p, 300, 1, 1, 1, "dense").preconditioner == "dense"
     assert _fit._plan_memory("numpyro", p, 300, 1, 1, 1, "diagonal").preconditioner == "diagonal"
 
 
 def test_auto_takes_diagonal_when_dense_would_not_fit(monkeypatch) -> None:
-    monkeypatch.setattr(_fit, "_memory_limit", lambda: 2**28)
+    monkeypatch.setattr(_memory, "memory_limit", lambda: 2**28)
     assert _fit._plan_memory("numpyro", 10, 300, 1, 10, 10, dense_bytes=2**29).preconditioner == "diagonal"
 
 
 def test_refused_up_front_with_the_reason(monkeypatch, release_p200) -> None:
-    monkeypatch.setattr(_fit, "_memory_limit", lambda: 16 * 2**30)
+    monkeypatch.setattr(_memory, "memory_limit", lambda: 16 * 2**30)
     # dense at p = 200 cannot fit: refused before anything is compiled, pointing at the diagonal route
     with pytest.raises(NoiseawareValueError, match=r"p = 200 .*needs about .*GiB.*limit is 16 GiB.*'diagonal'"):
         fit(release_p200, preconditioner="dense", progressbar=False)
     # so little memory that even the diagonal route (or PyMC's trace) cannot hold the draws
-    monkeypatch.setattr(_fit, "_memory_limit", lambda: 64 * 2**20)
+    monkeypatch.setattr(_memory, "memory_limit", lambda: 64 * 2**20)
     diagonal_refused = r"p = 200 .*diagonal preconditioner .*limit is 64 MiB.*fewer chains"
     with pytest.raises(NoiseawareValueError, match=diagonal_refused):
         fit(release_p200, chains=4, draws=1000, progressbar=False)
@@ -90,17 +92,17 @@ def test_p200_setup_gradient_and_curvature_within_estimate(release_p200) -> None
     import jax
     import jax.numpy as jnp
 
-    model = _fit._numpyro_model(release_p200, LKJPrior())
-    z = jnp.asarray(_fit._start_point(model, higham_iter=50))
+    model = _model._numpyro_model(release_p200, LKJPrior())
+    z = jnp.asarray(_model._start_point(model, higham_iter=50))
     value_grad = jax.jit(jax.value_and_grad(model.potential)).lower(z).compile()
     f, g = value_grad(z)
     assert np.isfinite(float(f)) and g.shape == (P_LARGE * (P_LARGE - 1) // 2,) and bool(jnp.all(jnp.isfinite(g)))
-    curvature = _fit._diagonal_curvature(model).lower(z).compile()
+    curvature = _model._diagonal_curvature(model).lower(z).compile()
     h = np.asarray(curvature(z))
     assert h.shape == g.shape and np.all(np.isfinite(h))
     plan = _fit._plan_memory("numpyro", P_LARGE, 300, 1, 10, 10)
     for program, estimate in ((value_grad, plan.sampler_bytes), (curvature, plan.preconditioner_bytes)):
-        measured = _fit._compiled_bytes(program)
+        measured = compiled_bytes(program)
         if measured is not None:
             assert measured <= estimate
 
@@ -111,7 +113,7 @@ def test_dense_route_measures_its_compiled_program() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoiseawareWarning)
         rel = na.privatize(rng.standard_normal((300, 20)), statistic="median_pairs", epsilon=1.0, rng=rng)
-    measured = _fit._compiled_bytes(_fit._dense_program(_fit._numpyro_model(rel, LKJPrior())))
+    measured = compiled_bytes(_model._dense_program(_model._numpyro_model(rel, LKJPrior())))
     if measured is None:  # pragma: no cover - backend without memory analysis
         pytest.skip("no XLA memory analysis on this backend")
     assert _fit._DENSE_DOUBLES_PER_D2 * 8 * 190**2 <= measured < 2 * _fit._DENSE_DOUBLES_PER_D2 * 8 * 190**2
@@ -126,9 +128,9 @@ def test_diagonal_curvature_equals_dense_gauss_newton_diagonal() -> None:
     rng = np.random.default_rng(p)
     x = simulate_gaussian_copula(2000, random_correlation(p, rng), [stats.norm()] * p, rng)
     rel = na.privatize(x, statistic="median_pairs", epsilon=3.0, rng=rng)
-    model = _fit._numpyro_model(rel, LKJPrior(1.5))
+    model = _model._numpyro_model(rel, LKJPrior(1.5))
     z = jnp.asarray(0.5 * rng.standard_normal(p * (p - 1) // 2))
-    got = np.asarray(_fit._diagonal_curvature(model)(z))
+    got = np.asarray(_model._diagonal_curvature(model)(z))
 
     pi, pj = np.asarray(model.args["pairs"]).T
 
@@ -206,7 +208,7 @@ def test_pymc_model_at_p200_builds_and_differentiates(release_p200) -> None:
 
     Measured: build 16 s, compile 63 s, one evaluation 0.2 s, 0.55 GB resident (2 shared cores).
     """
-    model = _fit._pymc_model(release_p200, LKJPrior())
+    model = _model._pymc_model(release_p200, LKJPrior())
     fn = model.logp_dlogp_function(ravel_inputs=True)
     fn.set_extra_values({})
     point = model.initial_point()

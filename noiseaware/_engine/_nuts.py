@@ -1,0 +1,430 @@
+r"""The package's one NUTS driver: a potential (or a NumPyro model), chains over devices, a chunked run.
+
+Private. Every NUTS fit of the package (``copula.fit``, ``dirichlet.fit``, ``covariance.fit`` and,
+through ``copula.fit``, ``fit_dpcopula``) samples with :func:`build_nuts`:
+
+* the target is a potential ``U(z, data)`` on an unconstrained space, the data an *argument* (so that
+  one compiled program serves every release of one shape), or a NumPyro model turned into one
+  (:func:`model_potential`, NumPyro's ``get_potential_fn`` / ``initialize_model``);
+* optionally an affine preconditioner ``z = z_hat + A u`` (``A`` dense or diagonal; its ``z_hat`` and
+  ``A`` are arguments too; :mod:`._precondition` computes them), NUTS then running in ``u``;
+* the algorithm is NumPyro's (``numpyro.infer.hmc.hmc(algo="NUTS")``: the kernel and the warmup
+  adaptation of ``MCMC(NUTS(...))``);
+* the chains are cut into groups, one per local device (:func:`~._devices.chain_groups`), by
+  ``jax.shard_map``; within a group they run one after the other (``lax.map``) or vectorized
+  (``vmap``), and every chain's draws depend on its own key only (the same on any device count);
+* the run is two programs, a start and a chunk of iterations, driven from Python
+  (:class:`NutsRun`): Ctrl-C lands between chunks, the progress bar moves, and the chunk program
+  (the longest compile) can be compiled in a background thread while the caller computes its
+  preconditioner;
+* the result (:class:`NutsDraws`) holds each kept draw's ``record(z, data)`` and the sample
+  statistics in the package's naming (``accept_rate``, ``diverging``, ``n_steps``, ``tree_depth``,
+  ``lp``, ``energy``, ``step_size``).
+
+This is the only module of the package that imports ``numpyro.infer.hmc`` or NumPyro's model
+utilities (``numpyro.infer.util``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._x64 import same_float64
+
+__all__ = [
+    "CHUNKS",
+    "ModelTarget",
+    "NutsConfig",
+    "NutsDraws",
+    "NutsRun",
+    "after_chunk",
+    "build_nuts",
+    "model_potential",
+    "nuts_kernel_options",
+]
+
+#: Iterations per chunk of a run at most (the run returns to Python after each chunk).
+CHUNKS = 20
+#: NumPyro's (and Stan's) default maximum tree depth, 2**10 - 1 leapfrog steps per iteration.
+MAX_TREE_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class NutsConfig:
+    """What shapes a NUTS run's programs (with the potential and the argument shapes): a cache key.
+
+    Attributes
+    ----------
+    chains, draws, warmup : int
+        Chains, kept draws per chain, warmup iterations per chain.
+    target_accept : float
+        Target acceptance probability of the step-size adaptation.
+    groups : int
+        Device groups the chains are cut into (:func:`~._devices.chain_groups`).
+    dense_mass : bool or tuple of tuple of str
+        NumPyro's ``dense_mass``: a dense mass matrix over everything, or dense blocks over these sites.
+    preconditioner : {None, "dense", "diagonal"}
+        ``z = z_hat + A u`` with ``A`` a matrix or a vector; None: NUTS runs in ``z``.
+    vectorize : bool
+        The chains of a group vectorized (``vmap``) instead of one after the other (``lax.map``).
+    keys : {"mcmc", "split", "given"}
+        Per-chain keys from the run's ``key`` argument: ``"mcmc"`` as ``numpyro.infer.MCMC`` and
+        ``HMC.init`` (split per chain, then split again), ``"split"`` one split, ``"given"`` the
+        argument is the chains' keys already (leading axis the chains).
+    max_tree_depth : int
+    """
+
+    chains: int
+    draws: int
+    warmup: int
+    target_accept: float
+    groups: int = 1
+    dense_mass: bool | tuple[tuple[str, ...], ...] = False
+    preconditioner: str | None = None
+    vectorize: bool = False
+    keys: str = "mcmc"
+    max_tree_depth: int = MAX_TREE_DEPTH
+
+    @property
+    def total(self) -> int:
+        """Iterations per chain, warmup included."""
+        return self.warmup + self.draws
+
+    @property
+    def chunk(self) -> int:
+        """Iterations per chunk (the last chunk is masked past :attr:`total`)."""
+        return -(-self.total // min(CHUNKS, self.total))
+
+
+def nuts_kernel_options(settings: Any, **overrides: Any) -> dict[str, Any]:
+    """Keywords of ``numpyro.infer.NUTS`` with the driver's settings (for kernels NumPyro must drive).
+
+    The driver's NUTS is NumPyro's with these options: the target acceptance of ``settings``,
+    maximum tree depth :data:`MAX_TREE_DEPTH`, a diagonal mass matrix adapted in warmup
+    (regularized), no heuristic initial step size. ``overrides`` (e.g. a user's ``nuts_kwargs``)
+    win.
+    """
+    opts: dict[str, Any] = {
+        "target_accept_prob": float(settings.target_accept),
+        "max_tree_depth": MAX_TREE_DEPTH,
+        "dense_mass": False,
+        "adapt_step_size": True,
+        "adapt_mass_matrix": True,
+        "regularize_mass_matrix": True,
+        "find_heuristic_step_size": False,
+    }
+    opts.update(overrides)
+    return opts
+
+
+@dataclass(frozen=True)
+class NutsDraws:
+    """The kept draws of a run: ``draws`` (``record``'s pytree) and ``stats``, each ``(chains, draws, ...)``."""
+
+    draws: Any
+    stats: dict[str, np.ndarray]
+
+
+def after_chunk(bar: Any, done: int) -> None:
+    """Between two chunks of a run: Python runs here, so Ctrl-C lands; the progress bar moves."""
+    if bar is not None:
+        bar.update(done - bar.n)
+
+
+def _affine(pre: tuple[Any, ...], preconditioner: str | None) -> Callable[[Any], Any]:
+    if preconditioner is None:
+        return lambda u: u
+    z_hat, A = pre
+    if preconditioner == "dense":
+        return lambda u: z_hat + A @ u
+    return lambda u: z_hat + A * u
+
+
+def build_nuts(
+    potential: Callable[[Any, Any], Any], record: Callable[[Any, Any], Any], config: NutsConfig
+) -> NutsRun:
+    """The NUTS run of ``potential`` under ``config``: ``run(key, z0, pe0, grad0, pre, data, bar)``.
+
+    Parameters
+    ----------
+    potential : callable
+        ``(z, data) -> U``, the negative log density on the unconstrained space (a jittable function).
+    record : callable
+        ``(z, data) -> pytree``: what is kept of each draw (e.g. the constrained values).
+    config : NutsConfig
+        The run's settings and layout (the cache key of the run, with the potential).
+
+    Returns
+    -------
+    NutsRun
+        Call it with the seed's key, the chains' initial points ``z0`` (in the sampler's
+        coordinates: ``u`` under a preconditioner; leading axis the chains), their potential
+        ``pe0`` and gradient ``grad0`` there (NumPyro's ``ParamInfo``, so that the start program
+        holds no gradient) or None (the start computes them), ``pre = (z_hat, A)`` or ``()``, and
+        the data.
+    """
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+    from numpyro.infer.hmc import hmc
+    from numpyro.infer.util import ParamInfo
+
+    cfg = config
+
+    def potential_gen(pre: Any, data: Any) -> Callable[[Any], Any]:
+        to_z = _affine(pre, cfg.preconditioner)
+        return lambda u: potential(to_z(u), data)
+
+    init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
+    total, size = cfg.total, cfg.chunk
+    dense_mass: Any = cfg.dense_mass if isinstance(cfg.dense_mass, bool) else [tuple(b) for b in cfg.dense_mass]
+
+    def start_group(keys: Any, z0: Any, pe0: Any, grad0: Any, pre: Any, data: Any) -> Any:
+        """Initial states of the chains of ``keys``/``z0`` (leading axis: chains)."""
+        margs = (pre, data)
+
+        def init_one(z: Any, pe: Any, g: Any, k: Any) -> Any:
+            return init_kernel(
+                z if pe is None else ParamInfo(z, pe, g),
+                cfg.warmup,
+                step_size=1.0,
+                inverse_mass_matrix=None,
+                adapt_step_size=True,
+                adapt_mass_matrix=True,
+                dense_mass=dense_mass,
+                target_accept_prob=cfg.target_accept,
+                num_steps=None,
+                trajectory_length=None,
+                max_tree_depth=cfg.max_tree_depth,
+                find_heuristic_step_size=False,
+                forward_mode_differentiation=False,
+                regularize_mass_matrix=True,
+                model_args=margs,
+                rng_key=k,
+            )
+
+        return jax.vmap(init_one)(z0, pe0, grad0, keys)
+
+    def advance(state: Any, first: Any, pre: Any, data: Any) -> Any:
+        """``size`` iterations from iteration ``first`` (those at or past ``total`` leave the state alone)."""
+        margs = (pre, data)
+        to_z = _affine(pre, cfg.preconditioner)
+
+        def step(s: Any) -> Any:
+            return sample_kernel(s, model_args=margs)
+
+        def keep(s: Any) -> Any:
+            stats = (s.num_steps, s.accept_prob, s.potential_energy, s.diverging, s.energy, s.adapt_state.step_size)
+            return record(to_z(s.z), data), stats
+
+        if cfg.vectorize:  # one scan of vectorized steps, as numpyro's MCMC(chain_method="vectorized")
+            vstep, vkeep = jax.vmap(step), jax.vmap(keep)
+
+            def collect_all(s: Any, i: Any) -> Any:
+                s = lax.cond(i < total, vstep, lambda t: t, s)
+                return s, vkeep(s)
+
+            return lax.scan(collect_all, state, first + jnp.arange(size))  # history (iterations, chains, ...)
+
+        def collect(s: Any, i: Any) -> Any:
+            s = lax.cond(i < total, step, lambda t: t, s)
+            return s, keep(s)
+
+        # The group's chains one after the other (lax.map) by default: a vectorized NUTS step runs every
+        # chain's tree to the deepest one's and batches NumPyro's while loops, which doubled the compile
+        # time (3.9 s against 1.8 s for the kernel alone) and cost 25-40% more sampling time for
+        # copula.fit at n = 5,820, p = 7 (9.0 s against 6.5 s on one device).
+        states, hist = lax.map(lambda s: lax.scan(collect, s, first + jnp.arange(size)), state)
+        return states, jax.tree.map(lambda a: jnp.swapaxes(a, 0, 1), hist)
+
+    if cfg.groups > 1:
+        mesh = Mesh(np.asarray(jax.local_devices()[: cfg.groups]), ("chains",))
+        c, r = P("chains"), P()
+        start_group = jax.shard_map(start_group, mesh=mesh, in_specs=(c, c, c, c, r, r), out_specs=c, check_vma=False)
+        advance = jax.shard_map(
+            advance, mesh=mesh, in_specs=(c, r, r, r), out_specs=(c, P(None, "chains")), check_vma=False
+        )
+
+    def start(key: Any, z0: Any, pe0: Any, grad0: Any, pre: Any, data: Any) -> Any:
+        keys = key if cfg.keys == "given" else jax.random.split(key, cfg.chains)
+        if cfg.keys == "mcmc":  # one key per chain as numpyro's MCMC, then HMC.init's split
+            keys = jax.vmap(jax.random.split)(keys)[:, 0]
+        return start_group(keys, z0, pe0, grad0, pre, data)
+
+    return NutsRun(jax.jit(start), jax.jit(advance), cfg)
+
+
+class NutsRun:
+    """A NUTS run of :func:`build_nuts`: a start program and a chunk program, run from Python.
+
+    The chunks make the run interruptible (Ctrl-C lands between two chunks, :func:`after_chunk`)
+    and move the progress bar; the sequence of kernel steps, hence the draws, is that of one scan
+    over all iterations. :meth:`compile_async` compiles both programs ahead of time in a
+    background thread (XLA compiles outside Python's lock), e.g. while the caller computes its
+    preconditioner on the other core; an error there is raised in the caller's thread.
+    """
+
+    def __init__(self, start: Any, advance: Any, config: NutsConfig) -> None:
+        self.start, self.advance, self.config = start, advance, config
+        self._compiled: tuple[Any, Any] | None = None
+        self._thread: Any = None
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    def _compile(self, args: tuple[Any, ...]) -> None:
+        import jax
+        import jax.numpy as jnp
+
+        try:
+            spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(jnp.shape(a), jnp.result_type(a)), args)
+            lowered = self.start.trace(*spec).lower()
+            # the start's compilation (small) runs beside the tracing of the chunk program (large)
+            done: list[Any] = []
+
+            def compile_start() -> None:
+                done.append(lowered.compile())
+
+            side = threading.Thread(target=same_float64(compile_start), daemon=True)
+            side.start()
+            pre, data = spec[4:]
+            first = jax.ShapeDtypeStruct((), jnp.result_type(int))
+            advance = self.advance.trace(lowered.out_info, first, pre, data).lower().compile()
+            side.join()
+            if not done:
+                done.append(lowered.compile())  # the side thread failed: raise its error here
+            self._compiled = (done[0], advance)
+        except BaseException as exc:  # re-raised in the caller's thread
+            self._error = exc
+
+    def compile_async(self, *args: Any) -> None:
+        """Compile both programs for arguments like ``(key, z0, pe0, grad0, pre, data)`` in a background thread (once).
+
+        The arguments may be arrays or ``jax.ShapeDtypeStruct``.
+        """
+        with self._lock:
+            if self._compiled is not None or self._thread is not None:
+                return
+            self._thread = threading.Thread(
+                target=same_float64(self._compile), args=(args,), daemon=True, name="noiseaware-compile"
+            )
+            self._thread.start()
+
+    def _programs(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
+        self.compile_async(*args)
+        thread = self._thread
+        while thread.is_alive():
+            thread.join(0.1)  # in short waits, so that Ctrl-C lands
+        if self._error is not None:
+            error, self._error, self._thread = self._error, None, None  # a later call tries again
+            raise error
+        assert self._compiled is not None
+        return self._compiled
+
+    def __call__(
+        self,
+        key: Any,
+        z0: Any,
+        pe0: Any,
+        grad0: Any,
+        pre: Any,
+        data: Any,
+        bar: Any = None,
+        check_start: Callable[[bool], None] | None = None,
+    ) -> NutsDraws:
+        """Run all chains; ``check_start(ok)`` is called once the start is computed (``ok``: all finite)."""
+        import jax
+        import jax.numpy as jnp
+
+        cfg = self.config
+        start, advance = self._programs((key, z0, pe0, grad0, pre, data))
+        state = start(key, z0, pe0, grad0, pre, data)
+        if check_start is not None:
+            leaves = [state.potential_energy, *jax.tree.leaves(state.z_grad)]
+            check_start(all(bool(np.all(np.isfinite(np.asarray(x)))) for x in leaves))
+        parts = []
+        for first in range(0, cfg.total, cfg.chunk):
+            state, hist = advance(state, jnp.asarray(first, dtype=jnp.result_type(int)), pre, data)
+            parts.append(jax.device_get(hist))
+            after_chunk(bar, min(first + cfg.chunk, cfg.total))
+
+        def kept(*xs: Any) -> np.ndarray:  # (iterations, chains, ...) chunks -> (chains, draws, ...)
+            return np.swapaxes(np.concatenate(xs)[cfg.warmup : cfg.total], 0, 1)
+
+        draws = jax.tree.map(kept, *[part[0] for part in parts])
+        steps, accept, pe, diverging, energy, step_size = (kept(*[p[1][j] for p in parts]) for j in range(6))
+        stats = {
+            "lp": -pe,
+            "n_steps": steps,
+            "tree_depth": np.log2(np.maximum(steps, 1)).astype(int) + 1,
+            "accept_rate": accept,
+            "diverging": diverging,
+            "energy": energy,
+            "step_size": step_size,
+        }
+        return NutsDraws(draws, stats)
+
+
+@dataclass(frozen=True)
+class ModelTarget:
+    """A NumPyro model as the driver's target: :func:`model_potential`'s answer."""
+
+    potential: Callable[[Any, Any], Any]
+    record: Callable[[Any, Any], Any]
+    init: Any  # batched ParamInfo (z, potential_energy, z_grad), or None
+    observed: dict[str, Any]  # the observed sites' values (an InferenceData's observed_data)
+
+
+def model_potential(
+    model: Callable[..., Any],
+    data: tuple[Any, ...],
+    *,
+    start: dict[str, Any] | None = None,
+    init_keys: Any = None,
+    init_strategy: Any = None,
+) -> ModelTarget:
+    """A NumPyro model ``model(*data)`` as the driver's ``(potential, record)``, and the chains' start.
+
+    ``potential(z, data)`` and ``record(z, data)`` (the constrained values and the deterministic
+    sites of the unconstrained ``z``, a dict) take the data as arguments (NumPyro's
+    ``dynamic_args``), so nothing of one call's data stays in a compiled program.
+
+    Either ``start`` (constrained values of every latent site at which the model is traced once for
+    its sites and supports; the start is then the caller's, and the third value None) or
+    ``init_keys`` (one key per chain: NumPyro's ``initialize_model`` draws each chain's start with
+    ``init_strategy`` as ``HMC.init`` does; the third value is its batched ``ParamInfo``
+    ``(z, potential_energy, z_grad)``).
+    """
+    from numpyro import handlers
+    from numpyro.distributions import biject_to
+    from numpyro.infer.util import get_potential_fn, initialize_model
+
+    if start is not None:
+        trace = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=start)).get_trace(*data)
+        inv_transforms = {
+            k: biject_to(site["fn"].support)
+            for k, site in trace.items()
+            if site["type"] == "sample" and not site["is_observed"]
+        }
+        potential_gen, postprocess_gen = get_potential_fn(model, inv_transforms, replay_model=True, dynamic_args=True)
+        init = None
+    else:
+        kwargs = {} if init_strategy is None else {"init_strategy": init_strategy}
+        info = initialize_model(init_keys, model, model_args=data, dynamic_args=True, **kwargs)
+        potential_gen, postprocess_gen = info.potential_fn, info.postprocess_fn
+        init, trace = info.param_info, info.model_trace
+    observed = {k: site["value"] for k, site in trace.items() if site["type"] == "sample" and site["is_observed"]}
+
+    def potential(z: Any, args: Any) -> Any:
+        return potential_gen(*args)(z)
+
+    def record(z: Any, args: Any) -> Any:
+        return postprocess_gen(*args)(z)
+
+    return ModelTarget(potential, record, init, observed)
