@@ -184,6 +184,7 @@ def test_host_devices_env_parsing(monkeypatch):
         config._wanted_host_devices("many")
 
 
+@pytest.mark.slow  # two fits in fresh interpreters (make test-slow)
 def test_copula_fit_draws_do_not_depend_on_the_device_count():
     # each chain's draws depend on its own key only: two devices (one chain each) give the one-device draws
     two = _devices_child("fit", NOISEAWARE_HOST_DEVICES="2")

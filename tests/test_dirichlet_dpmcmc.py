@@ -358,6 +358,7 @@ def test_cuberoot_joint_move_alone_is_exact_and_a_missing_jacobian_is_caught() -
     assert z_bad > 2 * Z_MAX, (ref, sampler_moments(bad))
 
 
+@pytest.mark.slow  # a long exactness study of one kernel (make test-slow)
 def test_surrogate_joint_move_alone_is_exact_and_a_missing_jacobian_is_caught() -> None:
     """Only the surrogate-transition joint move updates alpha (between full record sweeps): the grid posterior.
 
@@ -439,6 +440,7 @@ def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float
         assert not np.allclose(wrong, np.diag(h_cc), rtol=1e-3)
 
 
+@pytest.mark.slow  # a long run to find where the surrogate is centred (make test-slow)
 def test_surrogate_reference_is_fixed_at_the_warmup_geometric_mean_of_alpha() -> None:
     """At the end of warmup the surrogate's reference point is set to exp(mean log alpha) over warmup's second half.
 
@@ -462,6 +464,7 @@ def test_surrogate_reference_is_fixed_at_the_warmup_geometric_mean_of_alpha() ->
     np.testing.assert_array_equal(refs[2], refs[1])
 
 
+@pytest.mark.slow  # a long run of the fallback path (make test-slow)
 def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_rejects(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -503,6 +506,7 @@ print("same draws")
 """
 
 
+@pytest.mark.slow  # fits in a second interpreter with two host devices (make test-slow)
 def test_chains_spread_over_devices_give_the_same_draws_as_one_device() -> None:
     """The chain groups run each chain on its own key: the draws of one device.
 

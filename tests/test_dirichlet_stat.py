@@ -363,6 +363,7 @@ def _fit_alpha(s_l: np.ndarray, mode: str, n: int, a: float, b: float, alpha0: n
     return np.exp(res.x)
 
 
+@pytest.mark.slow  # a Monte Carlo study of the bias (make test-slow)
 def test_censored_moments_remove_the_bias_of_eq6_at_large_a():
     alpha_true = np.array([2.2, 3.3, 4.4])
     n, a = 20_000, 0.1  # P(x_1 < 0.1) = 0.22

@@ -68,6 +68,7 @@ def test_pymc_fit_reraises_keyboard_interrupt(monkeypatch, release_p2, call, cha
     assert calls[0] <= call + chains
 
 
+@pytest.mark.slow  # PyMC compiles the Dirichlet model (make test-slow); the copula PyMC interrupt test stays fast
 def test_dirichlet_pymc_fit_reraises_keyboard_interrupt(monkeypatch) -> None:
     from noiseaware import dirichlet
 
