@@ -523,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         from _report import write_section
 
-        write_section(args.write, "speed_race", text)
+        write_section(args.write, "speed_race_before_after" if args.baseline else "speed_race", text)
     return 0
 
 
