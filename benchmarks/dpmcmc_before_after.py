@@ -50,16 +50,16 @@ def worker(release_path: str, chains: int, draws: int, warmup: int, out: str) ->
         res = dpmcmc(rel, chains=chains, draws=draws, warmup=warmup, seed=seed, check_mixing=False)
         times.append(time.perf_counter() - t0)
         idata = getattr(res, "idata", res)
-        ess.append(float(np.nanmin(np.asarray(az.ess(idata.posterior["alpha"], method="bulk")))))
+        ess.append(float(np.nanmin(np.asarray(az.ess(idata.posterior[["alpha"]], method="bulk")["alpha"]))))
     Path(out).write_text(json.dumps({"wall": times, "ess": ess}))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from _report import load, write_section
-    from speed_race import _baseline_tree, run_worker
+    from _report import write_section
+    from speed_race import _baseline_tree, loadavg, run_worker
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--baseline", required=True, metavar="REV")
+    ap.add_argument("--baseline", default=None, metavar="REV", help="the base git revision (required)")
     ap.add_argument("--cases", default="1500x3x1.0,5000x6x0.5", help="comma-separated NxDxEPS")
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--draws", type=int, default=1000)
@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         rel, chains, draws, warmup = args.worker
         worker(rel, int(chains), int(draws), int(warmup), args.out)
         return 0
+    if not args.baseline:
+        ap.error("--baseline REV is required")
     import noiseaware as na
 
     command = "python benchmarks/dpmcmc_before_after.py " + shlex.join(argv if argv is not None else sys.argv[1:])
@@ -94,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             (f"at {args.baseline}", HERE / "dpmcmc_before_after.py", {"NOISEAWARE_JAX_CACHE": "0",
                                                                        "PYTHONPATH": str(base)}),
         ):
-            la0 = load()
+            la0 = loadavg()
             res = run_worker(wargs, 1800, env=env, script=script)
-            res.update(who=who, n=n, d=d, eps=eps, load=f"{la0} -> {load()}")
+            res.update(who=who, n=n, d=d, eps=eps, load=f"{la0} -> {loadavg()}")
             rows.append(res)
             print(who, n, d, eps, res, flush=True)
     lines = [
