@@ -43,6 +43,7 @@ from ._settings import (
     SETTING_NAMES,
     SamplingSettings,
     check_settings,
+    settings_of,
 )
 
 __all__ = [
@@ -67,5 +68,6 @@ __all__ = [
     "model_potential",
     "numpyro_nuts",
     "pymc_sample",
+    "settings_of",
     "standard_stats",
 ]

@@ -66,6 +66,34 @@ def fd_hessian(value_grad: Callable[[Any], Any], x: np.ndarray, rel_step: float 
     return 0.5 * (H + H.T)
 
 
+def _line_search(
+    vg: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    z: np.ndarray,
+    f: float,
+    g: np.ndarray,
+    step: np.ndarray,
+    *,
+    finite_gradient: bool,
+) -> tuple[np.ndarray, float, np.ndarray] | None:
+    """Backtracking (Armijo) along the descent direction ``step`` from ``z``, value ``f`` and gradient ``g``.
+
+    Halves ``t`` from 1 while ``t > 1e-4`` until ``f(z + t step) <= f - 1e-4 t d`` with ``d = -g.step``
+    the Newton decrement (finite, and with a finite gradient if ``finite_gradient``). Returns the new
+    ``(z, f, g)``, or None when ``d < 1e-8`` (converged) or no ``t`` is accepted: the Newton loop stops.
+    """
+    decrement = float(-(g @ step))
+    if decrement < 1e-8:
+        return None
+    t = 1.0
+    while t > 1e-4:
+        zn = z + t * step
+        fn, gn = vg(zn)
+        if np.isfinite(fn) and fn <= f - 1e-4 * t * decrement and (not finite_gradient or np.all(np.isfinite(gn))):
+            return zn, fn, gn
+        t *= 0.5
+    return None
+
+
 def laplace_precondition(
     value_grad: Callable[[Any], Any], hessian: Callable[[np.ndarray], np.ndarray], z: np.ndarray, newton_steps: int = 8
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -90,20 +118,11 @@ def laplace_precondition(
             break
         lam, V = np.linalg.eigh(0.5 * (H + H.T))
         step = -(V @ ((V.T @ g) / np.maximum(lam, 1.0)))
-        decrement = float(-(g @ step))
-        if decrement < 1e-8:
+        moved = _line_search(vg, z, f, g, step, finite_gradient=True)
+        if moved is None:
             break
-        t = 1.0
-        while t > 1e-4:
-            zn = z + t * step
-            fn, gn = vg(zn)
-            if np.isfinite(fn) and fn <= f - 1e-4 * t * decrement and np.all(np.isfinite(gn)):
-                z, f, g = zn, fn, gn
-                H = hessian(z)
-                break
-            t *= 0.5
-        else:
-            break
+        z, f, g = moved
+        H = hessian(z)
     if not np.all(np.isfinite(H)):
         return z, np.eye(z.size)
     lam, V = np.linalg.eigh(0.5 * (H + H.T))
@@ -126,25 +145,19 @@ def diagonal_precondition(
     def diag_at(x: np.ndarray) -> np.ndarray:
         return np.maximum(np.asarray(curvature(jnp.asarray(x)), dtype=np.float64), 1.0)
 
-    f, g = (np.asarray(a, dtype=np.float64) for a in value_grad(jnp.asarray(z)))
+    def vg(x: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = value_grad(jnp.asarray(x))
+        return float(f), np.asarray(g, dtype=np.float64)
+
+    f, g = vg(z)
     h = diag_at(z)
     for i in range(steps):
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(h))):
             break
-        step = -g / h
-        decrement = float(-(g @ step))
-        if decrement < 1e-8:
+        moved = _line_search(vg, z, f, g, -g / h, finite_gradient=False)
+        if moved is None:
             break
-        t = 1.0
-        while t > 1e-4:
-            zn = z + t * step
-            fn, gn = (np.asarray(a, dtype=np.float64) for a in value_grad(jnp.asarray(zn)))
-            if np.isfinite(fn) and fn <= f - 1e-4 * t * decrement:
-                z, f, g = zn, fn, gn
-                break
-            t *= 0.5
-        else:
-            break
+        z, f, g = moved
         if i % 5 == 4:
             h = diag_at(z)
     h = diag_at(z)

@@ -65,18 +65,20 @@ def default_cores(chains: int) -> int:
     return 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
 
 
-def pymc_sample(owner: str, settings: SamplingSettings, *, cores: int, **kwargs: Any) -> Any:
+def pymc_sample(owner: str, settings: SamplingSettings, *, cores: int | None, **kwargs: Any) -> Any:
     """``pm.sample`` at the run's ``settings`` that re-raises a swallowed interrupt: the package's one call.
 
     Must be called inside a PyMC model context. ``settings`` gives ``draws``, ``tune`` (its
     ``warmup``), ``chains``, ``random_seed``, ``progressbar`` and ``target_accept``; ``kwargs``
-    go to ``pm.sample`` as they are (e.g. ``compute_convergence_checks=False``). Raises
+    go to ``pm.sample`` as they are (e.g. ``compute_convergence_checks=False``); ``cores=None`` means
+    :func:`default_cores`. Raises
     ``KeyboardInterrupt`` (naming ``owner`` and the iterations each chain ran) if any chain stopped
     before ``warmup + draws`` iterations.
     """
     import pymc as pm
 
     chains, tune, draws = settings.chains, settings.warmup, settings.draws
+    cores = default_cores(chains) if cores is None else cores
     guard = InterruptGuard(chains, tune + draws, sequential=cores == 1 or chains == 1, owner=owner)
     try:
         idata = pm.sample(

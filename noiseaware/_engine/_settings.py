@@ -21,6 +21,7 @@ number sets the target of whatever step size the fit adapts.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "SETTING_NAMES",
     "SamplingSettings",
     "check_settings",
+    "settings_of",
 ]
 
 #: Target acceptance probability of NUTS's step-size adaptation when ``target_accept=None``.
@@ -151,3 +153,24 @@ def check_settings(
             raise NoiseawareTypeError(v.message(owner, name, "must be True or False", flag))
     target = default_target if target_accept is None else v.open_unit(owner, "target_accept", target_accept)
     return SamplingSettings(chains, draws, warmup, seed, progressbar, float(target), check_mixing, given)
+
+
+def settings_of(
+    owner: str, given: Mapping[str, Any], *, default_target: float = NUTS_TARGET_ACCEPT
+) -> SamplingSettings:
+    """:func:`check_settings` on the convention's arguments picked by name from ``given``.
+
+    A fit calls ``settings_of(owner, locals())`` first thing, so that its explicit keyword-only
+    arguments (which ``help()`` and ``inspect.signature`` show) reach the one validation without
+    being listed again.
+
+    Examples
+    --------
+    >>> def fit(*, chains=4, draws=1000, warmup=1000, seed=None, progressbar=False, target_accept=None,
+    ...         check_mixing=True, other=1):
+    ...     return settings_of("fit", locals())
+    >>> s = fit(chains=2, seed=5)
+    >>> s.chains, s.seed, s.target_accept
+    (2, 5, 0.8)
+    """
+    return check_settings(owner, default_target=default_target, **{name: given[name] for name in SETTING_NAMES})

@@ -87,6 +87,32 @@ class Context:
         """``meta`` plus the simulation note when in simulation mode."""
         return meta if self.rng is None else {**meta, "simulation": SIMULATION_NOTE}
 
+    def release(
+        self,
+        statistic: str,
+        values: Any,
+        labels: Sequence[tuple[str, ...]],
+        mech: Mechanism,
+        composition: str,
+        guarantee: Guarantee,
+        n: int | None,
+        metadata: dict[str, Any],
+        components: Sequence[Release] = (),
+    ) -> Release:
+        """The :class:`Release` of noisy ``values``, with this run's ``secure`` flag and :meth:`metadata`."""
+        return Release(
+            statistic=statistic,
+            values=values,
+            labels=tuple(labels),
+            mechanism=mech,
+            composition=composition,
+            guarantee=guarantee,
+            secure=self.secure,
+            n=n,
+            metadata=self.metadata(metadata),
+            components=tuple(components),
+        )
+
 
 StatisticFn = Callable[[Any, Context, "str | None", dict[str, Any]], Release]
 
@@ -260,17 +286,7 @@ def finish(
     )
     ctx.charge(guarantee, label=statistic)
     noisy = mech.release(truth, rng=ctx.rng)
-    return Release(
-        statistic=statistic,
-        values=noisy,
-        labels=tuple(labels),
-        mechanism=mech,
-        composition=composition,
-        guarantee=guarantee,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(metadata),
-    )
+    return ctx.release(statistic, noisy, labels, mech, composition, guarantee, n, metadata)
 
 
 def censoring_counts(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:

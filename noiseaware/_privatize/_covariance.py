@@ -148,17 +148,7 @@ def _second_moment(data: Any, ctx: Context, mechanism: str | None, options: dict
         "entry_order": ENTRY_ORDER,
         "centering": _CENTERING,
     }
-    return Release(
-        statistic="second_moment",
-        values=noisy,
-        labels=tuple((names[j], names[k]) for j, k in ent),
-        mechanism=mech,
-        composition="joint",
-        guarantee=g,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(meta),
-    )
+    return ctx.release("second_moment", noisy, [(names[j], names[k]) for j, k in ent], mech, "joint", g, n, meta)
 
 
 def _check_pace_budgets(
@@ -361,15 +351,5 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     guarantee = Guarantee(rho=diag_mech.rho * d)
     for comp in comps:
         guarantee = guarantee.compose(comp.guarantee)
-    return Release(
-        statistic="pace_ggm",
-        values=z0,
-        labels=tuple((nm, nm) for nm in names),
-        mechanism=diag_mech,
-        composition="sequential",
-        guarantee=guarantee,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(meta),
-        components=tuple(comps),
-    )
+    labels = [(nm, nm) for nm in names]
+    return ctx.release("pace_ggm", z0, labels, diag_mech, "sequential", guarantee, n, meta, comps)

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,14 +248,26 @@ def _values(x: np.ndarray, b: int, spec: tuple[Any, ...]) -> list[np.ndarray]:
         u = _ordered(x)
         return [u[:, j] for j in range(x.shape[1])]
     _, t_ord, cols, keys = spec  # ("keys", thresholds, columns needing keys, _Keys)
-    u = _ordered(x)
     out = [np.empty(0, dtype=np.uint64)] * x.shape[1]
-    tied = {j: u[:, j] == t_ord[j] for j in cols}
-    if any(m.any() for m in tied.values()):
-        k = _ordered(keys.block(b, x.shape[0]))
+    tied, k = _tied(x, b, t_ord, cols, keys)
+    if k is not None:
         for j, m in tied.items():
             out[j] = k[m, j]
     return out
+
+
+def _tied(
+    x: np.ndarray, b: int, t_ord: np.ndarray, cols: Iterable[int], keys: _Keys
+) -> tuple[dict[int, np.ndarray], np.ndarray | None]:
+    """Per column in ``cols``, the rows of block ``b`` equal to its threshold, and the block's ordered keys.
+
+    The keys (drawn only when some row ties) are None when no row ties.
+    """
+    u = _ordered(x)
+    tied = {j: u[:, j] == t_ord[j] for j in cols}
+    if not any(m.any() for m in tied.values()):
+        return tied, None
+    return tied, _ordered(keys.block(b, x.shape[0]))
 
 
 def _select_leaf(x: np.ndarray, b: int, spec: tuple[Any, ...], ops: list[tuple[Any, ...]]) -> list[Any]:
@@ -366,11 +378,9 @@ def _first_combine(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[list[int], i
 def _index_leaf(x: np.ndarray, b: int, offset: int, spec: tuple[Any, ...], kt: dict[int, int]) -> list[np.ndarray]:
     """Global row indices of the tied rows whose key equals the key threshold (a near-impossible case)."""
     _, t_ord, _, keys = spec
-    u = _ordered(x)
     out = [np.empty(0, dtype=np.int64)] * x.shape[1]
-    masks = {j: u[:, j] == t_ord[j] for j in kt}
-    if any(m.any() for m in masks.values()):
-        k = _ordered(keys.block(b, x.shape[0]))
+    masks, k = _tied(x, b, t_ord, kt, keys)
+    if k is not None:
         for j, m in masks.items():
             out[j] = offset + np.flatnonzero(m & (k[:, j] == np.uint64(kt[j])))
     return out

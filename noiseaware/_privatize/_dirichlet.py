@@ -175,16 +175,9 @@ def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: 
             "note": "values are the unclipped noisy counts; the selection uses max(0, value) (Algorithm 1)",
         }
         components.append(
-            Release(
-                statistic="dirichlet_censoring_counts",
-                values=raw,
-                labels=tuple(labels_c),
-                mechanism=geo,
-                composition="joint",
-                guarantee=expected_guarantee(geo, "joint", raw.shape),
-                secure=ctx.secure,
-                n=n,
-                metadata=ctx.metadata(comp_meta),
+            ctx.release(
+                "dirichlet_censoring_counts", raw, labels_c, geo, "joint", expected_guarantee(geo, "joint", raw.shape),
+                n, comp_meta,
             )
         )
         meta |= {
@@ -225,18 +218,7 @@ def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: 
     g = expected_guarantee(mech, composition, noisy_sums.shape)
     for c in components:
         g = g.compose(c.guarantee)
-    return Release(
-        statistic="dirichlet_logmean",
-        values=noisy_sums,
-        labels=tuple(labels),
-        mechanism=mech,
-        composition=composition,
-        guarantee=g,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(meta),
-        components=tuple(components),
-    )
+    return ctx.release("dirichlet_logmean", noisy_sums, labels, mech, composition, g, n, meta, components)
 
 
 def _split_size(split: Any, n: int) -> int | None:

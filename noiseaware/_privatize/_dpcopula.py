@@ -328,16 +328,9 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
             perm = ctx.key_rng().permutation(n)
             truth, _ = dpcopula_mle_blocks(codes, int(blocks), perm)  # type: ignore[arg-type]  # b = n // blocks
             stat = "dpcopula_mle"
-        comp = Release(
-            statistic=stat,
-            values=comp_mech.release(truth, rng=ctx.rng),
-            labels=tuple(labels_p),
-            mechanism=comp_mech,
-            composition="sequential",
-            guarantee=expected_guarantee(comp_mech, "sequential", truth.shape),
-            secure=ctx.secure,
-            n=n,
-            metadata=ctx.metadata(meta_c),
+        comp = ctx.release(
+            stat, comp_mech.release(truth, rng=ctx.rng), labels_p, comp_mech, "sequential",
+            expected_guarantee(comp_mech, "sequential", truth.shape), n, meta_c,
         )
     return Release(
         statistic="dpcopula",

@@ -30,8 +30,8 @@ from .._engine import (
     FitResult,
     SamplingSettings,
     check_mixing,
-    check_settings,
     jit,
+    settings_of,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
 from .._engine._nuts import nuts_kernel_options
@@ -426,10 +426,7 @@ def sample(
     """
     if not isinstance(model, AugmentationModel):
         raise NoiseawareTypeError(v.message(_OWNER, "model", "must be an AugmentationModel", type(model).__name__))
-    settings = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
-        target_accept=target_accept, check_mixing=check_mixing,
-    )
+    settings = settings_of(_OWNER, locals())
     chains, draws, warmup, seed = settings.chains, settings.draws, settings.warmup, settings.seed
     if not isinstance(keep_records, bool):
         raise NoiseawareTypeError(v.message(_OWNER, "keep_records", "must be True or False", keep_records))

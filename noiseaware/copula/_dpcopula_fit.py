@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
-from .._engine import FitResult, SamplingSettings, check_settings
+from .._engine import FitResult, SamplingSettings, settings_of
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._dpcopula_release import _check, _domains, _split
@@ -149,10 +149,7 @@ def fit_dpcopula(
             f"correlation={rel.metadata['correlation']!r}. Release with privatize(..., correlation='median'), or "
             "use synthesize(release, n) for DPCopula's point estimate."
         )
-    st = check_settings(
-        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
-        target_accept=target_accept, check_mixing=check_mixing,
-    )
+    st = settings_of(owner, locals())
     seed = st.seed
     a0 = v.positive(owner, "margin_prior", margin_prior)
     from ._fit import fit

@@ -24,9 +24,8 @@ from .._engine import (
     SamplingSettings,
     build_nuts,
     chain_groups,
-    check_settings,
-    default_cores,
     pymc_sample,
+    settings_of,
     standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
@@ -274,8 +273,7 @@ def _numpyro_fit(
 
 def _pymc_fit(release: Release, prior: LKJPrior, st: SamplingSettings, cores: int | None = None) -> Any:
     with _pymc_model(release, prior):
-        n_cores = default_cores(st.chains) if cores is None else cores
-        return pymc_sample(_OWNER, st, cores=n_cores, compute_convergence_checks=False)
+        return pymc_sample(_OWNER, st, cores=cores, compute_convergence_checks=False)
 
 
 @float64
@@ -406,16 +404,7 @@ def fit(
     release = _check_release(release)
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
     pr = _as_prior(prior)
-    st = check_settings(
-        _OWNER,
-        chains=chains,
-        draws=draws,
-        warmup=warmup,
-        seed=seed,
-        progressbar=progressbar,
-        target_accept=target_accept,
-        check_mixing=check_mixing,
-    )
+    st = settings_of(_OWNER, locals())
     preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))
     mass_matrix = v.choice(_OWNER, "mass_matrix", mass_matrix, ("diagonal", "dense"))
     variable_order = v.choice(_OWNER, "variable_order", variable_order, ("pivoted", "given"))

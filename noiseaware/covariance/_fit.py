@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, SamplingSettings, check_settings, numpyro_nuts, pymc_sample, standard_stats
+from .._engine import FitResult, SamplingSettings, numpyro_nuts, pymc_sample, settings_of, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..release import Release
@@ -134,10 +134,7 @@ def fit(
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/covariance`` runs it.)
     """
     owner = "covariance.fit"
-    st = check_settings(
-        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
-        target_accept=target_accept, check_mixing=check_mixing,
-    )
+    st = settings_of(owner, locals())
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
     v.choice(owner, "route", route, ROUTES)

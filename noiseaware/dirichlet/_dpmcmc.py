@@ -52,8 +52,8 @@ from .._engine import (
     ProgramCache,
     SamplingSettings,
     chain_groups,
-    check_settings,
     jit,
+    settings_of,
 )
 from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
@@ -686,22 +686,13 @@ def dpmcmc(
     >>> res.posterior["composition"].shape, res.alpha.shape
     ((2, 300, 3), (600, 3))
     """
-    st = _settings(draws, warmup, chains, seed, progressbar, target_accept, check_mixing)
+    st = settings_of(_OWNER, locals(), default_target=RWM_TARGET_ACCEPT)
     prep = _prepare(release, prior, st.chains, st.seed, replicates, part=part, init=init, joint_move=joint_move)
     raw = _run([prep], prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
     res = DPMCMCFit(_idata(raw, 0, prep, release, prior, st), settings=st)
     if st.check_mixing:
         _mixing(res.idata, [_ALPHA], owner=_OWNER)
     return res
-
-
-def _settings(
-    draws: Any, warmup: Any, chains: Any, seed: Any, progressbar: Any, target_accept: Any, check_mixing: Any
-) -> SamplingSettings:
-    return check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
-        target_accept=target_accept, check_mixing=check_mixing, default_target=RWM_TARGET_ACCEPT,
-    )
 
 
 @float64
@@ -759,7 +750,7 @@ def dpmcmc_batch(
     >>> [f.posterior["alpha"].shape for f in fits]
     [(2, 200, 3), (2, 200, 3), (2, 200, 3)]
     """
-    st = _settings(draws, warmup, chains, seed, progressbar, target_accept, check_mixing)
+    st = settings_of(_OWNER, locals(), default_target=RWM_TARGET_ACCEPT)
     if isinstance(releases, (str, bytes)) or not isinstance(releases, Sequence):
         raise NoiseawareTypeError(v.message(_OWNER, "releases", "must be a list of releases", type(releases).__name__))
     if len(releases) == 0:

@@ -34,10 +34,9 @@ from .._engine import (
     SamplingSettings,
     build_nuts,
     chain_groups,
-    check_settings,
-    default_cores,
     model_potential,
     pymc_sample,
+    settings_of,
     standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
@@ -392,8 +391,7 @@ def _fit_pymc(
                 moments=moments,
                 parameterization=_parameterization(p),
             )
-        n_cores = default_cores(settings.chains) if cores is None else cores
-        return pymc_sample(_OWNER, settings, cores=n_cores, compute_convergence_checks=False)
+        return pymc_sample(_OWNER, settings, cores=cores, compute_convergence_checks=False)
 
 
 @float64
@@ -498,10 +496,7 @@ def fit(
     del parts
     moments = v.choice(_OWNER, "moments", moments, ("censored", "asymptotic"))
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
-    st = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
-        target_accept=target_accept, check_mixing=check_mixing,
-    )
+    st = settings_of(_OWNER, locals())
     prior_draws = v.integer(_OWNER, "prior_draws", prior_draws, minimum=10)
     pr, obs = _prior_and_parts(release, prior, prior_draws, np.random.default_rng(st.seed))
     for p in obs:

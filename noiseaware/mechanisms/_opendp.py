@@ -117,28 +117,34 @@ def _finite(out: list[float], what: str) -> np.ndarray:
     return arr
 
 
+def _add_noise(values: np.ndarray, measure: Any, what: str, *, integer: bool) -> np.ndarray:
+    """``values`` plus the noise of OpenDP's measurement ``measure``, in their shape, guarded.
+
+    Integer outputs go through :func:`_unsaturated`, real ones through :func:`_finite`.
+    """
+    if integer:
+        return _unsaturated(measure([int(x) for x in np.ravel(values)]), what).reshape(np.shape(values))
+    return _finite(measure([float(x) for x in np.ravel(values)]), what).reshape(np.shape(values))
+
+
 def discrete_laplace(values: np.ndarray, scale: float) -> np.ndarray:
     """Values + exact discrete Laplace(scale) noise, P(k) proportional to exp(-|k|/scale)."""
-    flat = [int(x) for x in np.ravel(values)]
-    return _unsaturated(_int_laplace(float(scale))(flat), "discrete Laplace").reshape(np.shape(values))
+    return _add_noise(values, _int_laplace(float(scale)), "discrete Laplace", integer=True)
 
 
 def discrete_gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
     """Values + exact discrete Gaussian(sigma) noise, P(k) proportional to exp(-k^2/(2 sigma^2))."""
-    flat = [int(x) for x in np.ravel(values)]
-    return _unsaturated(_int_gaussian(float(sigma))(flat), "discrete Gaussian").reshape(np.shape(values))
+    return _add_noise(values, _int_gaussian(float(sigma)), "discrete Gaussian", integer=True)
 
 
 def laplace(values: np.ndarray, scale: float) -> np.ndarray:
     """Values + OpenDP's (lattice-discretized) continuous Laplace(scale) noise."""
-    flat = [float(x) for x in np.ravel(values)]
-    return _finite(_float_laplace(float(scale))(flat), "Laplace").reshape(np.shape(values))
+    return _add_noise(values, _float_laplace(float(scale)), "Laplace", integer=False)
 
 
 def gaussian(values: np.ndarray, sigma: float) -> np.ndarray:
     """Values + OpenDP's (lattice-discretized) continuous Gaussian(sigma) noise."""
-    flat = [float(x) for x in np.ravel(values)]
-    return _finite(_float_gaussian(float(sigma))(flat), "Gaussian").reshape(np.shape(values))
+    return _add_noise(values, _float_gaussian(float(sigma)), "Gaussian", integer=False)
 
 
 def randomized_response(values: np.ndarray, k: int, prob: float) -> np.ndarray:

@@ -32,20 +32,27 @@ def _mode(size: Any, loc: Any, par: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- TwoSidedGeometric
-class TwoSidedGeometricRV(RandomVariable):
-    """RandomVariable of :class:`TwoSidedGeometric`."""
+class _IntegerNoiseRV(RandomVariable):
+    """RandomVariable ``loc + D`` (inputs ``loc, par``), ``D`` the integer noise of the class's ``family``."""
 
-    name = "two_sided_geometric"
     signature = "(),()->()"
     dtype = "int64"
-    _print_name = ("TwoSidedGeometric", "\\operatorname{TwoSidedGeometric}")
+    family: str
 
     @classmethod
-    def rng_fn(cls, rng: np.random.Generator, loc: Any, alpha: Any, size: Any) -> np.ndarray:
-        """``loc + G1 - G2`` from two uniforms per draw."""
-        shape = shape_of(size, loc, alpha)
-        noise = noise_from_generator(rng, "geometric", alpha, shape)
+    def rng_fn(cls, rng: np.random.Generator, loc: Any, par: Any, size: Any) -> np.ndarray:
+        """``loc`` plus noise from the package's exact sampler of ``family`` (:func:`noise_from_generator`)."""
+        shape = shape_of(size, loc, par)
+        noise = noise_from_generator(rng, cls.family, par, shape)
         return np.asarray(np.broadcast_to(loc, shape) + noise).astype(np.int64)
+
+
+class TwoSidedGeometricRV(_IntegerNoiseRV):
+    """RandomVariable of :class:`TwoSidedGeometric` (``loc + G1 - G2`` from two uniforms per draw)."""
+
+    name = "two_sided_geometric"
+    family = "geometric"
+    _print_name = ("TwoSidedGeometric", "\\operatorname{TwoSidedGeometric}")
 
 
 two_sided_geometric = TwoSidedGeometricRV()
@@ -119,20 +126,12 @@ class TwoSidedGeometric(pm.Discrete):
 
 
 # --------------------------------------------------------------------------- DiscreteGaussian
-class DiscreteGaussianRV(RandomVariable):
-    """RandomVariable of :class:`DiscreteGaussian`."""
+class DiscreteGaussianRV(_IntegerNoiseRV):
+    """RandomVariable of :class:`DiscreteGaussian` (CKS20 rejection sampler, fixed number of proposals)."""
 
     name = "discrete_gaussian"
-    signature = "(),()->()"
-    dtype = "int64"
+    family = "discrete_gaussian"
     _print_name = ("DiscreteGaussian", "\\operatorname{DiscreteGaussian}")
-
-    @classmethod
-    def rng_fn(cls, rng: np.random.Generator, loc: Any, sigma: Any, size: Any) -> np.ndarray:
-        """CKS20 rejection sampler with a fixed number of proposals."""
-        shape = shape_of(size, loc, sigma)
-        noise = noise_from_generator(rng, "discrete_gaussian", sigma, shape)
-        return np.asarray(np.broadcast_to(loc, shape) + noise).astype(np.int64)
 
 
 discrete_gaussian = DiscreteGaussianRV()
