@@ -265,7 +265,7 @@ def hybrid_release(
         guarantee=g_marg,
         secure=ctx.secure,
         n=n,
-        metadata=marg_meta,
+        metadata=ctx.metadata(marg_meta),
     )
     kend = Release(
         statistic="dpcopula_hybrid_kendall",
@@ -276,7 +276,7 @@ def hybrid_release(
         guarantee=g_tau,
         secure=ctx.secure,
         n=n,
-        metadata=kend_meta,
+        metadata=ctx.metadata(kend_meta),
     )
     return Release(
         statistic="dpcopula_hybrid",

@@ -165,3 +165,10 @@ def test_synthesis_recovers_the_partition_structure() -> None:
         tau_true = b[["x", "y"]].corr(method="kendall").iloc[0, 1]
         assert sign * tau_syn > 0.4 and abs(tau_syn - tau_true) < 0.15
         assert abs(c[["x", "y"]].corr(method="kendall").iloc[0, 1]) < 0.2  # the plain copula mixes them
+
+
+def test_simulated_hybrid_components_carry_the_simulation_note() -> None:
+    rel = na.privatize(_data(600), statistic="dpcopula", epsilon=1.5, domains=DOMS, hybrid="auto",
+                       rng=np.random.default_rng(1))
+    assert "simulation" in rel.metadata
+    assert all("simulation" in comp.metadata for comp in rel.components)
