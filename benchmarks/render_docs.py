@@ -125,7 +125,8 @@ QUESTIONS = (
         "(1000 + 1000): ESS per second including compilation, ESS per CPU second, first-process fit time. Then "
         "the ESS per draw of each sampler over seeds (the mass matrix and step-size target of `copula.fit`, and "
         "Stan's).",
-        ("speed_race", "speed_race_dense", "speed_race_equal", "copula_mass", "stan_seeds"),
+        ("speed_race_before_after", "speed_race", "speed_race_dense", "speed_race_equal", "copula_mass",
+         "stan_seeds"),
     ),
     Section(
         "Compilation: a second process, a second release",
@@ -138,7 +139,7 @@ QUESTIONS = (
         "`dirichlet.dpmcmc` (exact data augmentation for compositional data) against the kernels it started "
         "from, on simulated releases (n of 1,500 and 5,000, d of 3 and 6, epsilon of 0.5 and 1) and BudgetUK, "
         "in one run; and the exact route against the moments route (`dirichlet.fit`).",
-        ("dpmcmc_speed",),
+        ("dpmcmc_before_after", "dpmcmc_speed"),
     ),
     Section(
         "dirichlet.fit at the one NUTS target",
