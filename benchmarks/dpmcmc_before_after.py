@@ -120,17 +120,20 @@ def main(argv: list[str] | None = None) -> int:
             f"| {w[1]:.1f} | {e[1] / w[1]:.1f} | {r['load']} |"
         )
     ok = [r for r in rows if "error" not in r]
+    headline = []
     for a, b in zip(ok[::2], ok[1::2], strict=False):
         r1 = (a["ess"][0] / a["wall"][0]) / (b["ess"][0] / b["wall"][0])
         r2 = (a["ess"][1] / a["wall"][1]) / (b["ess"][1] / b["wall"][1])
-        lines.append(
-            f"\n- n = {a['n']:,}, d = {a['d']}, epsilon = {a['eps']}: this tree / {args.baseline} ESS per second "
-            f"{r1:.2f}x including compilation, {r2:.2f}x for the second fit."
+        same = "identical draws" if a["ess"] == b["ess"] else "different draws"
+        headline.append(
+            f"n = {a['n']:,}, d = {a['d']}, epsilon = {a['eps']}: this tree / {args.baseline} ESS per second "
+            f"{r1:.2f}x including compilation, {r2:.2f}x for the second fit ({same})"
         )
+    lines += ["", *[f"- {h}." for h in headline]]
     text = "\n".join(lines)
     print(text)
     if args.write:
-        write_section(args.write, "dpmcmc_before_after", text)
+        write_section(args.write, "dpmcmc_before_after", text, headline=headline)
     return 0
 
 
