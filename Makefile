@@ -55,7 +55,7 @@ dist-check:
 	$(PYTHON) -m venv "$$tmp/build-env"; \
 	"$$tmp/build-env/bin/python" -m pip install --quiet build; \
 	"$$tmp/build-env/bin/python" -m build --outdir "$$tmp/dist" . > "$$tmp/build.log" 2>&1 || { cat "$$tmp/build.log"; exit 1; }; \
-	if grep -i "deprecat" "$$tmp/build.log"; then echo "dist-check: the build warns (above)"; exit 1; fi; \
+	if grep -iE "is deprecated|DeprecationWarning" "$$tmp/build.log"; then echo "dist-check: the build warns (above)"; exit 1; fi; \
 	for dist in "$$tmp"/dist/*.whl "$$tmp"/dist/*.tar.gz; do \
 		echo "dist-check: $$(basename "$$dist")"; \
 		rm -rf "$$tmp/env"; $(PYTHON) -m venv "$$tmp/env"; \
