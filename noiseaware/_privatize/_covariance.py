@@ -151,6 +151,12 @@ def _second_moment(data: Any, ctx: Context, mechanism: str | None, options: dict
     return ctx.release("second_moment", noisy, [(names[j], names[k]) for j, k in ent], mech, "joint", g, n, meta)
 
 
+#: Largest precision ``2 rho / sensitivity**2`` a PACE-GGM release accepts: past it the noise is
+#: negligible (sd below 1e-75 sensitivities) and the reconstruction's products of precisions and
+#: squared entries overflow float64.
+MAX_PRECISION = 1e150
+
+
 def _check_pace_budgets(
     owner: str, rho: float, alpha: float, beta: float, T: int, d: int, share: float, delta: float
 ) -> None:
@@ -160,7 +166,9 @@ def _check_pace_budgets(
     ``alpha (1 - share) rho / d`` and the first
     round's ``beta`` and ``1 - beta`` shares of ``(1 - alpha)(1 - share) rho / T`` (annealing only
     raises later rounds' budgets); ``delta`` is the largest entry sensitivity the run can use
-    (the centred bound's when ``center=True``). Each must give a finite, normal noise scale.
+    (the centred bound's when ``center=True``). Each must give a finite, normal noise scale, and
+    the precision of the whole budget, ``2 rho / delta**2``, at most :data:`MAX_PRECISION` (the
+    max-entropy reconstruction multiplies precisions by squared entries, which overflows past it).
     """
     rho_p = rho - share * rho
     per = (rho_p - alpha * rho_p) / T
@@ -171,6 +179,12 @@ def _check_pace_budgets(
         for piece, value in pieces.items():
             if not (math.isfinite(value) and value >= v.TINY):
                 raise NoiseawareValueError(f"{piece} = {value!r} is not a normal float64 > 0")
+        precision = 2.0 * rho / delta**2
+        if not precision <= MAX_PRECISION:
+            raise NoiseawareValueError(
+                f"the precision 2 rho / sensitivity**2 = {precision:.3g} is above {MAX_PRECISION:.0e} (noise "
+                "negligible: the release would be the confidential statistic)"
+            )
         GaussianMechanism(sigma=delta / math.sqrt(2.0 * pieces["alpha * rho / d"]), sensitivity=delta)
         GaussianMechanism(sigma=delta / math.sqrt(2.0 * pieces["rho_meas"]), sensitivity=delta)
         ExponentialMechanism(epsilon=math.sqrt(8.0 * pieces["rho_sel"]), sensitivity=delta)
