@@ -172,6 +172,11 @@ QUESTIONS = (
         (Table("pace_ggm_speed", None, 0, "Quiet machine"),),
     ),
     Section(
+        "The fast test suite: make test from a fresh clone",
+        "Wall time of the README's `make test` on a fresh clone with empty caches, on the 2-core machine.",
+        ("make_test_time",),
+    ),
+    Section(
         "Power of the empirical privacy audit",
         "How often `noiseaware.audit.audit_epsilon` (beta = 1e-6) flags a geometric mechanism at epsilon = 1 whose "
         "scale is 10% too small, against the correct one (20 seeds per row); `docs/security.md` says which tests "
