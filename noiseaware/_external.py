@@ -239,16 +239,12 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     The measurement's input domain (integer or float atoms), input metric and output measure
     fix the noise family; its privacy map at ``d_in`` fixes the scale:
 
-    ===================================  ==========================  =================================
-    OpenDP measurement                   family                      scale read from the map
-    ===================================  ==========================  =================================
-    ``make_laplace`` / ``make_geometric``  ``geometric`` (discrete     ``scale = d_in / map(d_in)``
-    on integers, ``MaxDivergence``       Laplace)
-    ``make_gaussian`` on integers,       ``discrete_gaussian``       ``sigma = d_in / sqrt(2 map(d_in))``
-    ``ZeroConcentratedDivergence``
-    ``make_laplace`` on floats           ``laplace``                 ``scale = d_in / map(d_in)``
-    ``make_gaussian`` on floats          ``gaussian``                ``sigma = d_in / sqrt(2 map(d_in))``
-    ===================================  ==========================  =================================
+    * ``make_laplace`` or ``make_geometric`` on integers (``MaxDivergence``): ``geometric``
+      (the discrete Laplace), ``scale = d_in / map(d_in)``;
+    * ``make_gaussian`` on integers (``ZeroConcentratedDivergence``): ``discrete_gaussian``,
+      ``sigma = d_in / sqrt(2 map(d_in))``;
+    * ``make_laplace`` on floats: ``laplace``, ``scale = d_in / map(d_in)``;
+    * ``make_gaussian`` on floats: ``gaussian``, ``sigma = d_in / sqrt(2 map(d_in))``.
 
     (``epsilon = d_in / scale`` for the Laplace laws; ``rho = d_in^2 / (2 sigma^2)`` for the
     Gaussian ones, Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential

@@ -249,7 +249,9 @@ def release_size_bound(
 class Release(ReleaseRecord):
     """A differentially private release and the exact description of its noise.
 
-    Build one with :func:`noiseaware.privatize`; read one with :meth:`from_json`.
+    Build one with :func:`noiseaware.privatize`; read one with :meth:`from_json`; make one of a
+    release made elsewhere with :meth:`from_opendp` (an OpenDP measurement's output) or
+    :meth:`from_published` (noise parameters a publisher states).
 
     Parameters
     ----------
