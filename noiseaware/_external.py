@@ -29,6 +29,7 @@ from .mechanisms import (
     DiscreteGaussianMechanism,
     GaussianMechanism,
     GeometricMechanism,
+    Guarantee,
     LaplaceMechanism,
     Mechanism,
 )
@@ -106,6 +107,7 @@ def _build(
     provenance: str,
     n: int | None,
     source: str | None,
+    guarantee: Guarantee | None = None,
 ) -> R:
     integer = mech.output_kind == "integer"
     vals = values if integer else values.ravel()
@@ -118,7 +120,7 @@ def _build(
         labels=_labels(owner, labels, values.size),
         mechanism=mech,
         composition="joint",
-        guarantee=mech.guarantee(),
+        guarantee=mech.guarantee() if guarantee is None else guarantee,
         secure=False,
         n=n,
         metadata=meta,
@@ -256,7 +258,8 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
 
     The release has statistic ``"counts"`` (integer noise) or ``"vector"`` (real noise), one
     ``"joint"`` application with ``mechanism.sensitivity = d_in`` (the L1 or L2 sensitivity of the
-    whole vector), the guarantee of that law at ``d_in``, ``secure=False`` (noiseaware did not
+    whole vector), OpenDP's map at ``d_in`` as its guarantee (equal to the read law's up to
+    OpenDP's upward rounding in the last digit), ``secure=False`` (noiseaware did not
     draw the value, and cannot tell that it came from this measurement) and
     ``metadata.source`` describing the measurement and its map.
 
@@ -351,6 +354,7 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
         provenance=f"OpenDP {version}" if provenance is None else provenance,
         n=n,
         source=source,
+        guarantee=Guarantee(epsilon=out) if pure else Guarantee(rho=out),
     )
 
 
@@ -433,6 +437,7 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
         L1 / L2 sensitivity of each release's values together (an integer for ``geometric``).
     groups : sequence, optional
         One group key per value (converted to ``str``); then one release per group is returned.
+        Each records its own guarantee; groups about the same people compose sequentially.
     labels : sequence, optional
         One label (or tuple of labels) per value; default ``("0",), ("1",), ...``.
     n : int, optional
