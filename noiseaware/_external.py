@@ -50,7 +50,7 @@ PUBLISHED_FAMILIES: dict[str, tuple[str, ...]] = {
     "gaussian": ("sigma", "variance"),
 }
 #: Probe inputs' magnitude by carrier type: far outside any plausible bounds, inside the type.
-_PROBE = {"i32": 2.0**29, "i64": 2.0**60, "f32": 2.0**60, "f64": 2.0**60}
+_PROBE = {"i32": 2.0**29, "i64": 2.0**60, "f64": 2.0**60}
 _INTEGER_CARRIERS = ("i32", "i64")
 #: Relative agreement demanded between OpenDP's privacy map and the law's guarantee.
 _MAP_RTOL = 1e-9
@@ -93,6 +93,8 @@ def _values(owner: str, values: Any, integer: bool) -> np.ndarray:
     if integer:
         if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
             raise NoiseawareValueError(f"{owner}: values must be integers for integer noise; got {arr.ravel()[:5]}.")
+        if arr.dtype.kind in "fu" and not np.all(np.abs(arr.astype(np.float64)) < 2.0**63):
+            raise NoiseawareValueError(f"{owner}: values must fit in int64 for integer noise; got {arr.ravel()[:5]}.")
         return arr.astype(np.int64)
     return arr.astype(np.float64)
 
@@ -183,15 +185,15 @@ def _probe(owner: str, measurement: Any, carrier: str, reach: float) -> None:
         if vector:
             k = size or 3
             arg = [probes[i % 3] for i in range(k)]
-            out = [float(x) for x in measurement(arg)]
+            out = list(measurement(arg))
         else:
             arg = probes
-            out = [float(measurement(x)) for x in probes]
+            out = [measurement(x) for x in probes]
     except Exception as exc:
         raise NoiseawareValueError(
             f"{owner}: the measurement could not be invoked on the public probe inputs {probes}: {exc}"
         ) from None
-    gap = max(abs(o - float(x)) for o, x in zip(out, arg, strict=True))
+    gap = float(max(abs(o - x) for o, x in zip(out, arg, strict=True)))  # exact for integers
     if not gap <= reach:
         raise NoiseawareValueError(
             f"{owner}: the measurement's output is not input + noise of the scale its privacy map implies: on the "

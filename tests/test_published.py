@@ -232,6 +232,11 @@ def test_from_published_refuses_non_integer_counts_and_nan():
         na.Release.from_published([1.5], family="geometric", scale=1.0, provenance="x")
     with pytest.raises(NoiseawareValueError, match="finite"):
         na.Release.from_published([np.nan], family="laplace", scale=1.0, provenance="x")
+    for big in ([1e20], np.array([2**64 - 1], dtype=np.uint64)):
+        with pytest.raises(NoiseawareValueError, match="int64"):
+            na.Release.from_published(big, family="geometric", scale=1.0, provenance="x")
+    with pytest.raises(NoiseawareTypeError, match="numbers"):
+        na.Release.from_published([2**70], family="geometric", scale=1.0, provenance="x")
 
 
 # ---------------------------------------------------------------------------------- provenance
