@@ -137,6 +137,9 @@ def test_opendps_samples_fit_the_law_read_from_the_measurement_and_reject_a_10pc
     ks = np.arange(-6, 7)
     if integer:
         np.testing.assert_allclose(rel.mechanism.noise_logpmf(ks), law(read)(ks), rtol=1e-12)
+    else:
+        ref = stats.laplace(scale=read) if kind == "laplace" else stats.norm(scale=read)
+        np.testing.assert_allclose(rel.mechanism.noise_logpmf(ks / 2.0), ref.logpdf(ks / 2.0), rtol=1e-12)
 
 
 def test_from_opendp_refuses_a_censored_geometric_a_chain_and_non_measurements(contrib):
@@ -267,8 +270,9 @@ def _noisy_poisson_ref(values: np.ndarray, mu: float, noise_logpmf) -> float:
     return float(sum(np.logaddexp.reduce(lp + noise_logpmf(y - xs)) for y in np.ravel(values)))
 
 
-@pytest.mark.parametrize("family", ["geometric", "discrete_gaussian"])
-def test_noisy_and_the_counts_distributions_read_a_published_release_in_both_ppls(family):
+@pytest.mark.parametrize(("family", "maker"), [("geometric", "publisher"), ("discrete_gaussian", "publisher"),
+                                              ("discrete_gaussian", "opendp")])
+def test_noisy_and_the_counts_distributions_read_a_published_release_in_both_ppls(family, maker, contrib):
     import numpyro.distributions as dist
     import pymc as pm
     from numpyro import handlers
@@ -277,7 +281,13 @@ def test_noisy_and_the_counts_distributions_read_a_published_release_in_both_ppl
     import noiseaware.pymc as nap
 
     param = {"alpha": 0.6} if family == "geometric" else {"variance": 6.25}
-    rel = na.Release.from_published([12, 7, 0, 15], family=family, provenance="US Census Bureau 2020 NMF", **param)
+    if maker == "publisher":
+        rel = na.Release.from_published([12, 7, 0, 15], family=family, provenance="US Census Bureau 2020 NMF",
+                                        **param)
+    else:  # the discrete Gaussian of OpenDP's make_gaussian on integers, rho-zCDP
+        meas = _measurement("discrete_gaussian", 2.5)
+        rel = na.Release.from_opendp(meas, meas([12, 7, 0, 15]), d_in=1.0)
+        assert rel.mechanism.sigma == 2.5
     if family == "geometric":
         noise = lambda k: stats.dlaplace.logpmf(k, -math.log(0.6))  # noqa: E731
         counts_np, counts_pm = nan.TwoSidedGeometric, nap.TwoSidedGeometric
