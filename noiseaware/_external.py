@@ -61,11 +61,13 @@ _LOG_TAIL = 64.0 * math.log(2.0)
 def check_provenance(owner: str, provenance: Any) -> str:
     """``provenance`` if it is a non-empty printable text of at most :data:`MAX_PROVENANCE` characters."""
     if not isinstance(provenance, str):
-        raise NoiseawareTypeError(v.message(owner, "provenance", "must be a string naming who made the release",
-                                            provenance))
+        raise NoiseawareTypeError(
+            v.message(owner, "provenance", "must be a string naming who made the release", provenance, limit=200)
+        )
     if not provenance.strip() or len(provenance) > MAX_PROVENANCE or not provenance.isprintable():
         raise NoiseawareValueError(
-            v.message(owner, "provenance", f"must be printable text of 1 to {MAX_PROVENANCE} characters", provenance)
+            v.message(owner, "provenance", f"must be printable text of 1 to {MAX_PROVENANCE} characters", provenance,
+                      limit=200)
         )
     return provenance
 
