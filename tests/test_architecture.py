@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "accounting": 4,
     "audit": 4,
     "_statistics": 4,
+    "_external": 4,
     "release": 5,
     "_privatize": 6,
     "__init__": 7,

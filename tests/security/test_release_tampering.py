@@ -41,12 +41,18 @@ def _base(kind: str) -> dict[str, Any]:
         rel = na.privatize(COMP, statistic="dirichlet_logmean", epsilon=1.0)
     elif kind == "dirichlet_split":
         rel = na.privatize(COMP, statistic="dirichlet_logmean", epsilon=1.0, split=100)
+    elif kind == "published":  # made elsewhere: not secure, provenance names the maker
+        rel = na.Release.from_published(
+            [1021, 17, 0], family="discrete_gaussian", variance=4.0, provenance="US Census Bureau 2020 NMF"
+        )
     else:  # pragma: no cover
         raise AssertionError(kind)
     return rel.to_dict()
 
 
-BASES = {k: _base(k) for k in ("median", "tgm", "kendall", "counts", "rr", "dirichlet", "dirichlet_split")}
+BASES = {
+    k: _base(k) for k in ("median", "tgm", "kendall", "counts", "rr", "dirichlet", "dirichlet_split", "published")
+}
 
 
 def _load(d: dict[str, Any]) -> na.Release:
@@ -179,6 +185,15 @@ def _columns_duplicate(d: dict[str, Any]) -> None:
     d["metadata"]["columns"][1] = d["metadata"]["columns"][0]
 
 
+def _published_as_noiseaware_v1(d: dict[str, Any]) -> None:
+    d["schema_version"] = 1  # a version-1 record has no provenance field
+
+
+def _component_provenance(d: dict[str, Any]) -> None:
+    d["components"][0]["provenance"] = "someone else"
+    d["components"][0]["secure"] = False
+
+
 Edit = Callable[[dict[str, Any]], Any]
 CASES: list[tuple[str, str, Edit, str]] = [
     # (base, case id, edit, field named in the message)
@@ -236,6 +251,21 @@ CASES: list[tuple[str, str, Edit, str]] = [
     ("dirichlet", "epsilon_1", lambda d: d["metadata"].update(epsilon_1=0.1), "epsilon_1"),
     ("dirichlet_split", "joint", _split_composition, "composition"),
     ("dirichlet_split", "parts", lambda d: d["metadata"].update(n_parts=[1, d["n"] - 1]), "n_parts"),
+    ("dirichlet", "component provenance", _component_provenance, "provenance"),
+    ("counts", "made elsewhere but secure", lambda d: d.update(provenance="OpenDP 0.16.0"), "provenance"),
+    ("published", "secure", lambda d: d.update(secure=True), "provenance"),
+    ("published", "simulation", lambda d: d["metadata"].update(simulation="SIMULATION"), "provenance"),
+    ("published", "no provenance", lambda d: d.pop("provenance"), "provenance"),
+    ("published", "empty provenance", lambda d: d.update(provenance=" "), "provenance"),
+    ("published", "provenance not text", lambda d: d.update(provenance=["a"]), "provenance"),
+    ("published", "provenance control chars", lambda d: d.update(provenance="a\x1b[2Jb"), "provenance"),
+    ("published", "provenance too long", lambda d: d.update(provenance="x" * 161), "provenance"),
+    ("published", "version 1 with provenance", _published_as_noiseaware_v1, "provenance"),
+    ("published", "version 3", lambda d: d.update(schema_version=3), "schema_version"),
+    ("published", "sigma x2", lambda d: d["mechanism"].update(sigma=4.0), "guarantee"),
+    ("published", "norm", lambda d: d["metadata"].update(sensitivity_norm="l1"), "sensitivity_norm"),
+    ("published", "family", lambda d: d["mechanism"].update(family="gaussian"), "mechanism.family"),
+    ("published", "value far below 0", lambda d: d["values"].__setitem__(2, -1000), "values"),
 ]
 
 
