@@ -30,7 +30,7 @@ def _z(df: pd.DataFrame, intercept: bool = True) -> np.ndarray:
 
 @pytest.mark.parametrize("family", ["gaussian", "laplace"])
 def test_reader_gives_the_noise_law_of_every_entry(family: str) -> None:
-    """(moments - Z^T Z) / scale is N(0, 1) (Laplace(0, 1)) over 300 releases; a reader that forgets the bounds fails."""
+    """(moments - Z^T Z) / scale is N(0, 1) (Laplace(0, 1)) over 300 releases; a reader without the bounds fails."""
     df = _frame()
     truth = _z(df).T @ _z(df)
     budget = {"rho": 0.5} if family == "gaussian" else {"epsilon": 2.0}
@@ -122,7 +122,7 @@ def test_adaptive_methods_need_rho() -> None:
 def test_nan_and_inf_are_refused(bad: float) -> None:
     df = _frame()
     df.loc[3, "a"] = bad
-    with pytest.raises(NoiseawareValueError, match="finite|NaN"):
+    with pytest.raises(NoiseawareValueError, match=r"finite|NaN"):
         na.privatize(df, statistic="regression", response="y", bounds=_BOUNDS, rho=1.0)
 
 
