@@ -4,11 +4,14 @@ All three are post-processing of the release. In the release's scaled units (``W
 by column, ``Z = [1, X, y]``, :math:`|w_j| \le 1`), with :math:`\hat S` the estimate of
 :math:`W^\top W` (``x`` the design columns, ``y`` the response),
 
-.. math:: \hat\theta = (\hat S_{xx} + \lambda I)^{-1} \hat S_{xy}, \qquad
+.. math:: \hat\theta = (\hat S_{xx} + \lambda D)^{-1} \hat S_{xy}, \qquad
           \hat\beta_j = \hat\theta_j \, b_y / b_j,
 
-so that :math:`\hat\beta` is in the data's units (the intercept's :math:`b_0 = 1`). ``lambda = 0``
-is OLS on the noisy sufficient statistics (SSP).
+so that :math:`\hat\beta` is in the data's units (the intercept's :math:`b_0 = 1`). ``D`` is the
+identity except for a 0 at the intercept: its diagonal entry ``n`` is public and exact, so it needs no
+regularisation, and shrinking the intercept towards 0 would bias every prediction (Wang's algorithm
+has no intercept; with one, this is the usual ridge convention). ``lambda = 0`` is OLS on the noisy
+sufficient statistics (SSP).
 
 **AdaSSP's regularisation** (Wang (2018), *Revisiting differentially private linear regression:
 optimal and adaptive prediction & estimation in unbounded domain*, Algorithm 2), in the version
@@ -111,9 +114,16 @@ class RegressionEstimateResult:
         return out + self.coef[0] if self.intercept else out
 
 
-def _solve(owner: str, s: np.ndarray, ridge: float, b: np.ndarray) -> np.ndarray:
-    """``theta = (S_xx + ridge I)^{-1} S_xy`` in scaled units, then back to the data's units."""
-    sxx = s[:-1, :-1] + ridge * np.eye(s.shape[0] - 1)
+def _solve(owner: str, s: np.ndarray, ridge: float, b: np.ndarray, intercept: bool) -> np.ndarray:
+    """``theta = (S_xx + ridge D)^{-1} S_xy`` in scaled units, then back to the data's units.
+
+    ``D`` is the identity, but 0 for the intercept (its diagonal ``n`` is exact: nothing to regularise,
+    and shrinking the intercept would bias every prediction towards 0).
+    """
+    pen = np.ones(s.shape[0] - 1)
+    if intercept:
+        pen[0] = 0.0
+    sxx = s[:-1, :-1] + ridge * np.diag(pen)
     try:
         theta = np.linalg.solve(sxx, s[:-1, -1])
     except np.linalg.LinAlgError:
@@ -130,7 +140,7 @@ def _scaled(st: RegressionStatistics) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ols_from_statistics(statistics: Any, *, ridge: float = 0.0) -> RegressionEstimateResult:
-    r"""Least squares from (noisy) sufficient statistics: :math:`(\hat S_{xx} + \lambda I)^{-1}\hat S_{xy}`.
+    r"""Least squares from (noisy) sufficient statistics: :math:`(\hat S_{xx} + \lambda D)^{-1}\hat S_{xy}`.
 
     Plain SSP: with a release of method ``"ssp"`` or ``"adassp"`` (or its
     :class:`RegressionStatistics`) and ``ridge=0`` this is OLS on the noisy moments, exactly OLS as
@@ -142,7 +152,8 @@ def ols_from_statistics(statistics: Any, *, ridge: float = 0.0) -> RegressionEst
         A ``"regression"`` release of method ``"ssp"`` or ``"adassp"``, or what
         :func:`read_regression` returns.
     ridge : float
-        :math:`\lambda \ge 0`, added to the diagonal of :math:`\hat S_{xx}` in the release's scaled units.
+        :math:`\lambda \ge 0`, added to the diagonal of :math:`\hat S_{xx}` in the release's scaled units
+        (not to the intercept's).
 
     Raises
     ------
@@ -168,7 +179,7 @@ def ols_from_statistics(statistics: Any, *, ridge: float = 0.0) -> RegressionEst
     if st.bounds is None:
         raise NoiseawareValueError(f"{owner}: statistics must carry the bounds of their columns; got bounds=None.")
     s, b = _scaled(st)
-    coef = _solve(owner, s, lam, b)
+    coef = _solve(owner, s, lam, b, st.intercept)
     return RegressionEstimateResult(coef, st.columns[:-1], st.response, "ols", lam, None, st.moments)
 
 
@@ -217,7 +228,8 @@ def _release(owner: str, release: Any, method: str) -> Any:
 def adassp(release: Any) -> RegressionEstimateResult:
     r"""AdaSSP (Wang 2018, Algorithm 2) from a ``"regression"`` release of ``method="adassp"``.
 
-    :math:`\hat\theta = (\hat S_{xx} + \lambda I)^{-1}\hat S_{xy}` with AdaSSP's :math:`\lambda` from the
+    :math:`\hat\theta = (\hat S_{xx} + \lambda D)^{-1}\hat S_{xy}` (``D``: module docstring) with AdaSSP's
+    :math:`\lambda` from the
     release's private minimum eigenvalue (module docstring: the exact version and its zCDP conversion).
 
     Raises
@@ -246,7 +258,7 @@ def adassp(release: Any) -> RegressionEstimateResult:
         float(rel.metadata["delta"]),
     )
     s, b = _scaled(st)
-    coef = _solve(owner, s, lam, b)
+    coef = _solve(owner, s, lam, b, st.intercept)
     return RegressionEstimateResult(coef, st.columns[:-1], st.response, "adassp", lam, low, st.moments)
 
 
@@ -287,5 +299,5 @@ def pace_ggm_regression(release: Any) -> RegressionEstimateResult:
     stat_sigma = k / math.sqrt(2.0 * float(rel.components[0].metadata["rho"]))
     lam, low = adassp_ridge(float(rel.values[0]), float(rel.mechanism.sigma), stat_sigma, k - 1, float(meta["delta"]))
     b = np.asarray(meta["bounds"], dtype=np.float64)
-    coef = _solve(owner, s, lam, b)
+    coef = _solve(owner, s, lam, b, intercept)
     return RegressionEstimateResult(coef, cols[:-1], str(meta["response"]), "pace_ggm", lam, low, s * np.outer(b, b))

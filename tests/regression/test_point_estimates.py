@@ -52,7 +52,8 @@ def test_ols_from_exact_statistics_is_ols(intercept: bool) -> None:
     np.testing.assert_allclose(fit.predict(data[:, :-1]), z[:, :-1] @ _ols(data, intercept), rtol=1e-10, atol=1e-12)
     # a ridge in scaled units: theta = (S_xx / (b b^T) + lam I)^-1 S_xy / (b b_y), beta = theta b_y / b
     s = z.T @ z / np.outer(b, b)
-    theta = np.linalg.solve(s[:-1, :-1] + 7.0 * np.eye(len(b) - 1), s[:-1, -1])
+    pen = np.diag([0.0] * intercept + [1.0] * (len(b) - 1 - intercept))  # the intercept is not regularised
+    theta = np.linalg.solve(s[:-1, :-1] + 7.0 * pen, s[:-1, -1])
     np.testing.assert_allclose(ols_from_statistics(st, ridge=7.0).coef, theta * b[-1] / b[:-1], rtol=1e-12)
 
 
@@ -78,12 +79,15 @@ def test_adassp_follows_its_formula_on_a_small_case() -> None:
     assert lam > 0  # the small budget makes the regularisation act
     st = read_regression(rel)
     s = np.asarray(st.moments) / np.outer(_B, _B)
-    theta = np.linalg.solve(s[:-1, :-1] + lam * np.eye(3), s[:-1, -1])
+    theta = np.linalg.solve(s[:-1, :-1] + lam * np.diag([0.0, 1.0, 1.0]), s[:-1, -1])
     np.testing.assert_allclose(fit.coef, theta * _B[-1] / _B[:-1], rtol=1e-10)
     # a version that regularises in the data's units instead gives another answer (the check can fail)
     m = np.asarray(st.moments)
-    wrong = np.linalg.solve(m[:-1, :-1] + lam * np.eye(3), m[:-1, -1])
+    wrong = np.linalg.solve(m[:-1, :-1] + lam * np.diag([0.0, 1.0, 1.0]), m[:-1, -1])
     assert not np.allclose(fit.coef, wrong, rtol=1e-3)
+    # and one that also shrinks the intercept
+    shrunk = np.linalg.solve(s[:-1, :-1] + lam * np.eye(3), s[:-1, -1]) * _B[-1] / _B[:-1]
+    assert not np.allclose(fit.coef, shrunk, rtol=1e-3)
     # and the sigmas swapped in the formula give another lambda
     assert adassp_ridge(float(eig.values[0]), rel.mechanism.sigma, eig.mechanism.sigma, p, delta)[0] != lam
 
@@ -112,7 +116,7 @@ def test_pace_ggm_regression_uses_the_reconstruction_and_adassps_rule() -> None:
     lam, low = adassp_ridge(float(rel.values[0]), rel.mechanism.sigma, 4 / math.sqrt(2 * rel.metadata["rho"] * 2 / 3),
                             3, 1e-6)
     assert fit.ridge == pytest.approx(lam, rel=1e-9) and fit.lambda_min == pytest.approx(low, rel=1e-12)
-    theta = np.linalg.solve(s[:-1, :-1] + lam * np.eye(3), s[:-1, -1])
+    theta = np.linalg.solve(s[:-1, :-1] + lam * np.diag([0.0, 1.0, 1.0]), s[:-1, -1])
     np.testing.assert_allclose(fit.coef, theta * _B[-1] / _B[:-1], rtol=1e-8)
 
 
