@@ -102,6 +102,55 @@ def test_defaults_are_the_documented_ones() -> None:
     assert check_settings("f", target_accept=0.95, default_target=0.3).target_accept == 0.95
 
 
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
+def test_settings_are_declared_once_and_shown_everywhere(name, fn, owner, result) -> None:
+    """``**sampling`` in the code; every setting in the signature, ``help()`` and the numpydoc entries."""
+    from numpydoc.docscrape import FunctionDoc
+
+    assert inspect.getfullargspec(inspect.unwrap(fn)).varkw == "sampling", name
+    assert typing.get_type_hints(inspect.unwrap(fn))["sampling"] == typing.Unpack[_engine.SamplingOptions]
+    documented = [p.name for p in FunctionDoc(fn)["Parameters"]]
+    for setting in SETTING_NAMES:
+        assert any(setting in entry.replace(" ", "").split(",") for entry in documented), (name, setting)
+    assert _engine.SamplingOptions.__annotations__.keys() == DEFAULTS.keys()
+    assert "{sampling_parameters}" not in (fn.__doc__ or "")
+    assert "chains: 'int' = 4" in str(inspect.signature(fn))
+
+
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
+def test_unknown_keywords_and_extra_positionals_are_refused_first(name, fn, owner, result) -> None:
+    # None is no valid first argument: the call must fail on the keyword before reading it
+    with pytest.raises(TypeError, match=r"^" + fn.__name__ + r"\(\) got an unexpected keyword argument 'chain'$"):
+        fn(None, None, chain=2) if name in {"augment.sample"} else fn(None, chain=2)
+    with pytest.raises(TypeError, match="positional argument"):
+        fn(None, None, None, 4)
+
+
+def test_check_settings_refuses_a_name_that_is_not_a_setting() -> None:
+    with pytest.raises(NoiseawareTypeError, match=r"^f: 'chain' is not a sampling setting; the settings are chains,"):
+        check_settings("f", chain=2)  # type: ignore[call-arg]
+
+
+def test_sampling_keywords_refuses_a_fit_it_cannot_describe() -> None:
+    def no_var_keyword(x: int, *, chains: int = 4) -> None:
+        """Nothing.
+
+        Parameters
+        ----------
+        {sampling_parameters}
+        """
+
+    def undocumented(x: int, **sampling: typing.Any) -> None:
+        """Documents chains only."""
+
+    with pytest.raises(TypeError, match="must end with"):
+        _engine.sampling_keywords()(no_var_keyword)
+    with pytest.raises(TypeError, match="name every setting"):
+        _engine.sampling_keywords()(undocumented)
+    with pytest.raises(ValueError, match="sampler must be"):
+        _engine.sampling_keywords(sampler="hmc")
+
+
 def test_seed_none_draws_a_recorded_seed() -> None:
     a, b = check_settings("f"), check_settings("f")
     assert not a.seed_given and 0 <= a.seed < 2**31 and a.seed != b.seed  # P(equal) = 2**-31

@@ -2,9 +2,11 @@ r"""The sampling engine: one convention, one result type, shared machinery (priv
 
 Every fit of the package builds on these pieces, so that they behave alike:
 
-* :func:`check_settings` / :class:`SamplingSettings` -- the sampler arguments every fit takes,
-  keyword-only and with one set of defaults (``chains=4, draws=1000, warmup=1000, seed=None,
-  progressbar=False, target_accept=None, check_mixing=True``), validated with one message shape;
+* :class:`SamplingOptions` / :func:`sampling_keywords` / :func:`check_settings` /
+  :class:`SamplingSettings` -- the sampler arguments every fit takes, keyword-only and with one set
+  of defaults (``chains=4, draws=1000, warmup=1000, seed=None, progressbar=False,
+  target_accept=None, check_mixing=True``), declared once (``**sampling``), shown in each fit's
+  signature and docs, validated with one message shape;
 * :class:`FitResult` -- the result type over ArviZ ``InferenceData`` (``summary()``,
   ``interval()``, ``plot()``, ``diagnostics``, ``settings``; other attributes fall through to the
   ``InferenceData``);
@@ -41,9 +43,10 @@ from ._settings import (
     NUTS_TARGET_ACCEPT,
     RWM_TARGET_ACCEPT,
     SETTING_NAMES,
+    SamplingOptions,
     SamplingSettings,
     check_settings,
-    settings_of,
+    sampling_keywords,
 )
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "NutsConfig",
     "NutsDraws",
     "ProgramCache",
+    "SamplingOptions",
     "SamplingSettings",
     "chain_groups",
     "check_mixing",
@@ -68,6 +72,6 @@ __all__ = [
     "model_potential",
     "numpyro_nuts",
     "pymc_sample",
-    "settings_of",
+    "sampling_keywords",
     "standard_stats",
 ]

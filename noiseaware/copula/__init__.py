@@ -18,7 +18,7 @@ from ._fit import CopulaFit, LKJPrior, fit, partial_slope, pointwise_log_likelih
 from ._higham import NearestCorrelationResult, nearest_correlation
 from ._margins import margin_posterior
 from ._mle import MLEResult, mle_nn
-from ._synth import synthesize, synthesize_hybrid
+from ._synth import cell_codes, synthesize, synthesize_hybrid
 
 # isort: split
 # Building blocks of the routes above, importable here but not part of the public surface.
@@ -42,6 +42,7 @@ __all__ = [
     "pointwise_log_likelihood",
     # Li et al. (2014) (DPCopula)
     "SyntheticInferenceResult",
+    "cell_codes",
     "combine_synthetic",
     "fit_dpcopula",
     "margin_posterior",

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import _validation as v
 from .._engine import (
     NutsConfig,
+    SamplingOptions,
     SamplingSettings,
     build_nuts,
     chain_groups,
+    check_settings,
     pymc_sample,
-    settings_of,
+    sampling_keywords,
     standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
@@ -277,22 +279,17 @@ def _pymc_fit(release: Release, prior: LKJPrior, st: SamplingSettings, cores: in
 
 
 @float64
+@sampling_keywords(checked="a free entry of ``R``", notes={"progressbar": "The CLI shows it."})
 def fit(
     release: Release,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     backend: str = "numpyro",
     prior: Any = None,
     cores: int | None = None,
     preconditioner: str = "auto",
     mass_matrix: str = "diagonal",
     variable_order: str = "pivoted",
+    **sampling: Unpack[SamplingOptions],
 ) -> CopulaFit:
     r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
 
@@ -306,19 +303,7 @@ def fit(
     release : Release
         A ``"median_pairs"`` release made with the geometric mechanism (the Bayes-NA input; use
         :func:`mle_nn` for TGM / BTGM / RGM releases).
-    chains, draws, warmup : int
-        Number of chains, kept draws per chain, and warmup (tuning) iterations per chain.
-    seed : int, optional
-        Random seed; drawn from the OS when omitted (recorded in ``result.settings.seed`` and
-        ``idata.attrs["noiseaware_seed"]``).
-    progressbar : bool
-        Show the sampler's progress bar (default False, the package's one convention; the CLI
-        shows it).
-    target_accept : float, optional
-        NUTS target acceptance probability; default (None) 0.8.
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a free entry of ``R`` has bulk
-        ESS below 100 per chain or R-hat above 1.01.
+    {sampling_parameters}
     backend : {"numpyro", "pymc"}
         NumPyro NUTS or PyMC NUTS. NumPyro runs the chains in groups, one per JAX device, at the same
         time (by default noiseaware gives XLA one CPU device per core; see :mod:`noiseaware.config`,
@@ -404,7 +389,7 @@ def fit(
     release = _check_release(release)
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
     pr = _as_prior(prior)
-    st = settings_of(_OWNER, locals())
+    st = check_settings(_OWNER, **sampling)
     preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))
     mass_matrix = v.choice(_OWNER, "mass_matrix", mass_matrix, ("diagonal", "dense"))
     variable_order = v.choice(_OWNER, "variable_order", variable_order, ("pivoted", "given"))

@@ -2,12 +2,21 @@ r"""Noise-aware posterior of the population covariance from a ``pace_ggm`` / ``s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, SamplingSettings, numpyro_nuts, pymc_sample, settings_of, standard_stats
+from .._engine import (
+    FitResult,
+    SamplingOptions,
+    SamplingSettings,
+    check_settings,
+    numpyro_nuts,
+    pymc_sample,
+    sampling_keywords,
+    standard_stats,
+)
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..release import Release
@@ -42,20 +51,15 @@ ROUTES = ("moments", "wishart")
 
 
 @float64
+@sampling_keywords(checked="an entry of ``sigma``", notes={"seed": 'Also in ``idata.attrs["seed"]``.'})
 def fit(
     release: Release,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     backend: str = "numpyro",
     eta: float = 1.0,
     cores: int | None = None,
     route: str = "moments",
+    **sampling: Unpack[SamplingOptions],
 ) -> CovarianceFit:
     r"""NUTS posterior of the population covariance :math:`\Sigma` given a covariance release.
 
@@ -84,18 +88,7 @@ def fit(
     ----------
     release : Release
         ``"pace_ggm"`` or ``"second_moment"``.
-    chains, draws, warmup : int
-        Chains, kept draws per chain, warmup iterations per chain.
-    seed : int, optional
-        Random seed; drawn from the OS when omitted and recorded in ``result.settings.seed``,
-        ``idata.attrs["seed"]`` and ``idata.attrs["noiseaware_seed"]``.
-    progressbar : bool
-        Show the sampler's progress bar.
-    target_accept : float, optional
-        NUTS target acceptance probability, in (0, 1); default (None) 0.8.
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when an entry of ``sigma`` has bulk
-        ESS below 100 per chain or R-hat above 1.01.
+    {sampling_parameters}
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized) or PyMC NUTS.
     eta : float
@@ -134,7 +127,7 @@ def fit(
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/covariance`` runs it.)
     """
     owner = "covariance.fit"
-    st = settings_of(owner, locals())
+    st = check_settings(owner, **sampling)
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
     v.choice(owner, "route", route, ROUTES)
