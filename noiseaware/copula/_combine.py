@@ -11,7 +11,7 @@ import numpy as np
 from .. import _validation as v
 from ..exceptions import NoiseawareValueError
 
-__all__ = ['SyntheticInferenceResult', 'SyntheticVectorInferenceResult', 'WaldTestResult', 'combine_synthetic']
+__all__ = ["SyntheticInferenceResult", "SyntheticVectorInferenceResult", "WaldTestResult", "combine_synthetic"]
 
 # ----------------------------------------------------------------------------- combining rules
 @dataclass(frozen=True)

@@ -7,7 +7,16 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, SamplingSettings, numpyro_nuts, pymc_sample, settings_of, standard_stats
+from .._engine import (
+    NUTS_ADVICE,
+    FitResult,
+    MixingBlock,
+    SamplingSettings,
+    numpyro_nuts,
+    pymc_sample,
+    settings_of,
+    standard_stats,
+)
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..release import Release
@@ -159,7 +168,16 @@ def fit(
     idata.attrs["noiseaware_selection"] = "not used (conditioned on the selected entries); see fit's docstring"
     res = CovarianceFit(idata, settings=st)
     if st.check_mixing:
-        _mixing(idata, ["sigma"], owner=owner)
+        _mixing(
+            idata,
+            ["sigma"],
+            owner=owner,
+            block=MixingBlock(
+                "NUTS on the covariance matrix sigma",
+                NUTS_ADVICE,
+                "sigma[j] is entry j of the d x d matrix in row order (sigma[i * d + k] is row i, column k).",
+            ),
+        )
     return res
 
 
