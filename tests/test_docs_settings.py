@@ -88,3 +88,26 @@ def test_no_block_keeps_the_generic_advice() -> None:
         warnings.simplefilter("always")
         check_mixing(az.from_dict(posterior={"theta": walk}))
     assert "data augmentation is sticky" in str(rec[0].message)
+
+
+@pytest.mark.slow  # two Dirichlet fits with the page's settings (compiles NUTS and the DPMCMC program)
+def test_dirichlet_doc_settings_run_without_a_warning() -> None:
+    """docs/dirichlet.md: ``nd.fit(rel, prior="p4", ...)`` (default settings) and ``nd.dpmcmc(rel, ...)`` as written."""
+    from noiseaware import dirichlet as nd
+
+    x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=5000)
+    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, split=0.25, rng=np.random.default_rng(1))
+    fit_kw = _doc_call_kwargs("dirichlet.md", "nd.fit")
+    fit_kw.update(seed=1)
+    nd.fit(rel, **fit_kw)
+    kw = _doc_call_kwargs("dirichlet.md", "nd.dpmcmc")
+    nd.dpmcmc(rel, **kw, seed=1)
+
+
+@pytest.mark.slow  # NUTS on a covariance matrix, 4 chains x 2000 iterations
+def test_covariance_doc_settings_run_without_a_warning() -> None:
+    from noiseaware import covariance
+
+    x = np.random.default_rng(0).uniform(-1, 1, size=(2000, 4))
+    rel = na.privatize(x, statistic="pace_ggm", rho=1.0, bound=1.0, rng=np.random.default_rng(1))
+    covariance.fit(rel, **_doc_call_kwargs("covariance.md", "covariance.fit"))
