@@ -129,6 +129,14 @@ QUESTIONS = (
         ("augment",),
     ),
     Section(
+        "Randomized response: NUTS on the exact marginal against data augmentation",
+        "A logistic regression of a binary answer released by randomized response (n = 1,000, epsilon = 1): "
+        "NumPyro's NUTS on `RandomizedResponse` (the true answers summed out) against `augment.sample` (a sweep "
+        "over the latent true answers) on the same model, same chains, warmup and draws, in one run: ESS per "
+        "second and per draw.",
+        ("rr_vs_augment",),
+    ),
+    Section(
         "Copula fits against the paper's Stan program (the NHANES-size speed race)",
         "`copula.fit` (NumPyro; and the PyMC route) against the Stan program of Wang, Feldman & Reiter (2026) on "
         "the same `median_pairs` release, n = 5,820, p = 7 (NHANES size) and n = 10^6, p = 10, 4 chains x "

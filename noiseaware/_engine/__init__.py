@@ -33,7 +33,7 @@ from __future__ import annotations
 from ._cache import ProgramCache
 from ._compile import jit
 from ._devices import chain_groups
-from ._mixing import ESS_PER_CHAIN, RHAT_MAX, check_mixing
+from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
 from ._pymc import InterruptGuard, default_cores, pymc_sample
@@ -65,6 +65,9 @@ __all__ = [
     "SamplingSettings",
     "chain_groups",
     "check_mixing",
+    "MixingBlock",
+    "NUTS_ADVICE",
+    "AUGMENTATION_ADVICE",
     "build_nuts",
     "check_settings",
     "default_cores",

@@ -24,10 +24,12 @@ from numpyro.infer.mcmc import MCMCKernel
 
 from .. import _validation as v
 from .._engine import (
+    AUGMENTATION_ADVICE,
     ESS_PER_CHAIN,
     RHAT_MAX,
     RWM_TARGET_ACCEPT,
     FitResult,
+    MixingBlock,
     SamplingOptions,
     SamplingSettings,
     check_mixing,
@@ -538,7 +540,17 @@ def sample(
     attrs |= settings.as_attrs()
     idata = az.from_dict(posterior=samples, sample_stats=stats, attrs=attrs)
     if settings.check_mixing:
-        _mixing(idata, [k for k in samples if k not in names], owner=_OWNER)
+        _mixing(
+            idata,
+            [k for k in samples if k not in names],
+            owner=_OWNER,
+            block=MixingBlock(
+                "the data-augmentation Gibbs sampler (a sweep over the latent records, then NUTS on the "
+                "parameters given them)",
+                AUGMENTATION_ADVICE,
+                "name[j] is entry j of a vector parameter, in row order.",
+            ),
+        )
     return AugmentationFit(idata, settings=settings)
 
 

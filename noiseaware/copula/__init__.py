@@ -12,7 +12,7 @@
 
 from .._deprecation import renamed
 from ._baselines import AsgharResult, asghar_dpc, li_kendall
-from ._combine import SyntheticInferenceResult, combine_synthetic
+from ._combine import SyntheticInferenceResult, SyntheticVectorInferenceResult, WaldTestResult, combine_synthetic
 from ._dpcopula_fit import DPCopulaFit, fit_dpcopula
 from ._fit import CopulaFit, LKJPrior, fit, partial_slope, pointwise_log_likelihood
 from ._higham import NearestCorrelationResult, nearest_correlation
@@ -43,6 +43,8 @@ __all__ = [
     # Li et al. (2014) (DPCopula)
     "SyntheticInferenceResult",
     "cell_codes",
+    "SyntheticVectorInferenceResult",
+    "WaldTestResult",
     "combine_synthetic",
     "fit_dpcopula",
     "margin_posterior",

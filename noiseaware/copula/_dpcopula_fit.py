@@ -157,9 +157,21 @@ def fit_dpcopula(
     if st.check_mixing:
         import arviz as az
 
+        from .._engine import MixingBlock
         from .._engine import check_mixing as _mixing
+        from ._fit import R_BLOCK
 
-        _mixing(az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf["sample_stats"]), ["R"], owner=owner)
+        block = MixingBlock(
+            R_BLOCK.text + " (the margins are exact independent draws and need no check)",
+            R_BLOCK.advice,
+            R_BLOCK.names,
+        )
+        _mixing(
+            az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf["sample_stats"]),
+            ["R"],
+            owner=owner,
+            block=block,
+        )
     R = cf.draws
     draws = R.shape[0]
     rng = np.random.default_rng(seed + 1)

@@ -20,6 +20,8 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
+    NUTS_ADVICE,
+    MixingBlock,
     NutsConfig,
     SamplingOptions,
     SamplingSettings,
@@ -55,6 +57,14 @@ from ._prior import LKJPrior, _as_prior
 from ._result import CopulaFit, partial_slope
 
 __all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope", "pointwise_log_likelihood"]
+
+#: The block the mixing check of the copula fits names (``copula.fit``, ``copula.fit_dpcopula``).
+R_BLOCK = MixingBlock(
+    "NUTS on the correlation matrix R",
+    NUTS_ADVICE,
+    "R[j] is the j-th of the p(p-1)/2 free correlations above the diagonal, in row order; the pair of "
+    "variables it correlates is named beside it.",
+)
 
 _OWNER = "copula.fit"
 
@@ -428,5 +438,10 @@ def fit(
         import arviz as az
 
         # the free entries only (the diagonal is constant, the upper triangle repeats the lower)
-        _mixing(az.InferenceData(posterior=res.pair_draws(), sample_stats=idata["sample_stats"]), ["R"], owner=_OWNER)
+        _mixing(
+            az.InferenceData(posterior=res.pair_draws(), sample_stats=idata["sample_stats"]),
+            ["R"],
+            owner=_OWNER,
+            block=R_BLOCK,
+        )
     return res

@@ -8,7 +8,9 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
+    NUTS_ADVICE,
     FitResult,
+    MixingBlock,
     SamplingOptions,
     SamplingSettings,
     check_settings,
@@ -152,7 +154,16 @@ def fit(
     idata.attrs["noiseaware_selection"] = "not used (conditioned on the selected entries); see fit's docstring"
     res = CovarianceFit(idata, settings=st)
     if st.check_mixing:
-        _mixing(idata, ["sigma"], owner=owner)
+        _mixing(
+            idata,
+            ["sigma"],
+            owner=owner,
+            block=MixingBlock(
+                "NUTS on the covariance matrix sigma",
+                NUTS_ADVICE,
+                "sigma[j] is entry j of the d x d matrix in row order (sigma[i * d + k] is row i, column k).",
+            ),
+        )
     return res
 
 

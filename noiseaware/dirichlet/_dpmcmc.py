@@ -48,7 +48,9 @@ from .._core._dirichlet_release import LogMeanPart, select_part
 from .._core._gamma import log_dirichlet
 from .._core._noise import NOISE_LAWS
 from .._engine import (
+    AUGMENTATION_ADVICE,
     RWM_TARGET_ACCEPT,
+    MixingBlock,
     ProgramCache,
     SamplingOptions,
     SamplingSettings,
@@ -76,6 +78,12 @@ from ._dpmcmc_moves import (
 )
 
 __all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit", "dpmcmc", "dpmcmc_batch"]
+
+_BLOCK = MixingBlock(
+    "the data-augmentation sampler (record sweep, random-walk Metropolis on alpha, joint move)",
+    AUGMENTATION_ADVICE,
+    "alpha[j] is the concentration of part j.",
+)
 
 _JB = get_backend("jax")
 _LAPLACE = NOISE_LAWS["laplace"].logpdf
@@ -683,7 +691,7 @@ def dpmcmc(
     raw = _run([prep], prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
     res = DPMCMCFit(_idata(raw, 0, prep, release, prior, st), settings=st)
     if st.check_mixing:
-        _mixing(res.idata, [_ALPHA], owner=_OWNER)
+        _mixing(res.idata, [_ALPHA], owner=_OWNER, block=_BLOCK)
     return res
 
 
@@ -757,6 +765,6 @@ def dpmcmc_batch(
     for k, (prep, rel) in enumerate(zip(preps, releases, strict=True)):
         res = DPMCMCFit(_idata(raw, k, prep, rel, prior, st), settings=st)
         if st.check_mixing:
-            _mixing(res.idata, [_ALPHA], owner=_OWNER)
+            _mixing(res.idata, [_ALPHA], owner=_OWNER, block=_BLOCK)
         out.append(res)
     return out

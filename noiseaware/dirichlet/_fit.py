@@ -28,7 +28,9 @@ from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_seri
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._deprecation import renamed_attribute
 from .._engine import (
+    NUTS_ADVICE,
     FitResult,
+    MixingBlock,
     NutsConfig,
     ProgramCache,
     SamplingOptions,
@@ -495,5 +497,14 @@ def fit(
     idata.attrs.update({**st.as_attrs(), "noiseaware_moments": moments})
     res = DirichletFit(idata, prior=pr, parts=obs, backend=backend, moments=moments, settings=st)
     if st.check_mixing:
-        _mixing(idata, ["alpha"], owner=_OWNER)
+        _mixing(
+            idata,
+            ["alpha"],
+            owner=_OWNER,
+            block=MixingBlock(
+                "NUTS on the Dirichlet parameters alpha (with the latent statistics)",
+                NUTS_ADVICE,
+                "alpha[j] is the concentration of part j.",
+            ),
+        )
     return res
