@@ -7,14 +7,11 @@ import io
 import re
 from pathlib import Path
 
-import pytest
-
 DOC = Path(__file__).resolve().parents[2] / "docs" / "regression-point.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 
 
 def test_doc_snippet_runs() -> None:
-    pytest.importorskip("sklearn")
     assert len(SNIPPETS) == 1
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
