@@ -52,7 +52,9 @@ __all__ = [
 _LAZY_RESULTS = {"FitResult": "._engine._result"}
 
 #: Subpackages resolved lazily on first access (``noiseaware.copula.fit(...)`` after ``import noiseaware``).
-_LAZY_MODULES = ("augment", "config", "copula", "covariance", "dirichlet", "distributed", "hierarchy", "numpyro", "pymc")
+_LAZY_MODULES = (
+    "augment", "config", "copula", "covariance", "dirichlet", "distributed", "hierarchy", "numpyro", "pymc",
+)
 
 
 def __getattr__(name: str) -> Any:

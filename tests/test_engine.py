@@ -43,11 +43,11 @@ from noiseaware.augment import _sample as augment_sample
 from noiseaware.copula import _dpcopula_fit as copula_synth
 from noiseaware.copula import _fit as copula_fit
 from noiseaware.covariance import _fit as covariance_fit
-from noiseaware.hierarchy import _fit as hierarchy_fit
-from noiseaware.hierarchy import synthetic_nmf
 from noiseaware.dirichlet import _dpmcmc
 from noiseaware.dirichlet import _fit as dirichlet_fit
 from noiseaware.exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
+from noiseaware.hierarchy import _fit as hierarchy_fit
+from noiseaware.hierarchy import synthetic_nmf
 
 # (public name, function, owner in messages, result class)
 FITS = [

@@ -39,6 +39,8 @@ class SyntheticNMF:
 def aggregate(release: NoisyHierarchy, leaf_cells: Any) -> list[np.ndarray]:
     """True counts of every level from leaf cell counts: ``[(units_l, 1 + cells)]`` with the total first.
 
+    ``leaf_cells`` has shape ``(leaves, cells)``, or ``(leaves, cells, ...)`` for many allocations at once.
+
     Examples
     --------
     >>> from noiseaware.hierarchy import synthetic_nmf
@@ -50,7 +52,7 @@ def aggregate(release: NoisyHierarchy, leaf_cells: Any) -> list[np.ndarray]:
     x = np.asarray(leaf_cells)
     out = [np.concatenate([x.sum(axis=1, keepdims=True), x], axis=1)]
     for p, n_up in zip(reversed(release.parents), [len(u) for u in reversed(release.units[:-1])]):
-        up = np.zeros((n_up, out[0].shape[1]), dtype=out[0].dtype)
+        up = np.zeros((n_up, *out[0].shape[1:]), dtype=out[0].dtype)
         np.add.at(up, p, out[0])
         out.insert(0, up)
     return out
