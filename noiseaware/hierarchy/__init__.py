@@ -19,14 +19,14 @@ See ``docs/published-hierarchy.md`` for the user guide.
 """
 
 from ._fit import PRIORS, HierarchyFit, ModelData, fit, model, model_data, round_to_totals
-from ._gls import GLSEstimate, gls, gls_dense
+from ._gls import GLSResult, gls, gls_dense
 from ._record import NoisyHierarchy
 from ._synthetic import DEFAULT_VARIANCE, SyntheticNMF, aggregate, synthetic_nmf
 
 __all__ = [
     "DEFAULT_VARIANCE",
     "PRIORS",
-    "GLSEstimate",
+    "GLSResult",
     "HierarchyFit",
     "ModelData",
     "NoisyHierarchy",

@@ -20,11 +20,11 @@ from .. import _validation as v
 from ..exceptions import NoiseawareTypeError
 from ._record import NoisyHierarchy
 
-__all__ = ["GLSEstimate", "gls", "gls_dense"]
+__all__ = ["GLSResult", "gls", "gls_dense"]
 
 
 @dataclass(frozen=True)
-class GLSEstimate:
+class GLSResult:
     r"""GLS estimate of every unit's cell counts and its covariance (:func:`gls`).
 
     Attributes
@@ -46,9 +46,9 @@ class GLSEstimate:
     def _level(self, level: int | str) -> int:
         if isinstance(level, str):
             if level not in self.levels:
-                v.fail("GLSEstimate", "level", f"must be one of {list(self.levels)}", level)
+                v.fail("GLSResult", "level", f"must be one of {list(self.levels)}", level)
             return self.levels.index(level)
-        return v.integer("GLSEstimate", "level", level, minimum=0, maximum=len(self.levels) - 1)
+        return v.integer("GLSResult", "level", level, minimum=0, maximum=len(self.levels) - 1)
 
     def totals(self, level: int | str = -1) -> tuple[np.ndarray, np.ndarray]:
         r"""Estimated totals of a level's units and their standard errors :math:`\sqrt{1^\top \Sigma 1}`."""
@@ -61,7 +61,7 @@ class GLSEstimate:
         Returns ``(lower, upper)``, each of shape ``(units, 1 + cells)`` with the total first:
         :math:`\hat s \pm z_{(1+p)/2}\,\mathrm{se}`, as the Census Bureau's product derives them.
         """
-        p = v.open_unit("GLSEstimate.interval", "prob", prob)
+        p = v.open_unit("GLSResult.interval", "prob", prob)
         lev = self._level(level if level != -1 else len(self.levels) - 1)
         est = np.concatenate([self.mean[lev].sum(axis=1, keepdims=True), self.mean[lev]], axis=1)
         var = np.concatenate(
@@ -84,7 +84,7 @@ def _own_information(release: NoisyHierarchy) -> tuple[list[np.ndarray], list[np
     return Js, hs
 
 
-def gls(release: NoisyHierarchy) -> GLSEstimate:
+def gls(release: NoisyHierarchy) -> GLSResult:
     r"""GLS estimate of the cell counts of every unit, with the exact totals as constraints.
 
     Minimises :math:`\sum_{luq} (y_{luq} - a_q^\top s_{lu})^2 / \tau_{lq}` over the leaf cell
@@ -111,7 +111,7 @@ def gls(release: NoisyHierarchy) -> GLSEstimate:
 
     Returns
     -------
-    GLSEstimate
+    GLSResult
 
     Examples
     --------
@@ -159,7 +159,7 @@ def gls(release: NoisyHierarchy) -> GLSEstimate:
         mean[lev] = m[lev] + np.einsum("uij,uj->ui", K, mean[lev - 1][p] - M[lev - 1][p])
         cov[lev] = V[lev] - np.einsum("uij,ukj->uik", K, V[lev]) + np.einsum("uij,ujk,ulk->uil", K, cov[lev - 1][p], K)
         cov[lev] = 0.5 * (cov[lev] + np.swapaxes(cov[lev], 1, 2))
-    return GLSEstimate(mean=tuple(mean), cov=tuple(cov), levels=release.levels)
+    return GLSResult(mean=tuple(mean), cov=tuple(cov), levels=release.levels)
 
 
 def gls_dense(release: NoisyHierarchy) -> tuple[np.ndarray, np.ndarray]:
