@@ -11,19 +11,20 @@ r"""Hierarchies of noisy counts with exact totals: Census-style noisy measuremen
   estimation for hierarchical data*), in two passes over the tree; :func:`gls_dense` its dense
   reference.
 * :func:`fit` -- a noise-aware posterior of the true counts under a hierarchical model of tract
-  populations, in NumPyro, in which every draw respects the invariants
+  populations, in NumPyro or PyMC, in which every draw respects the invariants
   (:func:`model` is its NumPyro model, :func:`round_to_totals` the sum-preserving rounding of the
   integer draws).
 
 See ``docs/published-hierarchy.md`` for the user guide.
 """
 
-from ._fit import PRIORS, HierarchyFit, ModelData, fit, model, model_data, round_to_totals
+from ._fit import BACKENDS, PRIORS, HierarchyFit, ModelData, fit, model, model_data, round_to_totals
 from ._gls import GLSResult, gls, gls_dense
 from ._record import NoisyHierarchy
 from ._synthetic import DEFAULT_VARIANCE, SyntheticNMF, aggregate, synthetic_nmf
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_VARIANCE",
     "PRIORS",
     "GLSResult",

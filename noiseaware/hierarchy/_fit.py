@@ -9,17 +9,19 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, numpyro_nuts, settings_of, standard_stats
+from .._engine import FitResult, numpyro_nuts, pymc_sample, settings_of, standard_stats
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareTypeError
 from ._record import NoisyHierarchy
 
-__all__ = ["PRIORS", "HierarchyFit", "ModelData", "fit", "model", "model_data", "round_to_totals"]
+__all__ = ["BACKENDS", "PRIORS", "HierarchyFit", "ModelData", "fit", "model", "model_data", "round_to_totals"]
 
 #: The priors of :func:`model`: ``"hierarchical"`` (county and tract effects on tract populations,
 #: a cell profile per state) and ``"uniform"`` (uniform over the simplex of each state's cells).
 PRIORS = ("hierarchical", "uniform")
+#: The samplers of :func:`fit`.
+BACKENDS = ("numpyro", "pymc")
 
 
 @dataclass(frozen=True, eq=False)
@@ -292,8 +294,10 @@ def fit(
     target_accept: float | None = None,
     check_mixing: bool = True,
     prior: str = "hierarchical",
+    backend: str = "numpyro",
+    cores: int | None = None,
 ) -> HierarchyFit:
-    r"""NUTS posterior (NumPyro) of the true leaf cell counts of a hierarchy release.
+    r"""NUTS posterior (NumPyro or PyMC) of the true leaf cell counts of a hierarchy release.
 
     The model is :func:`model`: the exact root totals allocated down the tree by a hierarchical
     model of tract populations and cell shares, and every noisy measurement through the discrete
@@ -318,6 +322,10 @@ def fit(
         per chain or R-hat above 1.01.
     prior : {"hierarchical", "uniform"}
         The prior of :func:`model`.
+    backend : {"numpyro", "pymc"}
+        NumPyro NUTS (chains vectorized; :func:`model`) or PyMC NUTS (the same model in PyMC).
+    cores : int, optional
+        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX).
 
     Returns
     -------
@@ -341,11 +349,19 @@ def fit(
     owner = "hierarchy.fit"
     st = settings_of(owner, locals())
     v.choice(owner, "prior", prior, PRIORS)
+    v.choice(owner, "backend", backend, BACKENDS)
+    n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
     data = model_data(release)
     if len(data.n_units) < 3 and prior == "hierarchical":
         v.fail(owner, "release", "must have three levels or more for the hierarchical prior", len(data.n_units),
                "Use prior='uniform'.")
-    idata = numpyro_nuts(partial(model, data, prior=prior), st)
+    if backend == "numpyro":
+        idata = numpyro_nuts(partial(model, data, prior=prior), st)
+    else:
+        from ._pymc import pymc_model
+
+        with pymc_model(data, prior):
+            idata = pymc_sample(owner, st, cores=n_cores, compute_convergence_checks=False)
     counts = np.asarray(idata.posterior["counts"])
     integer = round_to_totals(counts, data.leaf_root, release.root_totals())
     idata.posterior["integer_counts"] = (idata.posterior["counts"].dims, integer)
@@ -353,6 +369,7 @@ def fit(
     idata.attrs.update(st.as_attrs())
     idata.attrs["seed"] = st.seed
     idata.attrs["noiseaware_prior"] = prior
+    idata.attrs["noiseaware_backend"] = backend
     idata.attrs["noiseaware_provenance"] = release.provenance
     res = HierarchyFit(idata, settings=st)
     if st.check_mixing:

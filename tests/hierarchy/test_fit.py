@@ -97,3 +97,14 @@ def test_fit_refuses_noisy_root_totals() -> None:
         hierarchy.fit(noisy_root)
     with pytest.raises(NoiseawareValueError, match="prior must be one of"):
         hierarchy.fit(rel, prior="flat")
+
+
+@pytest.mark.slow  # PyMC compiles its model (about 20 s of CPU)
+def test_pymc_backend_matches_the_exact_posterior_and_meets_the_totals() -> None:
+    rel = _tiny()
+    res = hierarchy.fit(rel, chains=2, draws=1500, warmup=500, seed=3, prior="uniform", backend="pymc",
+                        check_mixing=False)
+    exact = _exact_posterior_mean(rel)
+    assert np.abs(res.counts.mean(axis=0) - exact).max() < 0.15  # measured 0.07
+    assert np.abs(res.counts.sum(axis=(1, 2)) - 12).max() < 1e-11
+    assert np.all(res.integer_counts.sum(axis=(1, 2)) == 12) and res.idata.attrs["noiseaware_backend"] == "pymc"
