@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import tracemalloc
@@ -44,6 +45,13 @@ from noiseaware import hierarchy
 
 SHAPE = (2, 3, 4)
 SIZES = {"1e3": (2, 5, 25), "1e4": (10, 10, 25), "1e5": (50, 20, 25), "1e6": (100, 50, 50)}
+
+
+def _load_line(before: str, after: str) -> str:
+    """The load line of a record: 1-minute load averages before and after, then the two ``uptime`` lines."""
+    one = [re.search(r"load average: ([0-9.]+)", u) for u in (before, after)]
+    b, a = (m.group(1) if m else "?" for m in one)
+    return f"Load average {b} before, {a} after (`uptime` before: `{before}`; after: `{after}`)."
 
 
 def _covered(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -88,6 +96,23 @@ def coverage(reps: int, warmup: int, draws: int, write: bool, deadline: float) -
     report_coverage(rows, load0, write, warmup, draws)
 
 
+def coverage_headline(rows: list[dict[str, Any]]) -> list[str]:
+    """The record's headline: 90% coverage and width of tract totals and of cells near zero, ours and GLS."""
+    truth = np.array([r["truth"] for r in rows])
+    small = truth[:, :, 1:] <= 5
+
+    def fig(method: str, sel: Any, mask: Any = None) -> str:
+        cov = np.array([r[method] for r in rows])[sel]
+        wid = np.array([r[f"{method}_width"] for r in rows])[sel]
+        if mask is not None:
+            cov, wid = cov[mask], wid[mask]
+        return f"{cov.mean():.3f} (width {wid.mean():.1f})"
+
+    return [f"{len(rows)} replications: 90% coverage of tract totals {fig('ours', np.s_[:, :, 0])} noise-aware, "
+            f"{fig('gls', np.s_[:, :, 0])} GLS; cells with true count <= 5: {fig('ours', np.s_[:, :, 1:], small)} "
+            f"noise-aware, {fig('gls', np.s_[:, :, 1:], small)} GLS"]
+
+
 def report_coverage(rows: list[dict[str, Any]], load0: str, write: bool, warmup: int, draws: int) -> None:
     raw = raw_path("hierarchy_calibration.json")
     raw.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +142,7 @@ def report_coverage(rows: list[dict[str, Any]], load0: str, write: bool, warmup:
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {machine()}.  ",
-        f"Load: before `{load0}`; after `{load()}`.",
+        _load_line(load0, load()),
         "",
         f"{len(rows)} replications of a synthetic NMF-shaped file (2 states x 3 counties x 4 tracts, a total and 3 "
         "cells per unit, discrete Gaussian noise of variance 4 at state cells and counties and 9 at tracts, state "
@@ -132,7 +157,7 @@ def report_coverage(rows: list[dict[str, Any]], load0: str, write: bool, warmup:
         "",
     ])
     if write:
-        write_section(results_dir(), "hierarchy_calibration", text)
+        write_section(results_dir(), "hierarchy_calibration", text, headline=coverage_headline(rows))
     else:
         print(text)
 
@@ -202,6 +227,7 @@ def scale(sizes: list[str], nuts_sizes: list[str], write: bool) -> None:
                         progress_bar=False)
             t = time.perf_counter()
             mcmc.run(jax.random.PRNGKey(1), extra_fields=("num_steps",))
+            jax.block_until_ready(mcmc.get_samples())  # the run is dispatched asynchronously
             row["nuts_s"] = time.perf_counter() - t
             row["nuts_steps_mean"] = float(np.asarray(mcmc.get_extra_fields()["num_steps"]).mean())
             from arviz import convert_to_dataset, ess
@@ -237,6 +263,13 @@ def _dask_gls(name: str) -> dict[str, Any]:
             "dask_s": dask_s, "max_abs_diff_vs_whole": diff}
 
 
+def scale_headline(rows: list[dict[str, Any]]) -> list[str]:
+    """The record's headline: GLS time and memory and the gradient's time at the largest size."""
+    r = rows[-1]
+    return [f"{r['measurements']:,} measurements: GLS {r['gls_s']:.2f} s, {r['gls_peak_mib']:.0f} MiB; "
+            f"one posterior gradient {1e3 * r['grad_s']:.0f} ms"]
+
+
 def report_scale(rows: list[dict[str, Any]], dask_row: dict[str, Any], load0: str, write: bool) -> None:
     raw = raw_path("hierarchy_scale.json")
     raw.parent.mkdir(parents=True, exist_ok=True)
@@ -255,7 +288,7 @@ def report_scale(rows: list[dict[str, Any]], dask_row: dict[str, Any], load0: st
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {machine()}.  ",
-        f"Load: before `{load0}`; after `{load()}`.",
+        _load_line(load0, load()),
         "",
         "Synthetic NMF-shaped files (states x counties x tracts: " + ", ".join(
             f"{r['shape'][0]} x {r['shape'][1]} x {r['shape'][2]}" for r in rows) + "; 4 queries per unit). GLS: "
@@ -272,7 +305,7 @@ def report_scale(rows: list[dict[str, Any]], dask_row: dict[str, Any], load0: st
         "",
     ])
     if write:
-        write_section(results_dir(), "hierarchy_scale", text)
+        write_section(results_dir(), "hierarchy_scale", text, headline=scale_headline(rows))
     else:
         print(text)
 
