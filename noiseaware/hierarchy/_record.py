@@ -110,7 +110,7 @@ class NoisyHierarchy:
     ...                    variance=[[0.0, 4.0, 4.0], [9.0, 9.0, 9.0]], secure=False, simulation=True,
     ...                    provenance="example")
     >>> h.n_measurements, h.invariants()
-    (14, {'state': {'total': [10]}})
+    (8, {'state': {'total': [10]}})
     """
 
     levels: tuple[str, ...]
