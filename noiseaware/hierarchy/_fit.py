@@ -56,6 +56,17 @@ class ModelData:
     sigma: np.ndarray
     totals: np.ndarray
 
+    def ancestor(self, level: int) -> np.ndarray:
+        """For each leaf, the index of its ancestor at ``level``."""
+        idx = np.arange(self.n_units[-1])
+        for p in reversed(self.parents[level:]):
+            idx = p[idx]
+        return idx
+
+    def county_root(self) -> np.ndarray:
+        """For each unit of level 1 (counties), the index of its root-level ancestor."""
+        return np.asarray(self.parents[0])
+
     @property
     def cells_per_root(self) -> np.ndarray:
         """Leaf cells below each root unit."""
@@ -154,14 +165,14 @@ def model(data: ModelData, y: Any = None, totals: Any = None, *, prior: str = "h
     n_leaf, n_root, C = data.n_units[-1], data.n_units[0], data.n_cells
     root = jnp.asarray(data.leaf_root)
     if prior == "hierarchical":
-        county = jnp.asarray(data.parents[-1] if len(data.parents) == 1 else _ancestor(data, 1))
+        county = jnp.asarray(data.ancestor(1))
         s_county = numpyro.sample("sigma_county", dist.HalfNormal(1.0))
         s_tract = numpyro.sample("sigma_tract", dist.HalfNormal(1.0))
         eta = numpyro.sample("eta_county", dist.Normal(0.0, s_county * jnp.ones(data.n_units[1])).to_event(1))
         profile = numpyro.sample("profile", dist.Dirichlet(jnp.ones((n_root, C))).to_event(1))
         # a common shift of a root unit's eta leaves its counts unchanged: centre it within the root unit, so
         # that the log-rates' own shift is pinned by their prior at sigma_tract / sqrt(cells of the root unit)
-        county_root = jnp.asarray(_county_root(data))
+        county_root = jnp.asarray(data.county_root())
         k_per_root = jax.ops.segment_sum(jnp.ones_like(eta), county_root, num_segments=n_root)
         eta_c = eta - (jax.ops.segment_sum(eta, county_root, num_segments=n_root) / k_per_root)[county_root]
         mean = eta_c[county][:, None] + jnp.log(profile)[root]
@@ -180,22 +191,6 @@ def model(data: ModelData, y: Any = None, totals: Any = None, *, prior: str = "h
     loc = jnp.concatenate([t.ravel() for t in tables])[jnp.asarray(data.index)]
     law = NOISE_LAWS["discrete_gaussian"]
     numpyro.factor("measurements", jnp.sum(law.logpdf(get_backend("jax"), y, loc, jnp.asarray(data.sigma))))
-
-
-def _ancestor(data: ModelData, level: int) -> np.ndarray:
-    """For each leaf, its ancestor at ``level``."""
-    idx = np.arange(data.n_units[-1])
-    for p in reversed(data.parents[level:]):
-        idx = p[idx]
-    return idx
-
-
-def _county_root(data: ModelData) -> np.ndarray:
-    """For each unit of level 1 (counties), its root-level ancestor."""
-    idx = np.arange(data.n_units[1])
-    for p in reversed(data.parents[:1]):
-        idx = p[idx]
-    return idx
 
 
 def _tables(data: ModelData, counts: Any) -> list[Any]:

@@ -37,10 +37,8 @@ def pymc_model(data: Any, prior: str = "hierarchical") -> Any:
     root = np.asarray(data.leaf_root)
     with pm.Model() as m:
         if prior == "hierarchical":
-            from ._fit import _ancestor, _county_root
-
-            county = _ancestor(data, 1)
-            county_root = _county_root(data)
+            county = data.ancestor(1)
+            county_root = data.county_root()
             s_county = pm.HalfNormal("sigma_county", 1.0)
             s_tract = pm.HalfNormal("sigma_tract", 1.0)
             eta = pm.Normal("eta_county", 0.0, s_county, shape=data.n_units[1])
