@@ -147,6 +147,14 @@ QUESTIONS = (
          "stan_seeds"),
     ),
     Section(
+        "PyMC backend at NumPyro's speed",
+        "`copula.fit` and `covariance.fit` with `backend=\"pymc\"` and each installed NUTS implementation "
+        "(`nuts_sampler`: nutpie, NumPyro, PyMC's own) against `backend=\"numpyro\"` on the same releases, in one "
+        "run: effective draws per second including compilation, and the agreement of the posterior means.",
+        ("pymc_backend_speed",),
+        (Table("pymc_backend_speed", None, 0, "One run, same releases, chains, warmup, draws and seed"),),
+    ),
+    Section(
         "Compilation: a second process, a second release",
         "What JAX's persistent compilation cache and the engine's program cache save: a second process fitting "
         "the same shape, a new release of the same shape in the same process and in another.",
