@@ -84,6 +84,16 @@ PAPERS = (
                                               "beside the paper's"),),
     ),
     Section(
+        "Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), App. G: regression (Figure 5)",
+        "Figure 5 of the paper: test MSE of linear regression with AdaSSP (Wang 2018) and with PACE-GGM's "
+        "covariance as the sufficient statistics, one third of rho for AdaSSP's private minimum eigenvalue in "
+        "both (`privatize(..., statistic='regression', method='adassp' | 'pace_ggm')`, `regression.adassp`, "
+        "`regression.pace_ggm_regression`), 80/20 split, rho from 1e-4 to 10, 10 trials, on eight stand-in data "
+        "sets (the paper names none); the paper's claim (\"competitive with AdaSSP, in most cases slightly "
+        "outperforming it\") checked cell by cell. One table per data set in the record.",
+        ("regression_figure5",),
+    ),
+    Section(
         "Li, Xiong & Jiang (2014), “Differentially Private Synthesization of Multi-Dimensional Data using Copula "
         "Functions” (DPCopula)",
         "Figures 5, 6, 7/10 and 9 of the paper (relative error of range-count queries on synthetic data) with "
@@ -119,6 +129,14 @@ QUESTIONS = (
         ("augment",),
     ),
     Section(
+        "Randomized response: NUTS on the exact marginal against data augmentation",
+        "A logistic regression of a binary answer released by randomized response (n = 1,000, epsilon = 1): "
+        "NumPyro's NUTS on `RandomizedResponse` (the true answers summed out) against `augment.sample` (a sweep "
+        "over the latent true answers) on the same model, same chains, warmup and draws, in one run: ESS per "
+        "second and per draw.",
+        ("rr_vs_augment",),
+    ),
+    Section(
         "Copula fits against the paper's Stan program (the NHANES-size speed race)",
         "`copula.fit` (NumPyro; and the PyMC route) against the Stan program of Wang, Feldman & Reiter (2026) on "
         "the same `median_pairs` release, n = 5,820, p = 7 (NHANES size) and n = 10^6, p = 10, 4 chains x "
@@ -127,6 +145,14 @@ QUESTIONS = (
         "Stan's).",
         ("speed_race_before_after", "speed_race", "speed_race_dense", "speed_race_equal", "copula_mass",
          "stan_seeds"),
+    ),
+    Section(
+        "PyMC backend at NumPyro's speed",
+        "`copula.fit` and `covariance.fit` with `backend=\"pymc\"` and each installed NUTS implementation "
+        "(`nuts_sampler`: nutpie, NumPyro, PyMC's own) against `backend=\"numpyro\"` on the same releases, in one "
+        "run: effective draws per second including compilation, and the agreement of the posterior means.",
+        ("pymc_backend_speed",),
+        (Table("pymc_backend_speed", None, 0, "One run, same releases, chains, warmup, draws and seed"),),
     ),
     Section(
         "Compilation: a second process, a second release",

@@ -56,12 +56,6 @@ def synthetic_data(n: int, m: int, margin: str, rng: np.random.Generator) -> pd.
     return pd.DataFrame(x.astype(np.int64), columns=[f"a{j}" for j in range(m)])
 
 
-def codes_of(df: pd.DataFrame, domains: dict[str, Any]) -> np.ndarray:
-    from noiseaware._privatize._dpcopula import table_codes
-
-    return table_codes(df, domains)[0]
-
-
 def range_error(
     conf: np.ndarray, syn: np.ndarray, sizes: list[int], rng: np.random.Generator, queries: int = 1000
 ) -> float:
@@ -109,7 +103,7 @@ def one_run(
         )
     syn = copula.synthesize(rel, len(df), seed=rng)
     sizes = [int(b) for b in rel.metadata["bins"]]
-    return range_error(codes_of(df, domains), codes_of(syn, domains), sizes, rng)
+    return range_error(copula.cell_codes(df, rel), copula.cell_codes(syn, rel), sizes, rng)
 
 
 def synthetic_cell(runs: int, seed: int, n: int, m: int, margin: str, eps: float, ratio: float, corr: str) -> dict:

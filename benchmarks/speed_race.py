@@ -160,10 +160,9 @@ def stan_data(release, eta: float = 1.0) -> dict:
     """The Stan program's data for a ``median_pairs`` release (exact margins N = n, K = m = ceil(n/2))."""
     from scipy.special import gammaln
 
-    from noiseaware._core import _release
-
-    args = _release.composite_params("speed_race", release)
-    n, p = int(args["n"]), int(args["p"])
+    if release.statistic != "median_pairs" or release.mechanism.family != "geometric":
+        raise ValueError(f"stan_data: needs a geometric median_pairs release; got {release.statistic!r}.")
+    n, p = int(release.n), int(release.metadata["p"])
     h = math.ceil(n / 2)
     lo, hi = max(0, 2 * h - n), h
     t = np.arange(lo, hi + 1, dtype=np.float64)
@@ -173,15 +172,16 @@ def stan_data(release, eta: float = 1.0) -> dict:
 
     logw = lchoose(h, t) + lchoose(n - h, h - t)
     logw -= logw.max()
-    iu, ju = args["pairs"][:, 0], args["pairs"][:, 1]
-    alpha = np.broadcast_to(np.asarray(args["alpha"], dtype=np.float64), (iu.size,))
+    pairs = np.asarray([list(pq) for pq in release.metadata["pairs"]], dtype=np.int64).reshape(-1, 2)
+    iu, ju = pairs[:, 0], pairs[:, 1]
+    alpha = np.broadcast_to(np.asarray(release.mechanism.alpha, dtype=np.float64), (iu.size,))
     return {
         "p": p,
         "K": int(iu.size),
         "S": int(t.size),
         "t": t.tolist(),
         "logw": logw.tolist(),
-        "y": np.rint(np.asarray(args["observed"], dtype=np.float64)).astype(int).tolist(),
+        "y": np.rint(np.asarray(release.values, dtype=np.float64)).astype(int).tolist(),
         "alpha": alpha.tolist(),
         "row": (iu + 1).tolist(),
         "col": (ju + 1).tolist(),
@@ -261,11 +261,12 @@ def worker_noiseaware(
     out["compile_s"] = max(wall - out["rerun_s"], 0.0)
     out["sample_cpu_s"] = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - c1
     if backend == "numpyro":
-        from noiseaware._core import median_split_table
         from noiseaware.config import host_devices
+        from noiseaware.numpyro import NoisyTwoWayTable
 
         # two windows (numerator and normalizer) of the table's static width, per pair
-        out["terms_per_gradient"] = 2 * (p * (p - 1) // 2) * int(median_split_table(release.n).width)
+        width = NoisyTwoWayTable(0.0, release.n, alpha=0.5).table.width
+        out["terms_per_gradient"] = 2 * (p * (p - 1) // 2) * int(width)
         out["devices"] = host_devices()["devices"]
     return out
 

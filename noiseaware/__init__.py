@@ -31,6 +31,7 @@ _LAZY_PYMC = (
     "LaplaceCensoredDirichletStat",
     "Noisy",
     "NoisyCovarianceEntries",
+    "RandomizedResponse",
 )
 
 __all__ = [
@@ -53,7 +54,16 @@ _LAZY_RESULTS = {"FitResult": "._engine._result"}
 
 #: Subpackages resolved lazily on first access (``noiseaware.copula.fit(...)`` after ``import noiseaware``).
 _LAZY_MODULES = (
-    "augment", "config", "copula", "covariance", "dirichlet", "distributed", "hierarchy", "numpyro", "pymc",
+    "augment",
+    "config",
+    "copula",
+    "covariance",
+    "dirichlet",
+    "distributed",
+    "hierarchy",
+    "numpyro",
+    "pymc",
+    "regression",
 )
 
 

@@ -6,16 +6,21 @@ statistic, labels, ``n``, the mechanism with all its parameters, how the mechani
 version. Likelihoods read their noise parameters from it (``from_release``), so model and
 release cannot disagree.
 
-JSON layout (schema version 1)::
+JSON layout (schema version 2)::
 
-    {"schema": "noiseaware.release", "schema_version": 1, "noiseaware_version": "0.1.0",
+    {"schema": "noiseaware.release", "schema_version": 2, "noiseaware_version": "0.1.0",
      "statistic": "median_pairs", "n": 1000,
      "values": [...], "shape": [10], "dtype": "int64",
      "labels": [["x1", "x2"], ...],
      "mechanism": {"family": "geometric", "scale": 10.0, "sensitivity": 1},
      "composition": "sequential",
      "guarantee": {"epsilon": 1.0, "delta": 0.0, "rho": null},
-     "secure": true, "metadata": {...}, "components": [...]}
+     "secure": true, "provenance": "noiseaware", "metadata": {...}, "components": [...]}
+
+``provenance`` (new in schema version 2) says who made the release: ``"noiseaware"`` for
+:func:`~noiseaware.privatize`, the maker's name for :meth:`Release.from_opendp` and
+:meth:`Release.from_published`. A version-1 record (no such field) was made by noiseaware and
+loads with ``provenance="noiseaware"``.
 
 ``composition`` says how ``guarantee`` follows from ``mechanism``: ``"sequential"`` -- the
 mechanism was applied once per value and the guarantees add (Wang, Feldman & Reiter (2026), *Differentially Private
@@ -41,10 +46,11 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from . import _external
 from . import _validation as v
 from ._core._record import ReleaseRecord
 from ._io import MAX_RELEASE_BYTES
@@ -58,7 +64,9 @@ __all__ = ["COMPOSITIONS", "MAX_RELEASE_BYTES", "SCHEMA", "SCHEMA_VERSION", "Rel
 #: The ``"schema"`` field of every release record.
 SCHEMA = "noiseaware.release"
 #: The release record's schema version, written to and checked on load (``"schema_version"``).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Older schema versions that :meth:`Release.from_dict` still reads (version 1: no ``provenance``).
+_READABLE_VERSIONS = (1, SCHEMA_VERSION)
 #: How a release's parts compose their privacy loss (the ``"composition"`` field).
 COMPOSITIONS = ("sequential", "joint", "parallel", "per_record")
 _REQUIRED_KEYS = (
@@ -73,7 +81,7 @@ _REQUIRED_KEYS = (
     "guarantee",
     "secure",
 )
-_TOP_KEYS = {*_REQUIRED_KEYS, "schema", "noiseaware_version", "n", "metadata", "components"}
+_TOP_KEYS = {*_REQUIRED_KEYS, "schema", "noiseaware_version", "n", "metadata", "components", "provenance"}
 
 
 #: Deepest nesting accepted in ``metadata`` (the schemas need at most 3 levels).
@@ -233,15 +241,17 @@ def release_size_bound(
         + json_size(_thaw(_freeze(metadata)), depth + 1, indent)
         + (2 if not subs else _container_size(len(subs), sum(subs), depth + 1, indent))
     )
-    # the 15 keys, the small fields (each at most 160 characters, version and statistic included), braces
-    return total + extra + 15 * (1 + indent * (depth + 1) + 160) + 2 + indent * depth + 1
+    # the 16 keys, the small fields (each at most 160 characters: version, statistic, provenance...), braces
+    return total + extra + 16 * (1 + indent * (depth + 1) + 160) + 2 + indent * depth + 1
 
 
 @dataclass(frozen=True, eq=False)
 class Release(ReleaseRecord):
     """A differentially private release and the exact description of its noise.
 
-    Build one with :func:`noiseaware.privatize`; read one with :meth:`from_json`.
+    Build one with :func:`noiseaware.privatize`; read one with :meth:`from_json`; make one of a
+    release made elsewhere with :meth:`from_opendp` (an OpenDP measurement's output) or
+    :meth:`from_published` (noise parameters a publisher states).
 
     Parameters
     ----------
@@ -258,7 +268,8 @@ class Release(ReleaseRecord):
     guarantee : Guarantee
         The total guarantee of this release including ``components``; checked on creation.
     secure : bool
-        True when drawn with OpenDP's exact samplers; False for seeded simulations.
+        True when noiseaware drew the noise with OpenDP's exact samplers; False for seeded
+        simulations and for releases made elsewhere (:meth:`from_opendp`, :meth:`from_published`).
     n : int or None
         Number of records, when public.
     metadata : mapping
@@ -267,6 +278,10 @@ class Release(ReleaseRecord):
         Sub-releases spent on the same data; their guarantees add to this one.
     schema_version : int
         Version of the record layout.
+    provenance : str
+        Who made the release: ``"noiseaware"`` (the default, :func:`~noiseaware.privatize`) or the
+        maker named by :meth:`from_opendp` / :meth:`from_published`. Printable, 1 to 160 characters.
+        Only a ``"noiseaware"`` release can be ``secure`` or a simulation.
 
     Raises
     ------
@@ -295,6 +310,12 @@ class Release(ReleaseRecord):
     metadata: Mapping[str, Any] = field(default_factory=dict)
     components: tuple[Release, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    provenance: str = _external.NOISEAWARE
+
+    from_opendp: ClassVar[classmethod[Release, ..., Release]] = classmethod(_external.from_opendp)
+    from_published: ClassVar[classmethod[Release, ..., Release | dict[str, Release]]] = classmethod(
+        _external.from_published
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.statistic, str) or self.statistic not in SCHEMAS:
@@ -309,6 +330,10 @@ class Release(ReleaseRecord):
             )
         if not isinstance(self.secure, bool):
             raise ReleaseFormatError(f"Release: field 'secure' must be true or false; got {self.secure!r}.")
+        try:
+            _external.check_provenance("Release", self.provenance)
+        except (NoiseawareValueError, NoiseawareTypeError) as exc:
+            raise ReleaseFormatError(str(exc)) from None
         if self.schema_version != SCHEMA_VERSION:
             raise ReleaseFormatError(
                 f"Release: field 'schema_version' must be {SCHEMA_VERSION}; got {self.schema_version!r}. "
@@ -363,12 +388,24 @@ class Release(ReleaseRecord):
         transcribed from a published release); ``metadata.simulation`` marks a replayable seeded
         simulation, which can never be secure.
         """
+        made_here = self.provenance == _external.NOISEAWARE
+        if (self.secure or self.simulation) and not made_here:
+            raise ReleaseFormatError(
+                f"Release: field 'provenance' is {self.provenance!r}, but only a release noiseaware drew itself "
+                f"(provenance {_external.NOISEAWARE!r}) can be 'secure' or a simulation; a release made elsewhere "
+                "has secure=false. Refusing an inconsistent (possibly tampered) record."
+            )
         if self.secure and self.simulation:
             raise ReleaseFormatError(
                 "Release: field 'secure' is true but 'metadata.simulation' says the noise came from a seeded "
                 "numpy Generator; a release cannot be both. Refusing an inconsistent (possibly tampered) record."
             )
         for i, c in enumerate(self.components):
+            if c.provenance != self.provenance:
+                raise ReleaseFormatError(
+                    f"Release: field 'components[{i}].provenance' ({c.provenance!r}) must match the release's "
+                    f"({self.provenance!r}): all parts of one release are made by the same maker."
+                )
             if c.secure != self.secure or c.simulation != self.simulation:
                 raise ReleaseFormatError(
                     f"Release: field 'components[{i}].secure' ({c.secure}) and its simulation note must match "
@@ -416,6 +453,7 @@ class Release(ReleaseRecord):
             "composition": self.composition,
             "guarantee": self.guarantee.to_dict(),
             "secure": self.secure,
+            "provenance": self.provenance,
             "metadata": _thaw(self.metadata),
             "components": [c.to_dict() for c in self.components],
         }
@@ -510,6 +548,27 @@ class Release(ReleaseRecord):
         sv = d["schema_version"]
         if not isinstance(sv, int) or isinstance(sv, bool):
             raise ReleaseFormatError(f"Release: field '{f('schema_version')}' must be an integer; got {sv!r}.")
+        if sv == 1:  # version 1 had no provenance: every such record was drawn by noiseaware
+            if "provenance" in d:
+                raise ReleaseFormatError(
+                    f"Release: field '{f('provenance')}' is not part of schema version 1; a record that has it "
+                    f"must say schema_version {SCHEMA_VERSION}."
+                )
+            provenance = _external.NOISEAWARE
+            sv = SCHEMA_VERSION
+        elif sv == SCHEMA_VERSION:
+            if "provenance" not in d:
+                raise ReleaseFormatError(f"Release: field '{f('provenance')}' is missing.")
+            provenance = d["provenance"]
+            if not isinstance(provenance, str):
+                raise ReleaseFormatError(
+                    f"Release: field '{f('provenance')}' must be a string; got {_short_repr(provenance)}."
+                )
+        else:
+            raise ReleaseFormatError(
+                f"Release: field '{f('schema_version')}' must be one of {list(_READABLE_VERSIONS)}; got {sv!r}. "
+                "Upgrade noiseaware to read newer records."
+            )
         shape = d["shape"]
         if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
             raise ReleaseFormatError(f"Release: field '{f('shape')}' must be a list of sizes; got {shape!r}.")
@@ -566,6 +625,7 @@ class Release(ReleaseRecord):
                 metadata=metadata,
                 components=components,
                 schema_version=sv,
+                provenance=provenance,
             )
         except ReleaseFormatError as exc:
             if where:
@@ -632,7 +692,14 @@ class Release(ReleaseRecord):
             f"  mechanism : {m['family']}({params}), composition {self.composition!r}",
             f"  guarantee : {self.guarantee.describe()}",
             "  sampling  : "
-            + ("secure (OpenDP exact samplers)" if self.secure else "SIMULATION (numpy rng) - not a secure release"),
+            + (
+                "secure (OpenDP exact samplers)"
+                if self.secure
+                else "SIMULATION (numpy rng) - not a secure release"
+                if self.simulation
+                else "made elsewhere: noiseaware did not draw it (secure=False)"
+            ),
+            f"  made by   : {printable(self.provenance)}",
         ]
         for c in self.components:
             lines.append(f"  component : {c.statistic!r}, {c.guarantee.describe()}")

@@ -358,3 +358,15 @@ def test_joint_move_bad_input() -> None:
         sample(aug, np.array([1.0]), joint_repeats=0)
     with pytest.raises(TypeError, match="joint_move must be a callable"):
         AugmentationModel(statistic=lambda x, s_dp: x, model=gauss_model, joint_move=3)
+
+
+def test_nuts_target_given_twice_or_without_nuts_is_refused() -> None:
+    """``target_accept`` is NUTS's target: refused with ``posterior=`` and when nuts_kwargs sets it too."""
+    log_density = lambda s_dp, s: -jnp.sum((s_dp - s) ** 2)  # noqa: E731
+    conj = AugmentationModel(statistic=answers, model=table_model, model_args=(4,), posterior=dirichlet_posterior,
+                             log_density=log_density)
+    with pytest.raises(ValueError, match=r"with posterior= there is no NUTS step; got target_accept=0\.9"):
+        sample(conj, np.array([2.0, 2.0]), target_accept=0.9)
+    nuts = AugmentationModel(statistic=answers, model=table_model, model_args=(4,), log_density=log_density)
+    with pytest.raises(ValueError, match="give the NUTS target once"):
+        sample(nuts, np.array([2.0, 2.0]), target_accept=0.85, nuts_kwargs={"target_accept_prob": 0.9})

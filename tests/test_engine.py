@@ -106,6 +106,55 @@ def test_defaults_are_the_documented_ones() -> None:
     assert check_settings("f", target_accept=0.95, default_target=0.3).target_accept == 0.95
 
 
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
+def test_settings_are_declared_once_and_shown_everywhere(name, fn, owner, result) -> None:
+    """``**sampling`` in the code; every setting in the signature, ``help()`` and the numpydoc entries."""
+    from numpydoc.docscrape import FunctionDoc
+
+    assert inspect.getfullargspec(inspect.unwrap(fn)).varkw == "sampling", name
+    assert typing.get_type_hints(inspect.unwrap(fn))["sampling"] == typing.Unpack[_engine.SamplingOptions]
+    documented = [p.name for p in FunctionDoc(fn)["Parameters"]]
+    for setting in SETTING_NAMES:
+        assert any(setting in entry.replace(" ", "").split(",") for entry in documented), (name, setting)
+    assert _engine.SamplingOptions.__annotations__.keys() == DEFAULTS.keys()
+    assert "{sampling_parameters}" not in (fn.__doc__ or "")
+    assert "chains: 'int' = 4" in str(inspect.signature(fn))
+
+
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
+def test_unknown_keywords_and_extra_positionals_are_refused_first(name, fn, owner, result) -> None:
+    # None is no valid first argument: the call must fail on the keyword before reading it
+    with pytest.raises(TypeError, match=r"^" + fn.__name__ + r"\(\) got an unexpected keyword argument 'chain'$"):
+        fn(None, None, chain=2) if name in {"augment.sample"} else fn(None, chain=2)
+    with pytest.raises(TypeError, match="positional argument"):
+        fn(None, None, None, 4)
+
+
+def test_check_settings_refuses_a_name_that_is_not_a_setting() -> None:
+    with pytest.raises(NoiseawareTypeError, match=r"^f: 'chain' is not a sampling setting; the settings are chains,"):
+        check_settings("f", chain=2)  # type: ignore[call-arg]
+
+
+def test_sampling_keywords_refuses_a_fit_it_cannot_describe() -> None:
+    def no_var_keyword(x: int, *, chains: int = 4) -> None:
+        """Nothing.
+
+        Parameters
+        ----------
+        {sampling_parameters}
+        """
+
+    def undocumented(x: int, **sampling: typing.Any) -> None:
+        """Documents chains only."""
+
+    with pytest.raises(TypeError, match="must end with"):
+        _engine.sampling_keywords()(no_var_keyword)
+    with pytest.raises(TypeError, match="name every setting"):
+        _engine.sampling_keywords()(undocumented)
+    with pytest.raises(ValueError, match="sampler must be"):
+        _engine.sampling_keywords(sampler="hmc")
+
+
 def test_seed_none_draws_a_recorded_seed() -> None:
     a, b = check_settings("f"), check_settings("f")
     assert not a.seed_given and 0 <= a.seed < 2**31 and a.seed != b.seed  # P(equal) = 2**-31
@@ -267,7 +316,8 @@ def test_a_deliberately_short_run_warns_and_records_its_settings() -> None:
         posterior=lambda key, x, th: {"pi": jax.random.dirichlet(key, 1.0 + jnp.bincount(x, length=2))},
     )
     init = {"pi": np.array([0.5, 0.5])}
-    with pytest.warns(MixingWarning, match=r"^sample: poor mixing; need bulk ESS >= 100 per chain \(200 here\)"):
+    gibbs = r"^sample: poor mixing in the data-augmentation Gibbs .*; need bulk ESS >= 100 per chain \(200 here\)"
+    with pytest.warns(MixingWarning, match=gibbs):
         res = augment_sample.sample(aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5)
     assert isinstance(res, augment_sample.AugmentationFit) and res.posterior["pi"].shape == (2, 20, 2)
     assert not res.settings.seed_given and res.attrs["noiseaware_seed"] == res.settings.seed
@@ -330,7 +380,8 @@ def test_every_fit_checks_mixing_and_returns_its_result_with_settings() -> None:
     results = {name: result for name, _, _, result in FITS}
     owners = {name: owner for name, _, owner, _ in FITS}
     for name, run in _short_runs():
-        with pytest.warns(MixingWarning, match=rf"^{re.escape(owners[name])}: poor mixing; need bulk ESS >= 100"):
+        block = rf"^{re.escape(owners[name])}: poor mixing in [^;]*; need bulk ESS >= 100"
+        with pytest.warns(MixingWarning, match=block):
             res = run(chains=2, draws=20, warmup=20, seed=1)
         assert isinstance(res, results[name]), name
         assert res.settings.seed == 1 and res.settings.chains == 2 and res.idata.attrs["noiseaware_seed"] == 1

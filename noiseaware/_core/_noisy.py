@@ -308,6 +308,33 @@ def release_noise(owner: str, release: Any) -> tuple[str, float, np.ndarray]:
     return fam, par, np.asarray(release.values)
 
 
+_SYMBOLIC_MODULES = ("jax", "jaxlib", "pytensor", "pymc")
+
+
+def known_constant(owner: str, name: str, value: Any) -> Any:
+    """``value`` unchanged, or a named error if it is a sampled, traced or symbolic tensor.
+
+    A release's noise parameters (``alpha``, ``sigma``, ``epsilon``, ``sensitivity``) are public and
+    fixed by the curator: they are data of the likelihood, never a parameter to sample. JAX arrays and
+    tracers, and PyTensor / PyMC variables, are refused with that rule (a PyTensor constant is unwrapped).
+
+    Examples
+    --------
+    >>> known_constant("Noisy", "sigma", 2.0)
+    2.0
+    """
+    module = type(value).__module__ or ""
+    if module.split(".")[0] not in _SYMBOLIC_MODULES:
+        return value
+    if type(value).__name__ == "TensorConstant":
+        return np.asarray(value.data)
+    raise NoiseawareTypeError(
+        f"{owner}: {name} must be a known constant: the noise scale of a release is public and fixed by the "
+        f"curator, not a parameter to sample or trace; got a {type(value).__name__} ({name}={value!r}). "
+        "Pass the published value as a Python float, or the release itself (noise=release, or from_release)."
+    )
+
+
 def noise_spec(
     owner: str,
     noise: Any = None,
@@ -335,6 +362,12 @@ def noise_spec(
     >>> spec.family, spec.par, spec.width
     ('geometric', 0.5, 195)
     """
+    alpha, sigma, epsilon, sensitivity = (
+        known_constant(owner, k, x)
+        for k, x in (("alpha", alpha), ("sigma", sigma), ("epsilon", epsilon), ("sensitivity", sensitivity))
+    )
+    if isinstance(noise, Mapping):
+        noise = {k: known_constant(owner, f"noise[{k!r}]", x) for k, x in noise.items()}
     tol_f = v.real(owner, "tol", tol)
     if not (0.0 < tol_f < 1e-3):
         v.fail(owner, "tol", "must be in (0, 1e-3)", tol)

@@ -14,7 +14,15 @@ import numpy as np
 from ..exceptions import NoiseawareValueError
 from ._record import ReleaseRecord, as_release
 
-__all__ = ["composite_params", "hypergeom_params", "noise_params", "pairs_index", "release_first", "two_way_params"]
+__all__ = [
+    "composite_params",
+    "hypergeom_params",
+    "noise_params",
+    "pairs_index",
+    "randomized_response_params",
+    "release_first",
+    "two_way_params",
+]
 
 
 def _check_release(owner: str, release: Any) -> ReleaseRecord:
@@ -92,6 +100,46 @@ def composite_params(owner: str, release: Any) -> dict[str, Any]:
     out["pairs"] = np.asarray([list(pq) for pq in meta["pairs"]], dtype=np.int64).reshape(-1, 2)
     out["p"] = int(meta["p"])
     return out
+
+
+def randomized_response_params(owner: str, release: Any, answer: Any = None) -> tuple[int, float, np.ndarray]:
+    """``(k, p, observed answers)`` of a ``randomized_response`` release.
+
+    The release's values are ``(n, q)``: ``q`` answers per record. With one answer (``q = 1``) the
+    observed values are its ``n`` codes; with several, ``answer`` picks one (its column name in
+    ``metadata["columns"]`` or its index), and ``answer=None`` observes all ``(n, q)`` codes.
+
+    Raises
+    ------
+    ValueError
+        If the release is of another statistic or mechanism, or ``answer`` names no answer.
+    """
+    rel = _check_release(owner, release)
+    if rel.statistic != "randomized_response" or rel.mechanism.family != "randomized_response":
+        raise NoiseawareValueError(
+            f"{owner}.from_release: the release must be a 'randomized_response' release; got "
+            f"statistic={rel.statistic!r} with mechanism family={rel.mechanism.family!r}."
+        )
+    mech: Any = rel.mechanism
+    values = np.asarray(rel.values)
+    q = values.shape[1]
+    if answer is None:
+        return int(mech.k), float(mech.p), values[:, 0] if q == 1 else values
+    names = [str(c) for c in rel.metadata.get("columns", [f"x{j}" for j in range(q)])]
+    if isinstance(answer, str):
+        if answer not in names:
+            raise NoiseawareValueError(
+                f"{owner}.from_release: answer must name one of the release's answers {names}; got answer={answer!r}."
+            )
+        j = names.index(answer)
+    elif isinstance(answer, int | np.integer) and not isinstance(answer, bool) and -q <= int(answer) < q:
+        j = int(answer)
+    else:
+        raise NoiseawareValueError(
+            f"{owner}.from_release: answer must be a column name in {names} or an index in [0, {q}); "
+            f"got answer={answer!r}."
+        )
+    return int(mech.k), float(mech.p), values[:, j]
 
 
 def pairs_index(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:

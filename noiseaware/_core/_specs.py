@@ -61,6 +61,7 @@ from ._noise import (
     two_sided_geometric_logcdf,
     two_sided_geometric_logpmf,
 )
+from ._randomized import randomized_response_answer_draw, randomized_response_answer_logp
 
 __all__ = [
     "NOISE_CODES",
@@ -312,6 +313,44 @@ def hypergeom_draw(
     """
     t = fisher_sample_from_uniform(bk, table, log_odds, u_t)
     return t + noise_from_uniforms(bk, family, par, u_noise)
+
+
+# RandomizedResponse ----------------------------------------------------------------
+def rr_categories(owner: str, probs_shape: tuple[int, ...], k: Any = None) -> int:
+    """``k``: the last axis of ``probs`` (at least 2), equal to ``k`` when given (a release's categories)."""
+    if len(probs_shape) < 1 or probs_shape[-1] < 2:
+        raise NoiseawareValueError(
+            f"{owner}: probs must have the k >= 2 category probabilities on its last axis; got shape {probs_shape}."
+        )
+    if k is not None and int(k) != int(probs_shape[-1]):
+        raise NoiseawareValueError(
+            f"{owner}: probs must have k={int(k)} categories on its last axis (the release's); got "
+            f"{probs_shape[-1]} (shape {probs_shape})."
+        )
+    return int(probs_shape[-1])
+
+
+def rr_check_p(owner: str, p: Any, k: int) -> None:
+    """A concrete ``p`` must lie in ``[1/k, 1)``; symbolic or traced values are left to the front end's idiom."""
+    if isinstance(p, np.ndarray | np.generic | float | int) and not isinstance(p, bool):
+        arr = np.asarray(p, dtype=np.float64)
+        if not np.all((arr >= 1.0 / k) & (arr < 1.0)):
+            raise NoiseawareValueError(
+                f"{owner}: p (the probability of a truthful answer) must be in [1/k, 1) = [{1.0 / k:.6g}, 1); "
+                f"got p={p!r}."
+            )
+
+
+def _rr_prepare(probs: Any, p: Any, k: Any = None) -> dict[str, Any]:
+    probs = _f(probs)
+    kk = rr_categories("RandomizedResponse", np.shape(probs), k)
+    rr_check_p("RandomizedResponse", _f(p), kk)
+    return {"probs": probs, "p": _f(p)}
+
+
+def _rr_release(owner: str, release: Any, answer: Any = None) -> tuple[dict[str, Any], Any]:
+    k, p, values = _release.randomized_response_params(owner, release, answer)
+    return {"p": p, "k": k}, values
 
 
 # --------------------------------------------------------------------------- the registry
@@ -597,6 +636,17 @@ SPECS: dict[str, DistSpec] = {
         # pairs are independent: the same transform as NoisyTwoWayTable, the pairs on the last axis
         draw=_twoway_draw,
         seed="Wang et al. (2026) eq. 18",
+    ),
+    "RandomizedResponse": DistSpec(
+        name="RandomizedResponse",
+        params=("probs", "p", "k"),
+        rules={"probs": "probs must be a probability vector", "p": "p must be in [1/k, 1)"},
+        data=("k",),
+        release_args=_rr_release,
+        prepare=_rr_prepare,
+        logp=randomized_response_answer_logp,
+        draw=randomized_response_answer_draw,
+        seed="Warner (1965); Eng et al. (2024) Example 1 (the answer's marginal law)",
     ),
     "Noisy": DistSpec(
         name="Noisy",

@@ -2,9 +2,11 @@ r"""The sampling engine: one convention, one result type, shared machinery (priv
 
 Every fit of the package builds on these pieces, so that they behave alike:
 
-* :func:`check_settings` / :class:`SamplingSettings` -- the sampler arguments every fit takes,
-  keyword-only and with one set of defaults (``chains=4, draws=1000, warmup=1000, seed=None,
-  progressbar=False, target_accept=None, check_mixing=True``), validated with one message shape;
+* :class:`SamplingOptions` / :func:`sampling_keywords` / :func:`check_settings` /
+  :class:`SamplingSettings` -- the sampler arguments every fit takes, keyword-only and with one set
+  of defaults (``chains=4, draws=1000, warmup=1000, seed=None, progressbar=False,
+  target_accept=None, check_mixing=True``), declared once (``**sampling``), shown in each fit's
+  signature and docs, validated with one message shape;
 * :class:`FitResult` -- the result type over ArviZ ``InferenceData`` (``summary()``,
   ``interval()``, ``plot()``, ``diagnostics``, ``settings``; other attributes fall through to the
   ``InferenceData``);
@@ -20,7 +22,8 @@ Every fit of the package builds on these pieces, so that they behave alike:
   Ctrl-C interrupts; :func:`numpyro_nuts` runs it on a NumPyro model; :mod:`._precondition`
   (Laplace / diagonal preconditioners), :mod:`._memory` (memory planning) and :mod:`._reorder`
   (variable reordering) are its parts any fit can use;
-* :func:`pymc_sample` -- the one ``pm.sample`` call: at a :class:`SamplingSettings`, and never
+* :func:`pymc_sample` -- the one ``pm.sample`` call: at a :class:`SamplingSettings`, with the NUTS
+  implementation of :func:`nuts_sampler_choice` (nutpie, NumPyro or PyMC's own), and never
   ending silently short on Ctrl-C.
 
 See ``docs/architecture.md`` ("Sampling convention").
@@ -31,19 +34,20 @@ from __future__ import annotations
 from ._cache import ProgramCache
 from ._compile import jit
 from ._devices import chain_groups
-from ._mixing import ESS_PER_CHAIN, RHAT_MAX, check_mixing
+from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
-from ._pymc import InterruptGuard, default_cores, pymc_sample
+from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_sample
 from ._result import FitResult, standard_stats
 from ._settings import (
     DEFAULTS,
     NUTS_TARGET_ACCEPT,
     RWM_TARGET_ACCEPT,
     SETTING_NAMES,
+    SamplingOptions,
     SamplingSettings,
     check_settings,
-    settings_of,
+    sampling_keywords,
 )
 
 __all__ = [
@@ -52,22 +56,28 @@ __all__ = [
     "NUTS_TARGET_ACCEPT",
     "RHAT_MAX",
     "RWM_TARGET_ACCEPT",
+    "NUTS_SAMPLERS",
     "SETTING_NAMES",
     "FitResult",
     "InterruptGuard",
     "NutsConfig",
     "NutsDraws",
     "ProgramCache",
+    "SamplingOptions",
     "SamplingSettings",
     "chain_groups",
     "check_mixing",
+    "MixingBlock",
+    "NUTS_ADVICE",
+    "AUGMENTATION_ADVICE",
     "build_nuts",
     "check_settings",
     "default_cores",
     "jit",
     "model_potential",
     "numpyro_nuts",
+    "nuts_sampler_choice",
     "pymc_sample",
-    "settings_of",
+    "sampling_keywords",
     "standard_stats",
 ]

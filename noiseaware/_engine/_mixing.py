@@ -4,22 +4,85 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import MixingWarning
 
-__all__ = ["ESS_PER_CHAIN", "RHAT_MAX", "check_mixing"]
+__all__ = [
+    "AUGMENTATION_ADVICE",
+    "ESS_PER_CHAIN",
+    "NUTS_ADVICE",
+    "RHAT_MAX",
+    "MixingBlock",
+    "check_mixing",
+]
 
 #: Minimum bulk effective sample size per chain before :class:`MixingWarning` (Vehtari et al. 2021).
 ESS_PER_CHAIN = 100
 #: Maximum rank-normalized split R-hat before :class:`MixingWarning` (Vehtari et al. 2021).
 RHAT_MAX = 1.01
 
+#: What to do when a block that is NUTS alone (no latent records) mixes poorly.
+NUTS_ADVICE = (
+    "This block is NUTS alone (no data augmentation): with a short run the usual cause is too few draws "
+    "(R-hat is itself noisy below a few hundred effective draws per chain); run more draws and chains "
+    "(the defaults are chains=4, draws=1000, warmup=1000). If it persists, raise target_accept, and look "
+    "for a parameter pressed against its boundary (e.g. a correlation near +-1)."
+)
+#: What to do when a data-augmentation sampler (latent records alternate with the parameters) mixes poorly.
+AUGMENTATION_ADVICE = (
+    "Data augmentation is sticky when the privacy noise dominates (Eng et al. 2024, §6): run more draws "
+    "(and warmup), or treat the results as unreliable."
+)
+_GENERIC_ADVICE = (
+    "Run more draws (and warmup), or treat the results as unreliable; data augmentation is sticky "
+    "when the privacy noise dominates (Eng et al. 2024, §6)."
+)
+
+
+@dataclass(frozen=True)
+class MixingBlock:
+    """The sampler block that draws the checked parameters, as :class:`MixingWarning` names it.
+
+    Attributes
+    ----------
+    text : str
+        What samples them, e.g. ``"NUTS on the correlation matrix R"``.
+    advice : str
+        What to do (:data:`NUTS_ADVICE`, :data:`AUGMENTATION_ADVICE`, or the fit's own).
+    names : str
+        How to read indexed names such as ``R[0]`` (empty when the names are scalars).
+    """
+
+    text: str
+    advice: str
+    names: str = ""
+
+
+def _label(name: str, da: Any, j: int, size: int) -> str:
+    """``name[j]``, with the coordinate values of entry ``j`` where its dimensions carry named labels."""
+    if size == 1:
+        return name
+    dims = list(da.dims[2:])
+    idx = np.unravel_index(j, tuple(int(da.sizes[d]) for d in dims))
+    words = []
+    for d, i in zip(dims, idx, strict=True):
+        if d in da.coords and not str(d).startswith(f"{name}_dim_"):
+            words.append(f"{d} {da[d].values[i]}")
+    flat = f"{name}[{j}]"
+    return f"{flat} ({', '.join(words)})" if words else flat
+
 
 def check_mixing(
-    idata: Any, var_names: Sequence[str] | None = None, *, warn: bool = True, owner: str = "sample"
+    idata: Any,
+    var_names: Sequence[str] | None = None,
+    *,
+    warn: bool = True,
+    owner: str = "sample",
+    block: MixingBlock | None = None,
 ) -> list[str]:
     r"""Flag parameters whose draws are too few or too autocorrelated to trust.
 
@@ -53,6 +116,9 @@ def check_mixing(
         Issue a :class:`~noiseaware.exceptions.MixingWarning` listing the failures.
     owner : str
         The fit named at the start of the warning.
+    block : MixingBlock, optional
+        The sampler block that draws these parameters: the warning names it, says how to read
+        indexed names, and gives that block's advice. Without it the advice is generic.
 
     Returns
     -------
@@ -75,6 +141,12 @@ def check_mixing(
     []
     >>> walk = np.cumsum(rng.normal(size=(4, 500)), axis=1)
     >>> check_mixing(az.from_dict(posterior={"theta": walk}), warn=False)[0].startswith("theta: bulk ESS")
+    True
+
+    An entry of a vector is named by its flat index and, where the dimension has labels, by them:
+
+    >>> pairs = az.from_dict(posterior={"R": walk[..., None]}, coords={"pair": ["a x b"]}, dims={"R": ["pair"]})
+    >>> check_mixing(pairs, warn=False)[0].startswith("R: bulk ESS")  # one entry: a scalar name
     True
     """
     import arviz as az
@@ -105,7 +177,7 @@ def check_mixing(
                 xc = x[..., j] - x[..., j].mean(axis=1, keepdims=True)
                 den = float((xc * xc).sum())
                 lag1 = float((xc[:, 1:] * xc[:, :-1]).sum()) / den if den > 0 else float("nan")
-                label = name if e.size == 1 else f"{name}[{j}]"
+                label = _label(name, sub[name], j, e.size)
                 problems.append(f"{label}: bulk ESS {ej:.0f}, R-hat {rj:.3f}, lag-1 autocorrelation {lag1:.3f}")
     if problems and warn:
         acc = ""
@@ -115,15 +187,24 @@ def check_mixing(
                 f" Mean acceptance rate {rates.mean():.3f} (chains {rates.min():.3f}-{rates.max():.3f};"
                 " a high rate does not mean good mixing)."
             )
+        where = f" in {block.text}" if block is not None else ""
+        names_note = f" {block.names}" if block is not None and block.names else ""
+        advice = block.advice if block is not None else _GENERIC_ADVICE
+        if draws < ESS_PER_CHAIN:
+            advice = (
+                f"With draws={draws} per chain the check cannot pass (the bulk ESS is at most about the number "
+                f"of draws): run at least {ESS_PER_CHAIN} draws per chain, better the default 1000. " + advice
+            )
         warnings.warn(
-            f"{owner}: poor mixing; need bulk ESS >= {ESS_PER_CHAIN} per chain ({ESS_PER_CHAIN * chains} here) and "
-            f"R-hat <= {RHAT_MAX}; got "
+            f"{owner}: poor mixing{where}; need bulk ESS >= {ESS_PER_CHAIN} per chain ({ESS_PER_CHAIN * chains} "
+            f"here) and R-hat <= {RHAT_MAX}; got "
             + "; ".join(problems[:5])
             + (" ..." if len(problems) > 5 else "")
             + "."
+            + names_note
             + acc
-            + " Run more draws (and warmup), or treat the results as unreliable; data augmentation is sticky "
-            "when the privacy noise dominates (Eng et al. 2024, §6).",
+            + " "
+            + advice,
             MixingWarning,
             stacklevel=3,
         )

@@ -196,16 +196,8 @@ def _check_pace_budgets(
 
 
 def _round_release(ctx: Context, t: int, step: str, value: Any, mech: Any, label: tuple[str, str], n: int) -> Release:
-    return Release(
-        statistic="pace_ggm_round",
-        values=np.atleast_1d(value),
-        labels=(label,),
-        mechanism=mech,
-        composition="joint",
-        guarantee=mech.guarantee(),
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata({"round": t, "step": step}),
+    return ctx.release(
+        "pace_ggm_round", np.atleast_1d(value), (label,), mech, "joint", mech.guarantee(), n, {"round": t, "step": step}
     )
 
 
@@ -264,16 +256,15 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         delta = pace_ggm_sensitivity(n, b)
         diag_mech = GaussianMechanism.from_rho(rho_entry, delta)
         mean_comp.append(
-            Release(
-                statistic="pace_ggm_mean",
-                values=z_mean,
-                labels=tuple((nm,) for nm in names),
-                mechanism=mean_mech,
-                composition="joint",
-                guarantee=mean_mech.guarantee(),
-                secure=ctx.secure,
-                n=n,
-                metadata=ctx.metadata({"step": "mean"}),
+            ctx.release(
+                "pace_ggm_mean",
+                z_mean,
+                [(nm,) for nm in names],
+                mean_mech,
+                "joint",
+                mean_mech.guarantee(),
+                n,
+                {"step": "mean"},
             )
         )
         centre_meta = {

@@ -332,15 +332,6 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
             stat, comp_mech.release(truth, rng=ctx.rng), labels_p, comp_mech, "sequential",
             expected_guarantee(comp_mech, "sequential", truth.shape), n, meta_c,
         )
-    return Release(
-        statistic="dpcopula",
-        values=noisy,
-        labels=tuple(labels),
-        mechanism=margins,
-        composition="joint",
-        guarantee=g_main.compose(comp.guarantee),
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(meta),
-        components=(comp,),
+    return ctx.release(
+        "dpcopula", noisy, labels, margins, "joint", g_main.compose(comp.guarantee), n, meta, components=(comp,)
     )

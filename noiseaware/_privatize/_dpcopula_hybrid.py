@@ -256,37 +256,21 @@ def hybrid_release(
     )
     ctx.charge(total, label="dpcopula_hybrid")
 
-    marg = Release(
-        statistic="dpcopula_hybrid_margins",
-        values=m_marg.release(hist, rng=ctx.rng),
-        labels=marg_labels,
-        mechanism=m_marg,
-        composition="joint",
-        guarantee=g_marg,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(marg_meta),
+    # the noise in this order: margins, Kendall's taus, partition counts
+    marg = ctx.release(
+        "dpcopula_hybrid_margins", m_marg.release(hist, rng=ctx.rng), marg_labels, m_marg, "joint", g_marg, n, marg_meta
     )
-    kend = Release(
-        statistic="dpcopula_hybrid_kendall",
-        values=m_tau.release(tau, rng=ctx.rng),
-        labels=kend_labels,
-        mechanism=m_tau,
-        composition="joint",
-        guarantee=g_tau,
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(kend_meta),
+    kend = ctx.release(
+        "dpcopula_hybrid_kendall", m_tau.release(tau, rng=ctx.rng), kend_labels, m_tau, "joint", g_tau, n, kend_meta
     )
-    return Release(
-        statistic="dpcopula_hybrid",
-        values=m_counts.release(counts, rng=ctx.rng),
-        labels=tuple(plabels),
-        mechanism=m_counts,
-        composition="joint",
-        guarantee=g_counts.compose(marg.guarantee).compose(kend.guarantee),
-        secure=ctx.secure,
-        n=n,
-        metadata=ctx.metadata(meta),
+    return ctx.release(
+        "dpcopula_hybrid",
+        m_counts.release(counts, rng=ctx.rng),
+        plabels,
+        m_counts,
+        "joint",
+        g_counts.compose(marg.guarantee).compose(kend.guarantee),
+        n,
+        meta,
         components=(marg, kend),
     )

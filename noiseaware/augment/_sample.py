@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Unpack
 
 import arviz as az
 import jax
@@ -24,14 +24,18 @@ from numpyro.infer.mcmc import MCMCKernel
 
 from .. import _validation as v
 from .._engine import (
+    AUGMENTATION_ADVICE,
     ESS_PER_CHAIN,
     RHAT_MAX,
     RWM_TARGET_ACCEPT,
     FitResult,
+    MixingBlock,
+    SamplingOptions,
     SamplingSettings,
     check_mixing,
+    check_settings,
     jit,
-    settings_of,
+    sampling_keywords,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
 from .._engine._nuts import nuts_kernel_options
@@ -327,22 +331,30 @@ class AugmentationFit(FitResult):
 
 
 @float64
+@sampling_keywords(
+    notes={
+        "chains": "Run vectorized.",
+        "progressbar": (
+            "For watching long runs, and slower: the chains then run one after another with one host round "
+            "trip per iteration, where without it all chains and iterations are a single compiled, "
+            "vectorized program."
+        ),
+        "target_accept": (
+            "Only with NUTS: with ``posterior=`` there is no NUTS step and a value raises. The joint move "
+            "has its own target, ``joint_target_accept``."
+        ),
+    }
+)
 def sample(
     model: AugmentationModel,
     sdp: Any,
     init: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     keep_records: bool = False,
     nuts_kwargs: Mapping[str, Any] | None = None,
     joint_target_accept: float = JOINT_TARGET_ACCEPT,
     joint_repeats: int = 1,
+    **sampling: Unpack[SamplingOptions],
 ) -> AugmentationFit:
     r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (Eng et al. 2024, §3; Ju et al. 2022).
 
@@ -372,23 +384,7 @@ def sample(
         Initial parameter values (constrained; dapper's ``init_par``), one dict for all chains or
         one per chain; record sites may be included too. Default: a prior draw per chain from
         ``model.model``. Records not given start as a draw from :math:`f(\cdot\mid\theta_0)`.
-    chains : int
-        Number of chains, run vectorized.
-    draws, warmup : int
-        Kept iterations per chain and discarded ones before them (NUTS adapts during warmup).
-    seed : int, optional
-        Seed of the JAX random key; drawn from the OS when omitted (recorded in
-        ``result.settings.seed`` and ``attrs["noiseaware_seed"]``).
-    progressbar : bool
-        Show NumPyro's progress bar. This is for watching long runs, and it is slower: the chains
-        then run one after another with one host round trip per iteration, where without it all
-        chains and iterations are a single compiled, vectorized program.
-    target_accept : float, optional
-        NUTS's target acceptance probability (default 0.8, the engine's
-        ``NUTS_TARGET_ACCEPT``). Only with NUTS: with ``posterior=`` there is no NUTS step and a
-        value raises. The joint move has its own target, ``joint_target_accept``.
-    check_mixing : bool
-        Run :func:`check_mixing` on the parameters and warn (:class:`MixingWarning`).
+    {sampling_parameters}
     keep_records : bool
         Also store the records of every draw (memory ``chains * draws * n``).
     nuts_kwargs : mapping, optional
@@ -426,8 +422,9 @@ def sample(
     """
     if not isinstance(model, AugmentationModel):
         raise NoiseawareTypeError(v.message(_OWNER, "model", "must be an AugmentationModel", type(model).__name__))
-    settings = settings_of(_OWNER, locals())
+    settings = check_settings(_OWNER, **sampling)
     chains, draws, warmup, seed = settings.chains, settings.draws, settings.warmup, settings.seed
+    target_accept = sampling.get("target_accept")  # None: the caller left NUTS's target to the default
     if not isinstance(keep_records, bool):
         raise NoiseawareTypeError(v.message(_OWNER, "keep_records", "must be True or False", keep_records))
     target = v.real(_OWNER, "joint_target_accept", joint_target_accept)
@@ -439,6 +436,16 @@ def sample(
     latent = model.latent_fn()
     statistic = model.statistic_fn()
     posterior = model.posterior_fn()
+    if target_accept is not None and posterior is not None:  # checked before anything is traced
+        raise NoiseawareValueError(
+            f"{_OWNER}: target_accept is NUTS's target, and with posterior= there is no NUTS step; got "
+            f"target_accept={target_accept!r}. The joint move's target is joint_target_accept."
+        )
+    if target_accept is not None and "target_accept_prob" in (nuts_kwargs or {}):
+        raise NoiseawareValueError(
+            f"{_OWNER}: give the NUTS target once, as target_accept; got target_accept={target_accept!r} "
+            f"and nuts_kwargs['target_accept_prob']={dict(nuts_kwargs or {})['target_accept_prob']!r}."
+        )
     indexed = model.indexed
     sweep = partial(
         _bound_sweep,
@@ -475,11 +482,6 @@ def sample(
             raise NoiseawareValueError(f"{_OWNER}: NUTS for theta needs model=; got model=None.")
         nuts_opts = dict(nuts_kwargs or {})
         if "target_accept_prob" in nuts_opts:
-            if target_accept is not None:
-                raise NoiseawareValueError(
-                    f"{_OWNER}: give the NUTS target once, as target_accept; got target_accept={target_accept!r} "
-                    f"and nuts_kwargs['target_accept_prob']={nuts_opts['target_accept_prob']!r}."
-                )
             settings = _with_target(settings, v.open_unit(_OWNER, "nuts_kwargs['target_accept_prob']",
                                                           nuts_opts.pop("target_accept_prob")))
         # NUTS as the inner kernel of NumPyro's HMCGibbs, configured as the engine's driver runs NUTS
@@ -497,11 +499,6 @@ def sample(
         if nuts_kwargs:
             raise NoiseawareValueError(
                 f"{_OWNER}: nuts_kwargs applies only without posterior=; got nuts_kwargs={dict(nuts_kwargs)}."
-            )
-        if target_accept is not None:
-            raise NoiseawareValueError(
-                f"{_OWNER}: target_accept is NUTS's target, and with posterior= there is no NUTS step; got "
-                f"target_accept={target_accept!r}. The joint move's target is joint_target_accept."
             )
         kernel = _ConjugateAugmentation(sweep, posterior, names)
         sampler = "data augmentation (Eng et al. 2024, §3): record sweep, then theta ~ posterior(records)"
@@ -522,8 +519,8 @@ def sample(
         num_warmup=warmup,
         num_samples=draws,
         num_chains=chains,
-        chain_method=_jit_vmap if chains > 1 and not progressbar else "sequential",
-        progress_bar=progressbar,
+        chain_method=_jit_vmap if chains > 1 and not settings.progressbar else "sequential",
+        progress_bar=settings.progressbar,
     )
     with warnings.catch_warnings():
         # numpyro donates its collection buffers; JAX notes when it cannot reuse them (harmless)
@@ -542,8 +539,18 @@ def sample(
     attrs |= {"sampler": sampler, "n_records": n, "per_record": int(per_record), "warmup": warmup}
     attrs |= settings.as_attrs()
     idata = az.from_dict(posterior=samples, sample_stats=stats, attrs=attrs)
-    if check_mixing:
-        _mixing(idata, [k for k in samples if k not in names], owner=_OWNER)
+    if settings.check_mixing:
+        _mixing(
+            idata,
+            [k for k in samples if k not in names],
+            owner=_OWNER,
+            block=MixingBlock(
+                "the data-augmentation Gibbs sampler (a sweep over the latent records, then NUTS on the "
+                "parameters given them)",
+                AUGMENTATION_ADVICE,
+                "name[j] is entry j of a vector parameter, in row order.",
+            ),
+        )
     return AugmentationFit(idata, settings=settings)
 
 

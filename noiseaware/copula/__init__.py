@@ -12,13 +12,13 @@
 
 from .._deprecation import renamed
 from ._baselines import AsgharResult, asghar_dpc, li_kendall
-from ._combine import SyntheticInferenceResult, combine_synthetic
+from ._combine import SyntheticInferenceResult, SyntheticVectorInferenceResult, WaldTestResult, combine_synthetic
 from ._dpcopula_fit import DPCopulaFit, fit_dpcopula
 from ._fit import CopulaFit, LKJPrior, fit, partial_slope, pointwise_log_likelihood
 from ._higham import NearestCorrelationResult, nearest_correlation
 from ._margins import margin_posterior
 from ._mle import MLEResult, mle_nn
-from ._synth import synthesize, synthesize_hybrid
+from ._synth import cell_codes, synthesize, synthesize_hybrid
 
 # isort: split
 # Building blocks of the routes above, importable here but not part of the public surface.
@@ -42,6 +42,9 @@ __all__ = [
     "pointwise_log_likelihood",
     # Li et al. (2014) (DPCopula)
     "SyntheticInferenceResult",
+    "cell_codes",
+    "SyntheticVectorInferenceResult",
+    "WaldTestResult",
     "combine_synthetic",
     "fit_dpcopula",
     "margin_posterior",

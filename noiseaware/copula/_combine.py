@@ -11,7 +11,7 @@ import numpy as np
 from .. import _validation as v
 from ..exceptions import NoiseawareValueError
 
-__all__ = ['SyntheticInferenceResult', 'combine_synthetic']
+__all__ = ["SyntheticInferenceResult", "SyntheticVectorInferenceResult", "WaldTestResult", "combine_synthetic"]
 
 # ----------------------------------------------------------------------------- combining rules
 @dataclass(frozen=True)
@@ -47,52 +47,174 @@ class SyntheticInferenceResult:
         return self.estimate - half, self.estimate + half
 
 
-def combine_synthetic(
-    estimates: Any,
-    variances: Any,
-    *,
-    rule: str = "fully",
-    n_syn: int | None = None,
-    n: int | None = None,
-) -> SyntheticInferenceResult:
-    r"""Combine one scalar analysis over ``M >= 2`` synthetic data sets.
+@dataclass(frozen=True)
+class WaldTestResult:
+    r"""A Wald test of :math:`Q = Q_0` over ``M`` synthetic data sets (``SyntheticVectorInferenceResult.wald_test``).
 
-    With :math:`q_l, u_l` the estimate and its usual variance estimate in data set ``l``:
-    :math:`\bar q_M = \sum q_l/M`, :math:`b_M = \sum(q_l-\bar q_M)^2/(M-1)`, :math:`\bar u_M = \sum u_l/M`.
-
-    * ``rule="fully"`` — fully synthetic data (every record drawn from the posterior predictive;
-      Raghunathan, Reiter & Rubin 2003, J. Official Statistics 19(1), 1-16):
-      :math:`T_f = (1 + 1/M)b_M - \bar u_M`,
-      :math:`\nu_f = (M-1)\,(1 - M\bar u_M/((M+1)b_M))^2`. When :math:`T_f \le 0` the adjusted
-      :math:`T_f^* = (n_{syn}/n)\,\bar u_M` of Reiter (2002, J. Official Statistics 18(4), 531-543)
-      is used (needs ``n_syn`` and ``n``; ``n_syn/n = 1`` when omitted) with
-      :math:`\nu = M - 1`. This is the rule for :func:`synthesize` with a :class:`DPCopulaFit`.
-    * ``rule="partially"`` — partially synthetic data (Reiter 2003, Survey Methodology 29(2),
-      181-188): :math:`T_p = b_M/M + \bar u_M`, :math:`\nu_p = (M-1)(1 + \bar u_M/(b_M/M))^2`.
-
-    Raises
-    ------
-    ValueError
-        If fewer than 2 estimates, lengths differ, values are not finite, variances are negative,
-        or ``rule`` is unknown.
-
-    Examples
-    --------
-    >>> r = combine_synthetic([1.0, 1.2, 0.8, 1.1], [0.01, 0.01, 0.01, 0.01])
-    >>> round(r.estimate, 3), round(r.variance, 4), round(r.between, 4)
-    (1.025, 0.0265, 0.0292)
+    Attributes
+    ----------
+    statistic : float
+        The F statistic :math:`S` (already divided by the number of components ``k``).
+    df_num, df_den : float
+        Degrees of freedom of the :math:`F_{k, w}` reference distribution.
+    p_value : float
+        :math:`P(F_{k,w} > S)`.
+    ratio : float
+        :math:`r`, the between-to-within ratio of the test (``r_f`` or ``r_p``).
     """
-    owner = "combine_synthetic"
-    q = v.finite_array(owner, "estimates", estimates).ravel()
-    u = v.finite_array(owner, "variances", variances).ravel()
-    rule = v.choice(owner, "rule", rule, ("fully", "partially"))
+
+    statistic: float
+    df_num: float
+    df_den: float
+    p_value: float
+    ratio: float
+
+
+@dataclass(frozen=True)
+class SyntheticVectorInferenceResult:
+    r"""A vector estimate combined over ``M`` synthetic data sets (:func:`combine_synthetic` with ``(M, p)`` input).
+
+    Attributes
+    ----------
+    estimate : ndarray, shape (p,)
+        :math:`\bar q_M`.
+    covariance : ndarray, shape (p, p)
+        The total covariance of the rule: :math:`T_f = (1 + 1/M) B_M - \bar U_M` (fully) or
+        :math:`T_p = B_M/M + \bar U_M` (partially). For the fully synthetic rule it need not be positive
+        definite when ``M`` is small; :attr:`variances` and :meth:`wald_test` do not use its inverse.
+    variances : ndarray, shape (p,)
+        Each component's variance by the scalar rule (the diagonal of :attr:`covariance`, with the
+        adjustment :math:`T_f^* = (n_{syn}/n)\bar u_M` where that diagonal entry is not positive).
+    df : ndarray, shape (p,)
+        Each component's t degrees of freedom by the scalar rule.
+    between, within : ndarray, shape (p, p)
+        :math:`B_M` and :math:`\bar U_M` (diagonal when only variances were given).
+    rule : str
+    within_is_diagonal : bool
+        True when the analyses gave variances only, shape ``(M, p)``: then no joint test is possible.
+    n_ratio : float
+        :math:`n_{syn}/n` (1 when not given).
+    m : int
+        The number of synthetic data sets ``M``.
+    """
+
+    estimate: np.ndarray
+    covariance: np.ndarray
+    variances: np.ndarray
+    df: np.ndarray
+    between: np.ndarray
+    within: np.ndarray
+    rule: str
+    within_is_diagonal: bool
+    n_ratio: float
+    m: int
+
+    def component(self, j: int) -> SyntheticInferenceResult:
+        """Component ``j`` as a scalar :class:`SyntheticInferenceResult` (the scalar rule on that component)."""
+        p = self.estimate.shape[0]
+        j = v.integer("SyntheticVectorInferenceResult.component", "j", j, minimum=-p, maximum=p - 1)
+        return SyntheticInferenceResult(
+            float(self.estimate[j]),
+            float(self.variances[j]),
+            float(self.df[j]),
+            float(self.between[j, j]),
+            float(self.within[j, j]),
+            self.rule,
+        )
+
+    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        r"""Per-component t intervals :math:`\bar q_{M,j} \pm t_{df_j,(1+level)/2}\sqrt{T_{jj}}` (lower, upper)."""
+        from scipy import stats
+
+        level = v.open_unit("SyntheticVectorInferenceResult.interval", "level", level)
+        half = stats.t.ppf((1 + level) / 2, self.df) * np.sqrt(self.variances)
+        return self.estimate - half, self.estimate + half
+
+    def wald_test(self, null: Any = 0.0) -> WaldTestResult:
+        r"""Test :math:`Q = Q_0` jointly over the ``k = p`` components (Reiter 2005).
+
+        With :math:`d = \bar q_M - Q_0`, :math:`t = k(M-1)` and the between and within covariances
+        taken as proportional (as Li, Raghunathan & Rubin 1991 do for multiple imputation):
+
+        * fully synthetic: :math:`r_f = (1 + 1/M)\,\mathrm{tr}(B_M \bar U_M^{-1})/k`,
+          :math:`S_f = d^\top \bar U_M^{-1} d / (k (r_f - 1))`, reference :math:`F_{k, w_f}` with
+          :math:`w_f = 4 + (t - 4)(1 - (1 - 2/t)/r_f)^2` (for :math:`t > 4`; else
+          :math:`t(1 + 1/k)(1 - 1/r_f)^2/2`). If :math:`r_f \le 1` the proportional total is not positive
+          and, as in the scalar rule, :math:`(n_{syn}/n)\bar U_M` is used with :math:`w = t`;
+        * partially synthetic: :math:`r_p = \mathrm{tr}(B_M \bar U_M^{-1})/(kM)`,
+          :math:`S_p = d^\top \bar U_M^{-1} d / (k (1 + r_p))`, :math:`w_p = 4 + (t - 4)(1 + (1 - 2/t)/r_p)^2`
+          (for :math:`t > 4`; else :math:`t(1 + 1/k)(1 + 1/r_p)^2/2`).
+
+        For ``k = 1`` these reduce to the square of the scalar t statistic with the scalar rule's degrees
+        of freedom (up to the :math:`1 - 2/t` factor).
+
+        Parameters
+        ----------
+        null : float or array_like, shape (p,)
+            :math:`Q_0` (default 0).
+
+        Raises
+        ------
+        ValueError
+            If the analyses gave variances only (a joint test needs each analysis's covariance matrix,
+            shape ``(M, p, p)``), or ``null`` has the wrong shape or is not finite.
+        """
+        from scipy import stats
+
+        owner = "SyntheticVectorInferenceResult.wald_test"
+        k = self.estimate.shape[0]
+        if self.within_is_diagonal and k > 1:
+            raise NoiseawareValueError(
+                f"{owner}: a joint test needs each analysis's covariance matrix; got variances only "
+                f"(shape (M, {k})). Pass variances of shape (M, {k}, {k}), or test components one at a "
+                "time with component(j)."
+            )
+        q0 = v.finite_array(owner, "null", null)
+        if q0.ndim == 0:
+            q0 = np.full(k, float(q0))
+        if q0.shape != (k,):
+            v.fail(owner, "null", f"must be a number or have shape ({k},)", q0.shape)
+        d = self.estimate - q0
+        u = self.within
+        try:
+            u_inv_d = np.linalg.solve(u, d)
+            trace = float(np.trace(np.linalg.solve(u, self.between)))
+        except np.linalg.LinAlgError:
+            raise NoiseawareValueError(
+                f"{owner}: the mean within covariance must be invertible; got a singular matrix "
+                "(a component with zero variance in every analysis?)."
+            ) from None
+        quad = float(d @ u_inv_d)
+        M = self.m
+        t = k * (M - 1)
+        if self.rule == "partially":
+            r = trace / (k * M)
+            stat = quad / (k * (1 + r))
+            g = 1 + 1 / r if r > 0 else math.inf
+            w = 4 + (t - 4) * (1 + (1 - 2 / t) / r) ** 2 if t > 4 else t * (1 + 1 / k) * g**2 / 2
+            if not math.isfinite(w):
+                w = 1e10
+        else:
+            r = (1 + 1 / M) * trace / k
+            if r > 1:
+                stat = quad / (k * (r - 1))
+                if t > 4:
+                    w = 4 + (t - 4) * (1 - (1 - 2 / t) / r) ** 2
+                else:
+                    w = t * (1 + 1 / k) * (1 - 1 / r) ** 2 / 2
+                w = max(w, 1e-8)
+            else:
+                stat = quad / (k * self.n_ratio)
+                w = float(t)
+        p_value = float(stats.f.sf(stat, k, w))
+        return WaldTestResult(float(stat), float(k), float(w), p_value, float(r))
+
+
+def _scalar_rule(
+    q: np.ndarray, u: np.ndarray, rule: str, ratio: float
+) -> SyntheticInferenceResult:
+    """The scalar rules on one component: ``q``, ``u`` of shape (M,)."""
     M = q.size
-    if M < 2:
-        v.fail(owner, "estimates", "must hold at least 2 values (one per synthetic data set)", q.tolist())
-    if u.size != M:
-        raise NoiseawareValueError(f"{owner}: variances must match estimates ({M}); got {u.size}.")
-    if np.any(u < 0):
-        v.fail(owner, "variances", "must be >= 0", u.tolist())
     qbar, b, ubar = float(q.mean()), float(q.var(ddof=1)), float(u.mean())
     if rule == "partially":
         T = b / M + ubar
@@ -102,9 +224,138 @@ def combine_synthetic(
     if T > 0:
         df = (M - 1) * (1 - M * ubar / ((M + 1) * b)) ** 2
         return SyntheticInferenceResult(qbar, T, max(df, 1e-8), b, ubar, rule)
+    return SyntheticInferenceResult(qbar, ratio * ubar, float(M - 1), b, ubar, rule)
+
+
+def _shapes(owner: str, q: np.ndarray, u: np.ndarray) -> str:
+    """Which layout ``(q, u)`` is: ``"scalar"``, ``"variances"`` or ``"covariances"``; refuse the rest."""
+    hint = (
+        "Pass estimates of shape (M,) with variances (M,) for one scalar estimand, or estimates (M, p) "
+        "with variances (M, p) or covariance matrices (M, p, p) for a vector (one row per synthetic data set)."
+    )
+    if q.ndim == 1:
+        if u.shape == q.shape:
+            return "scalar"
+        if u.ndim == 0 or u.shape[0] != q.shape[0]:
+            raise NoiseawareValueError(
+                f"{owner}: variances must match estimates ({q.shape[0]}); got shape {u.shape}. {hint}"
+            )
+        raise NoiseawareValueError(
+            f"{owner}: estimates of shape {q.shape} are one scalar per data set, so variances must have shape "
+            f"{q.shape}; got shape {u.shape}. {hint}"
+        )
+    if q.ndim != 2:
+        raise NoiseawareValueError(f"{owner}: estimates must have shape (M,) or (M, p); got shape {q.shape}. {hint}")
+    M, p = q.shape
+    if u.shape == (M, p):
+        return "variances"
+    if u.shape == (M, p, p):
+        return "covariances"
+    if u.shape == (p, M) and p != M:
+        raise NoiseawareValueError(
+            f"{owner}: variances must have shape {(M, p)} like estimates; got shape {u.shape}, the transpose. "
+            "Put one synthetic data set per row in both."
+        )
+    raise NoiseawareValueError(
+        f"{owner}: estimates of shape {q.shape} ({M} data sets, {p} components) need variances of shape "
+        f"{(M, p)} or covariance matrices of shape {(M, p, p)}; got shape {u.shape}. {hint}"
+    )
+
+
+def combine_synthetic(
+    estimates: Any,
+    variances: Any,
+    *,
+    rule: str = "fully",
+    n_syn: int | None = None,
+    n: int | None = None,
+) -> SyntheticInferenceResult | SyntheticVectorInferenceResult:
+    r"""Combine one analysis (scalar or vector estimand) over ``M >= 2`` synthetic data sets.
+
+    **Scalar estimand** (``estimates`` and ``variances`` of shape ``(M,)``). With :math:`q_l, u_l` the
+    estimate and its usual variance estimate in data set ``l``: :math:`\bar q_M = \sum q_l/M`,
+    :math:`b_M = \sum(q_l-\bar q_M)^2/(M-1)`, :math:`\bar u_M = \sum u_l/M`.
+
+    * ``rule="fully"`` — fully synthetic data (every record drawn from the posterior predictive;
+      Raghunathan, Reiter & Rubin 2003, "Multiple imputation for statistical disclosure limitation",
+      J. Official Statistics 19(1), 1-16):
+      :math:`T_f = (1 + 1/M)b_M - \bar u_M`,
+      :math:`\nu_f = (M-1)\,(1 - M\bar u_M/((M+1)b_M))^2`. When :math:`T_f \le 0` the adjusted
+      :math:`T_f^* = (n_{syn}/n)\,\bar u_M` of Reiter (2002, J. Official Statistics 18(4), 531-543)
+      is used (needs ``n_syn`` and ``n``; ``n_syn/n = 1`` when omitted) with
+      :math:`\nu = M - 1`. This is the rule for :func:`synthesize` with a :class:`DPCopulaFit`.
+    * ``rule="partially"`` — partially synthetic data (Reiter 2003, Survey Methodology 29(2),
+      181-188): :math:`T_p = b_M/M + \bar u_M`, :math:`\nu_p = (M-1)(1 + \bar u_M/(b_M/M))^2`.
+
+    Returns a :class:`SyntheticInferenceResult`.
+
+    **Vector estimand** (``estimates`` of shape ``(M, p)``, one row per data set; ``variances`` of shape
+    ``(M, p, p)``, each analysis's covariance matrix, or ``(M, p)``, its variances only). The same rules
+    with matrices (Reiter 2005, "Significance tests for multi-component estimands from multiply imputed,
+    synthetic microdata", J. Statistical Planning and Inference 131(2), 365-377):
+    :math:`B_M = \sum_l (q_l - \bar q_M)(q_l - \bar q_M)^\top/(M-1)`, :math:`\bar U_M = \sum_l U_l/M`,
+    :math:`T_f = (1+1/M)B_M - \bar U_M` or :math:`T_p = B_M/M + \bar U_M`; each component gets the scalar
+    rule above, and :meth:`SyntheticVectorInferenceResult.wald_test` tests :math:`Q = Q_0` jointly.
+    Returns a :class:`SyntheticVectorInferenceResult`.
+
+    Raises
+    ------
+    ValueError
+        If fewer than 2 data sets, the shapes do not pair as above (for example estimates ``(M, p)`` with
+        variances ``(M,)``, or a transposed array: the meaning would be ambiguous), values are not finite,
+        variances are negative, covariance matrices are not symmetric, or ``rule`` is unknown.
+
+    Examples
+    --------
+    >>> r = combine_synthetic([1.0, 1.2, 0.8, 1.1], [0.01, 0.01, 0.01, 0.01])
+    >>> round(r.estimate, 3), round(r.variance, 4), round(r.between, 4)
+    (1.025, 0.0265, 0.0292)
+    >>> q = [[1.0, 2.0], [1.2, 1.7], [0.8, 2.2], [1.1, 2.1]]
+    >>> rv = combine_synthetic(q, [[[0.01, 0.002], [0.002, 0.02]]] * 4)
+    >>> rv.estimate.round(3).tolist(), round(rv.wald_test([1.0, 2.0]).p_value, 2)
+    ([1.025, 2.0], 0.99)
+    """
+    owner = "combine_synthetic"
+    q = v.finite_array(owner, "estimates", estimates)
+    u = v.finite_array(owner, "variances", variances)
+    rule = v.choice(owner, "rule", rule, ("fully", "partially"))
+    layout = _shapes(owner, q, u)
+    M = q.shape[0]
+    if M < 2:
+        v.fail(owner, "estimates", "must hold at least 2 rows (one per synthetic data set)", q.tolist())
+    if layout == "covariances":
+        if not np.allclose(u, np.swapaxes(u, 1, 2), rtol=1e-10, atol=0.0):
+            raise NoiseawareValueError(
+                f"{owner}: each covariance matrix variances[l] must be symmetric; got an asymmetric one."
+            )
+        diag = np.diagonal(u, axis1=1, axis2=2)
+    else:
+        diag = u
+    if np.any(diag < 0):
+        v.fail(owner, "variances", "must be >= 0", diag.tolist())
     ratio = 1.0
     if n_syn is not None or n is not None:
         if n_syn is None or n is None:
             raise NoiseawareValueError(f"{owner}: give both n_syn and n, or neither; got n_syn={n_syn!r}, n={n!r}.")
         ratio = v.integer(owner, "n_syn", n_syn, minimum=1) / v.integer(owner, "n", n, minimum=1)
-    return SyntheticInferenceResult(qbar, ratio * ubar, float(M - 1), b, ubar, rule)
+    if layout == "scalar":
+        return _scalar_rule(q, u, rule, ratio)
+    p = q.shape[1]
+    parts = [_scalar_rule(q[:, j], diag[:, j], rule, ratio) for j in range(p)]
+    qbar = q.mean(axis=0)
+    dev = q - qbar
+    between = dev.T @ dev / (M - 1)
+    within = u.mean(axis=0) if layout == "covariances" else np.diag(diag.mean(axis=0))
+    total = between / M + within if rule == "partially" else (1 + 1 / M) * between - within
+    return SyntheticVectorInferenceResult(
+        estimate=qbar,
+        covariance=total,
+        variances=np.array([r.variance for r in parts]),
+        df=np.array([r.df for r in parts]),
+        between=between,
+        within=within,
+        rule=rule,
+        within_is_diagonal=layout == "variances",
+        n_ratio=ratio,
+        m=M,
+    )

@@ -2,13 +2,13 @@ r"""Noise-aware DPCopula: the joint posterior of the copula correlation and ever
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
-from .._engine import FitResult, SamplingSettings, settings_of
+from .._engine import FitResult, SamplingOptions, SamplingSettings, check_settings, sampling_keywords
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._dpcopula_release import _check, _domains, _split
@@ -67,17 +67,19 @@ class DPCopulaFit(FitResult):
         self.copula_fit = copula_fit
 
 
+@sampling_keywords(
+    checked="a free entry of the Bayes-NA fit's ``R``",
+    notes={
+        "chains": "These and the next two are the Bayes-NA fit's.",
+        "draws": "``S = chains * draws`` joint draws are kept, and each margin's posterior gets as many.",
+        "seed": "Seed of the NUTS fit; the margins' draws use ``seed + 1``.",
+    },
+)
 def fit_dpcopula(
     release: Release,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     margin_prior: float = 0.5,
+    **sampling: Unpack[SamplingOptions],
 ) -> DPCopulaFit:
     r"""Noise-aware posterior of a ``dpcopula`` release made with ``correlation="median"``.
 
@@ -92,19 +94,7 @@ def fit_dpcopula(
     ----------
     release : Release
         A ``dpcopula`` release with ``metadata.correlation == "median"``.
-    chains, draws, warmup : int
-        NUTS chains, kept draws per chain and warmup iterations per chain of the Bayes-NA fit
-        (the package's one sampling convention); ``S = chains * draws`` joint draws are kept,
-        and each margin's posterior gets as many.
-    seed : int, optional
-        Seed of the NUTS fit (the margins' chains use ``seed + 1``); drawn from the OS when
-        omitted and recorded in ``settings.seed``.
-    progressbar : bool
-        Show NUTS progress.
-    target_accept : float, optional
-        NUTS target acceptance probability of the Bayes-NA fit (default 0.8).
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) on poor mixing of the Bayes-NA fit.
+    {sampling_parameters}
     margin_prior : float
         Dirichlet concentration ``a0`` per cell (default 0.5, Jeffreys). On wide domains whose tails
         are empty the tails' posterior mass is set largely by this prior (the noise cannot tell 0
@@ -149,7 +139,7 @@ def fit_dpcopula(
             f"correlation={rel.metadata['correlation']!r}. Release with privatize(..., correlation='median'), or "
             "use synthesize(release, n) for DPCopula's point estimate."
         )
-    st = settings_of(owner, locals())
+    st = check_settings(owner, **sampling)
     seed = st.seed
     a0 = v.positive(owner, "margin_prior", margin_prior)
     from ._fit import fit
@@ -167,9 +157,21 @@ def fit_dpcopula(
     if st.check_mixing:
         import arviz as az
 
+        from .._engine import MixingBlock
         from .._engine import check_mixing as _mixing
+        from ._fit import R_BLOCK
 
-        _mixing(az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf["sample_stats"]), ["R"], owner=owner)
+        block = MixingBlock(
+            R_BLOCK.text + " (the margins are exact independent draws and need no check)",
+            R_BLOCK.advice,
+            R_BLOCK.names,
+        )
+        _mixing(
+            az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf["sample_stats"]),
+            ["R"],
+            owner=owner,
+            block=block,
+        )
     R = cf.draws
     draws = R.shape[0]
     rng = np.random.default_rng(seed + 1)

@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import _validation as v
 from .._engine import (
+    NUTS_ADVICE,
+    MixingBlock,
     NutsConfig,
+    SamplingOptions,
     SamplingSettings,
     build_nuts,
     chain_groups,
+    check_settings,
+    nuts_sampler_choice,
     pymc_sample,
-    settings_of,
+    sampling_keywords,
     standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
@@ -53,6 +58,14 @@ from ._prior import LKJPrior, _as_prior
 from ._result import CopulaFit, partial_slope
 
 __all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope", "pointwise_log_likelihood"]
+
+#: The block the mixing check of the copula fits names (``copula.fit``, ``copula.fit_dpcopula``).
+R_BLOCK = MixingBlock(
+    "NUTS on the correlation matrix R",
+    NUTS_ADVICE,
+    "R[j] is the j-th of the p(p-1)/2 free correlations above the diagonal, in row order; the pair of "
+    "variables it correlates is named beside it.",
+)
 
 _OWNER = "copula.fit"
 
@@ -271,28 +284,26 @@ def _numpyro_fit(
     return idata
 
 
-def _pymc_fit(release: Release, prior: LKJPrior, st: SamplingSettings, cores: int | None = None) -> Any:
+def _pymc_fit(
+    release: Release, prior: LKJPrior, st: SamplingSettings, cores: int | None = None, nuts_sampler: str = "auto"
+) -> Any:
     with _pymc_model(release, prior):
-        return pymc_sample(_OWNER, st, cores=cores, compute_convergence_checks=False)
+        return pymc_sample(_OWNER, st, cores=cores, nuts_sampler=nuts_sampler, compute_convergence_checks=False)
 
 
 @float64
+@sampling_keywords(checked="a free entry of ``R``", notes={"progressbar": "The CLI shows it."})
 def fit(
     release: Release,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     backend: str = "numpyro",
     prior: Any = None,
     cores: int | None = None,
     preconditioner: str = "auto",
     mass_matrix: str = "diagonal",
     variable_order: str = "pivoted",
+    nuts_sampler: str = "auto",
+    **sampling: Unpack[SamplingOptions],
 ) -> CopulaFit:
     r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
 
@@ -306,19 +317,7 @@ def fit(
     release : Release
         A ``"median_pairs"`` release made with the geometric mechanism (the Bayes-NA input; use
         :func:`mle_nn` for TGM / BTGM / RGM releases).
-    chains, draws, warmup : int
-        Number of chains, kept draws per chain, and warmup (tuning) iterations per chain.
-    seed : int, optional
-        Random seed; drawn from the OS when omitted (recorded in ``result.settings.seed`` and
-        ``idata.attrs["noiseaware_seed"]``).
-    progressbar : bool
-        Show the sampler's progress bar (default False, the package's one convention; the CLI
-        shows it).
-    target_accept : float, optional
-        NUTS target acceptance probability; default (None) 0.8.
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a free entry of ``R`` has bulk
-        ESS below 100 per chain or R-hat above 1.01.
+    {sampling_parameters}
     backend : {"numpyro", "pymc"}
         NumPyro NUTS or PyMC NUTS. NumPyro runs the chains in groups, one per JAX device, at the same
         time (by default noiseaware gives XLA one CPU device per core; see :mod:`noiseaware.config`,
@@ -330,7 +329,12 @@ def fit(
     cores : int, optional
         PyMC only: worker processes for the chains. Default: one per chain up to the CPU count,
         or 1 (chains in sequence, in-process) when JAX is already loaded, since forking a process
-        with JAX's threads running can deadlock.
+        with JAX's threads running can deadlock. Used by PyMC's own NUTS only.
+    nuts_sampler : {"auto", "nutpie", "numpyro", "pymc"}
+        PyMC only: the NUTS implementation that samples the PyMC model (``pm.sample``'s
+        ``nuts_sampler``). ``"auto"`` (default): nutpie when installed (the extra
+        ``pip install 'noiseaware[pymc-fast]'``), else NumPyro, else PyMC's own; the same model and
+        log-density in each (``docs/benchmarks.md``, "pymc_backend_speed", for their speed).
     preconditioner : {"auto", "dense", "diagonal"}
         NumPyro only; the target is the same, only the sampler's efficiency differs. NUTS runs
         in coordinates ``u`` with ``z = z_hat + A u``, ``z`` the unconstrained LKJ-Cholesky
@@ -404,7 +408,7 @@ def fit(
     release = _check_release(release)
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
     pr = _as_prior(prior)
-    st = settings_of(_OWNER, locals())
+    st = check_settings(_OWNER, **sampling)
     preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))
     mass_matrix = v.choice(_OWNER, "mass_matrix", mass_matrix, ("diagonal", "dense"))
     variable_order = v.choice(_OWNER, "variable_order", variable_order, ("pivoted", "given"))
@@ -412,6 +416,10 @@ def fit(
     if backend == "numpyro":
         if cores is not None:
             raise NoiseawareValueError(f"{_OWNER}: cores applies to backend='pymc' only; got cores={cores!r}.")
+        if nuts_sampler != "auto":
+            raise NoiseawareValueError(
+                f"{_OWNER}: nuts_sampler applies to backend='pymc' only; got nuts_sampler={nuts_sampler!r}."
+            )
         idata = _numpyro_fit(release, pr, st, preconditioner, mass_matrix, variable_order)
     else:
         if mass_matrix != "diagonal":
@@ -430,7 +438,7 @@ def fit(
         if cores is not None:
             cores = v.integer(_OWNER, "cores", cores, minimum=1)
         _plan_memory(backend, p, int(release.n or 0), st.chains, st.draws, st.warmup)  # n: a checked release has it
-        idata = _pymc_fit(release, pr, st, cores)
+        idata = _pymc_fit(release, pr, st, cores, nuts_sampler_choice(_OWNER, nuts_sampler))
     standard_stats(idata)
     idata.attrs.update({**st.as_attrs(), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
     cols = tuple(_cols(release))
@@ -443,5 +451,10 @@ def fit(
         import arviz as az
 
         # the free entries only (the diagonal is constant, the upper triangle repeats the lower)
-        _mixing(az.InferenceData(posterior=res.pair_draws(), sample_stats=idata["sample_stats"]), ["R"], owner=_OWNER)
+        _mixing(
+            az.InferenceData(posterior=res.pair_draws(), sample_stats=idata["sample_stats"]),
+            ["R"],
+            owner=_OWNER,
+            block=R_BLOCK,
+        )
     return res

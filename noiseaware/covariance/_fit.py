@@ -2,14 +2,27 @@ r"""Noise-aware posterior of the population covariance from a ``pace_ggm`` / ``s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, SamplingSettings, numpyro_nuts, pymc_sample, settings_of, standard_stats
+from .._engine import (
+    NUTS_ADVICE,
+    FitResult,
+    MixingBlock,
+    SamplingOptions,
+    SamplingSettings,
+    check_settings,
+    numpyro_nuts,
+    nuts_sampler_choice,
+    pymc_sample,
+    sampling_keywords,
+    standard_stats,
+)
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
+from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._analysis import measurements
 
@@ -42,20 +55,16 @@ ROUTES = ("moments", "wishart")
 
 
 @float64
+@sampling_keywords(checked="an entry of ``sigma``", notes={"seed": 'Also in ``idata.attrs["seed"]``.'})
 def fit(
     release: Release,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     backend: str = "numpyro",
     eta: float = 1.0,
     cores: int | None = None,
     route: str = "moments",
+    nuts_sampler: str = "auto",
+    **sampling: Unpack[SamplingOptions],
 ) -> CovarianceFit:
     r"""NUTS posterior of the population covariance :math:`\Sigma` given a covariance release.
 
@@ -84,24 +93,14 @@ def fit(
     ----------
     release : Release
         ``"pace_ggm"`` or ``"second_moment"``.
-    chains, draws, warmup : int
-        Chains, kept draws per chain, warmup iterations per chain.
-    seed : int, optional
-        Random seed; drawn from the OS when omitted and recorded in ``result.settings.seed``,
-        ``idata.attrs["seed"]`` and ``idata.attrs["noiseaware_seed"]``.
-    progressbar : bool
-        Show the sampler's progress bar.
-    target_accept : float, optional
-        NUTS target acceptance probability, in (0, 1); default (None) 0.8.
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when an entry of ``sigma`` has bulk
-        ESS below 100 per chain or R-hat above 1.01.
+    {sampling_parameters}
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized) or PyMC NUTS.
     eta : float
         LKJ concentration (> 0).
     cores : int, optional
-        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX).
+        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX); used by
+        PyMC's own NUTS only.
     route : {"moments", "wishart"}
         ``"moments"`` (default): the moment-matched normal law of the entries of ``S``
         (:class:`NoisyCovarianceEntries`). ``"wishart"``: exact — ``nS ~ Wishart(n, Sigma)`` as
@@ -110,6 +109,11 @@ def fit(
         variables (see ``docs/covariance.md`` for when the moment-matched route is accurate
         enough). Centred releases (``center=True``) add a latent population mean and sample mean
         in both routes.
+    nuts_sampler : {"auto", "nutpie", "numpyro", "pymc"}
+        PyMC only: the NUTS implementation that samples the PyMC model (``pm.sample``'s
+        ``nuts_sampler``). ``"auto"`` (default): nutpie when installed (the extra
+        ``pip install 'noiseaware[pymc-fast]'``), else NumPyro, else PyMC's own; the same model and
+        log-density in each (``docs/benchmarks.md``, "pymc_backend_speed", for their speed).
 
     Returns
     -------
@@ -134,10 +138,15 @@ def fit(
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/covariance`` runs it.)
     """
     owner = "covariance.fit"
-    st = settings_of(owner, locals())
+    st = check_settings(owner, **sampling)
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
     v.choice(owner, "route", route, ROUTES)
+    if backend == "numpyro" and nuts_sampler != "auto":
+        raise NoiseawareValueError(
+            f"{owner}: nuts_sampler applies to backend='pymc' only; got nuts_sampler={nuts_sampler!r}."
+        )
+    sampler = nuts_sampler_choice(owner, nuts_sampler)
     m = measurements(release)
     if route == "wishart" or m.center is not None:
         from ._wishart import fit_numpyro_latent, fit_pymc_latent
@@ -146,11 +155,11 @@ def fit(
             idata = fit_numpyro_latent(m, route, st, eta)
         else:
             n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
-            idata = fit_pymc_latent(m, route, st, eta, n_cores)
+            idata = fit_pymc_latent(m, route, st, eta, n_cores, sampler)
     elif backend == "numpyro":
         idata = _fit_numpyro(m, st, eta)
     else:
-        idata = _fit_pymc(m, st, eta, cores)
+        idata = _fit_pymc(m, st, eta, cores, sampler)
     standard_stats(idata)
     idata.attrs.update(st.as_attrs())
     idata.attrs["seed"] = st.seed
@@ -159,7 +168,16 @@ def fit(
     idata.attrs["noiseaware_selection"] = "not used (conditioned on the selected entries); see fit's docstring"
     res = CovarianceFit(idata, settings=st)
     if st.check_mixing:
-        _mixing(idata, ["sigma"], owner=owner)
+        _mixing(
+            idata,
+            ["sigma"],
+            owner=owner,
+            block=MixingBlock(
+                "NUTS on the covariance matrix sigma",
+                NUTS_ADVICE,
+                "sigma[j] is entry j of the d x d matrix in row order (sigma[i * d + k] is row i, column k).",
+            ),
+        )
     return res
 
 
@@ -182,7 +200,7 @@ def _fit_numpyro(m: Any, st: SamplingSettings, eta: float) -> Any:
     return numpyro_nuts(model, st)
 
 
-def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None) -> Any:
+def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None, nuts_sampler: str = "auto") -> Any:
     import pymc as pm
 
     from ..pymc import NoisyCovarianceEntries
@@ -193,4 +211,4 @@ def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None) -> An
         chol, _, _ = pm.LKJCholeskyCov("chol", n=d, eta=eta, sd_dist=pm.HalfNormal.dist(b, shape=d), compute_corr=True)
         sigma = pm.Deterministic("sigma", chol @ chol.T)
         NoisyCovarianceEntries("y", sigma, m.n, m.pairs, m.precision, observed=np.asarray(m.y))
-        return pymc_sample("covariance.fit", st, cores=n_cores)
+        return pymc_sample("covariance.fit", st, cores=n_cores, nuts_sampler=nuts_sampler)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Unpack
 
 import arviz as az
 import jax
@@ -48,12 +48,16 @@ from .._core._dirichlet_release import LogMeanPart, select_part
 from .._core._gamma import log_dirichlet
 from .._core._noise import NOISE_LAWS
 from .._engine import (
+    AUGMENTATION_ADVICE,
     RWM_TARGET_ACCEPT,
+    MixingBlock,
     ProgramCache,
+    SamplingOptions,
     SamplingSettings,
     chain_groups,
+    check_settings,
     jit,
-    settings_of,
+    sampling_keywords,
 )
 from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
@@ -74,6 +78,12 @@ from ._dpmcmc_moves import (
 )
 
 __all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit", "dpmcmc", "dpmcmc_batch"]
+
+_BLOCK = MixingBlock(
+    "the data-augmentation sampler (record sweep, random-walk Metropolis on alpha, joint move)",
+    AUGMENTATION_ADVICE,
+    "alpha[j] is the concentration of part j.",
+)
 
 _JB = get_backend("jax")
 _LAPLACE = NOISE_LAWS["laplace"].logpdf
@@ -493,21 +503,27 @@ def _idata(
 
 # ----------------------------------------------------------------------------- the sampler
 @float64
+@sampling_keywords(
+    sampler="rwm",
+    checked="``alpha``",
+    notes={
+        "chains": "Run vectorized in one compiled program.",
+        "progressbar": "The run advances in compiled blocks of ``CHUNK = 100`` iterations.",
+        "target_accept": (
+            "It is the target of both adapted random-walk moves: the draw of :math:`\\alpha` given the "
+            "records and the joint move."
+        ),
+    },
+)
 def dpmcmc(
     release: Any,
     prior: Any = None,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     replicates: int = 1,
     part: int | None = None,
     init: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
     joint_move: bool | None = None,
+    **sampling: Unpack[SamplingOptions],
 ) -> DPMCMCFit:
     r"""DPMCMC (Guo et al. 2022, eq. 2) or DPreMCMC (eq. 5): Dirichlet posterior from a ``dirichlet_logmean`` release.
 
@@ -568,23 +584,7 @@ def dpmcmc(
         (summed), or a JAX function ``alpha -> log density``. Default: p1, independent
         :math:`\text{Gamma}(1, 0.1)` (shape, rate; Guo et al. 2022, §4.2.1). A data-split prior (p3 or p4
         fitted on :math:`S_L(D_1,a)`) goes here with ``part=1``.
-    chains : int
-        Chains, run vectorized in one compiled program.
-    draws, warmup : int
-        Kept and discarded iterations per chain.
-    seed : int, optional
-        Random seed (JAX key and the jitter of the starting values); drawn from the OS when
-        omitted and recorded in ``result.settings.seed`` and ``attrs["noiseaware_seed"]``.
-    progressbar : bool
-        Show a progress bar (the run advances in compiled blocks of ``CHUNK = 100`` iterations).
-    target_accept : float, optional
-        Target acceptance probability of the two adapted random-walk moves (the draw of
-        :math:`\alpha` given the records and the joint move). Default (None): 0.3
-        (``RWM_TARGET_ACCEPT`` of the engine; a random walk in a few dimensions is most efficient
-        near 0.234-0.44, Roberts, Gelman & Gilks 1997); NUTS's 0.8 would make its steps small.
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
-        per chain or R-hat above 1.01 (the engine's check, :func:`noiseaware.augment.check_mixing`).
+    {sampling_parameters}
     replicates : int
         Copies per latent record (``n/b`` in Guo et al. 2022); 1 (default) is DPMCMC, more is DPreMCMC.
     part : int, optional
@@ -686,30 +686,25 @@ def dpmcmc(
     >>> res.posterior["composition"].shape, res.alpha.shape
     ((2, 300, 3), (600, 3))
     """
-    st = settings_of(_OWNER, locals(), default_target=RWM_TARGET_ACCEPT)
+    st = check_settings(_OWNER, default_target=RWM_TARGET_ACCEPT, **sampling)
     prep = _prepare(release, prior, st.chains, st.seed, replicates, part=part, init=init, joint_move=joint_move)
     raw = _run([prep], prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
     res = DPMCMCFit(_idata(raw, 0, prep, release, prior, st), settings=st)
     if st.check_mixing:
-        _mixing(res.idata, [_ALPHA], owner=_OWNER)
+        _mixing(res.idata, [_ALPHA], owner=_OWNER, block=_BLOCK)
     return res
 
 
 @float64
+@sampling_keywords(sampler="rwm", checked="``alpha``")
 def dpmcmc_batch(
     releases: Sequence[Any],
     prior: Any = None,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     replicates: int = 1,
     part: int | None = None,
     joint_move: bool | None = None,
+    **sampling: Unpack[SamplingOptions],
 ) -> list[DPMCMCFit]:
     r""":func:`dpmcmc` on many releases of one shape at once (simulation studies).
 
@@ -750,7 +745,7 @@ def dpmcmc_batch(
     >>> [f.posterior["alpha"].shape for f in fits]
     [(2, 200, 3), (2, 200, 3), (2, 200, 3)]
     """
-    st = settings_of(_OWNER, locals(), default_target=RWM_TARGET_ACCEPT)
+    st = check_settings(_OWNER, default_target=RWM_TARGET_ACCEPT, **sampling)
     if isinstance(releases, (str, bytes)) or not isinstance(releases, Sequence):
         raise NoiseawareTypeError(v.message(_OWNER, "releases", "must be a list of releases", type(releases).__name__))
     if len(releases) == 0:
@@ -770,6 +765,6 @@ def dpmcmc_batch(
     for k, (prep, rel) in enumerate(zip(preps, releases, strict=True)):
         res = DPMCMCFit(_idata(raw, k, prep, rel, prior, st), settings=st)
         if st.check_mixing:
-            _mixing(res.idata, [_ALPHA], owner=_OWNER)
+            _mixing(res.idata, [_ALPHA], owner=_OWNER, block=_BLOCK)
         out.append(res)
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -28,15 +28,19 @@ from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_seri
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._deprecation import renamed_attribute
 from .._engine import (
+    NUTS_ADVICE,
     FitResult,
+    MixingBlock,
     NutsConfig,
     ProgramCache,
+    SamplingOptions,
     SamplingSettings,
     build_nuts,
     chain_groups,
+    check_settings,
     model_potential,
     pymc_sample,
-    settings_of,
+    sampling_keywords,
     standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
@@ -391,25 +395,21 @@ def _fit_pymc(
                 moments=moments,
                 parameterization=_parameterization(p),
             )
-        return pymc_sample(_OWNER, settings, cores=cores, compute_convergence_checks=False)
+        # PyMC's own NUTS, as before: nutpie / NumPyro are checked on the copula and covariance models only
+        return pymc_sample(_OWNER, settings, cores=cores, nuts_sampler="pymc", compute_convergence_checks=False)
 
 
 @float64
+@sampling_keywords(checked="``alpha``")
 def fit(
     release: Any,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     prior: str | GammaCopulaPrior = "p1",
     moments: str = "censored",
     backend: str = "numpyro",
     prior_draws: int = 2000,
     cores: int | None = None,
+    **sampling: Unpack[SamplingOptions],
 ) -> DirichletFit:
     r"""NUTS posterior of :math:`\alpha` and of :math:`E[x\mid\alpha]` from a ``dirichlet_logmean`` release.
 
@@ -423,24 +423,7 @@ def fit(
     release : Release
         A ``dirichlet_logmean`` release; ``n``, ``a``, the Laplace scale and :math:`s_L` are read
         from it.
-    chains : int
-        Number of chains.
-    draws : int
-        Kept draws per chain.
-    warmup : int
-        Warmup (tuning) iterations per chain.
-    seed : int, optional
-        Random seed (drawn from the OS when omitted; recorded in ``result.settings.seed`` and
-        ``idata.attrs["noiseaware_seed"]``).
-    progressbar : bool
-        Show the sampler's progress bar.
-    target_accept : float, optional
-        NUTS target acceptance probability; default (None) 0.8, the engine's
-        ``NUTS_TARGET_ACCEPT`` (before the one sampling convention this fit used 0.9; its tests
-        pass at 0.8).
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below
-        100 per chain or R-hat above 1.01.
+    {sampling_parameters}
     prior : {"p1", "p3", "p4"} or GammaCopulaPrior
         ``p1``: independent Gamma(1, 0.1), every part of the release observed. ``p3`` / ``p4``:
         elicited from ``D1`` of a split release (:func:`elicit_prior`), ``D2`` observed. A
@@ -496,7 +479,7 @@ def fit(
     del parts
     moments = v.choice(_OWNER, "moments", moments, ("censored", "asymptotic"))
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
-    st = settings_of(_OWNER, locals())
+    st = check_settings(_OWNER, **sampling)
     prior_draws = v.integer(_OWNER, "prior_draws", prior_draws, minimum=10)
     pr, obs = _prior_and_parts(release, prior, prior_draws, np.random.default_rng(st.seed))
     for p in obs:
@@ -515,5 +498,14 @@ def fit(
     idata.attrs.update({**st.as_attrs(), "noiseaware_moments": moments})
     res = DirichletFit(idata, prior=pr, parts=obs, backend=backend, moments=moments, settings=st)
     if st.check_mixing:
-        _mixing(idata, ["alpha"], owner=_OWNER)
+        _mixing(
+            idata,
+            ["alpha"],
+            owner=_OWNER,
+            block=MixingBlock(
+                "NUTS on the Dirichlet parameters alpha (with the latent statistics)",
+                NUTS_ADVICE,
+                "alpha[j] is the concentration of part j.",
+            ),
+        )
     return res

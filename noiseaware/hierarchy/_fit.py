@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, numpyro_nuts, pymc_sample, settings_of, standard_stats
+from .._engine import (
+    FitResult,
+    SamplingOptions,
+    check_settings,
+    numpyro_nuts,
+    pymc_sample,
+    sampling_keywords,
+    standard_stats,
+)
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareTypeError
@@ -278,19 +286,14 @@ class HierarchyFit(FitResult):
 
 
 @float64
+@sampling_keywords(checked="a leaf cell count of ``counts``")
 def fit(
     release: NoisyHierarchy,
     *,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 1000,
-    seed: int | None = None,
-    progressbar: bool = False,
-    target_accept: float | None = None,
-    check_mixing: bool = True,
     prior: str = "hierarchical",
     backend: str = "numpyro",
     cores: int | None = None,
+    **sampling: Unpack[SamplingOptions],
 ) -> HierarchyFit:
     r"""NUTS posterior (NumPyro or PyMC) of the true leaf cell counts of a hierarchy release.
 
@@ -304,17 +307,7 @@ def fit(
     ----------
     release : NoisyHierarchy
         With the root level's totals published exactly.
-    chains, draws, warmup : int
-        Chains, kept draws per chain, warmup iterations per chain.
-    seed : int, optional
-        Random seed; drawn from the OS when omitted and recorded (``result.settings.seed``).
-    progressbar : bool
-        Show the sampler's progress bar.
-    target_accept : float, optional
-        NUTS target acceptance probability in (0, 1); default (None) 0.8.
-    check_mixing : bool
-        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a count has bulk ESS below 100
-        per chain or R-hat above 1.01.
+    {sampling_parameters}
     prior : {"hierarchical", "uniform"}
         The prior of :func:`model`.
     backend : {"numpyro", "pymc"}
@@ -342,7 +335,7 @@ def fit(
     (Skipped in the doctest run: compiling NUTS takes seconds; ``tests/hierarchy`` runs it.)
     """
     owner = "hierarchy.fit"
-    st = settings_of(owner, locals())
+    st = check_settings(owner, **sampling)
     v.choice(owner, "prior", prior, PRIORS)
     v.choice(owner, "backend", backend, BACKENDS)
     n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)

@@ -13,6 +13,7 @@ NoisyHypergeom(N, K, m, ...)    Fisher noncentral hypergeometric count + noise (
 NoisyTwoWayTable(r, n, alpha)   median-split 2x2 count of a Gaussian copula + noise (eq. 17)
 CompositeCopulaLikelihood       all p(p-1)/2 pairs of a correlation matrix (eq. 18)
 Noisy(dist, noise)              any discrete base plus integer noise (exact convolution)
+RandomizedResponse(probs, p)    a k-ary randomized-response answer given the true category probabilities
 LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (Guo et al. 2022)
 NoisyCovarianceEntries          noisy second-moment entries, moment-matched (Ferrando et al.)
 ==============================  ==========================================================
@@ -48,7 +49,8 @@ Examples
 -0.771937
 """
 
-from ._common import RELEASE_VALUES  # first: float64 in JAX; the default obs of from_release
+from ._categorical import RandomizedResponse
+from ._common import RELEASE_VALUES  # the default obs of from_release (each module imports _common first)
 from ._covariance import NoisyCovarianceEntries
 from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
@@ -64,5 +66,6 @@ __all__ = [
     "NoisyCovarianceEntries",
     "NoisyHypergeom",
     "NoisyTwoWayTable",
+    "RandomizedResponse",
     "TwoSidedGeometric",
 ]

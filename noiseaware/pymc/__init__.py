@@ -17,6 +17,7 @@ NoisyHypergeom                 Fisher noncentral hypergeometric count + noise
 NoisyTwoWayTable               median-split 2x2 count of a Gaussian copula + noise
 CompositeCopulaLikelihood      all p(p-1)/2 pairs of a correlation matrix
 Noisy                          any discrete base plus integer noise (exact convolution)
+RandomizedResponse             a k-ary randomized-response answer given the true category probabilities
 LaplaceCensoredDirichletStat   noisy censored Dirichlet mean-log statistic
 NoisyCovarianceEntries         noisy second-moment entries, moment-matched
 =============================  ==========================================================
@@ -48,6 +49,7 @@ Examples
 """
 
 from . import _common  # noqa: F401  (first: the filtered imports of PyMC and PyTensor)
+from ._categorical import RandomizedResponse
 from ._covariance import NoisyCovarianceEntries
 from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
@@ -62,5 +64,6 @@ __all__ = [
     "NoisyCovarianceEntries",
     "NoisyHypergeom",
     "NoisyTwoWayTable",
+    "RandomizedResponse",
     "TwoSidedGeometric",
 ]

@@ -95,6 +95,10 @@ def _composite_ref(p, y):
     return sum(_composite_pair(j)(p, y[:, j]) for j in range(k))
 
 
+def _rr_ref(p, y):
+    return ref.rr_answer_logpmf(y, p["probs"], p["p"])
+
+
 # --------------------------------------------------------------------------- the registry
 def _tsg_case(cid: str, params: dict[str, Any], grads: tuple[str, ...], bad, wrong) -> Case:
     a = _alpha(params)
@@ -216,6 +220,18 @@ CASES: list[Case] = [
         grad_params=("alpha",),
         bad=(({"alpha": 1.5}, "alpha", "alpha in (0, 1)"),),
         wrong={"R": np.array([[1.0, 0.56, -0.2], [0.5, 1.0, 0.3], [-0.2, 0.3, 1.0]]), "n": 1001, "alpha": 0.7},
+    ),
+    Case(
+        id="randomized-response-k3",
+        name="RandomizedResponse",
+        params={"probs": np.array([0.2, 0.5, 0.3]), "p": 0.7},
+        values=np.array([0.0, 1, 2, 3, -1, 1.5, np.inf]),
+        reference=_rr_ref,
+        marginals=((_rr_ref, 0, 2),),
+        grad_params=("p",),
+        bad=(({"probs": np.array([0.5, 0.6, 0.3])}, "probs", "probs must be a probability vector"),),
+        wrong={"probs": np.array([0.2, 0.5, 0.3]), "p": 0.8},
+        batch=("p", np.array([[0.4], [0.7], [0.95]])),
     ),
 ]
 

@@ -91,3 +91,16 @@ def noisy_fisher_logpmf_mpmath(y, N, K, m, psi, alpha, dps=50):
     c = mp.fsum(w)
     g = lambda d: (1 - a) / (1 + a) * a ** abs(d)  # noqa: E731
     return float(mp.log(mp.fsum(wt * g(y - t) for wt, t in zip(w, range(lo, hi + 1), strict=True)) / c))
+
+
+def rr_answer_logpmf(y, probs, p):
+    """log P(answer = y): the sum over true categories i of probs_i Q[i, y], Q built entry by entry."""
+    probs = np.asarray(probs, dtype=np.float64)
+    k = probs.shape[-1]
+    Q = np.array([[p if i == j else (1 - p) / (k - 1) for j in range(k)] for i in range(k)])
+    answer = probs @ Q
+    y = np.asarray(y, dtype=np.float64)
+    ok = np.isfinite(y) & (y == np.floor(np.where(np.isfinite(y), y, 0))) & (y >= 0) & (y < k)
+    idx = np.where(ok, y, 0).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        return np.where(ok, np.log(answer[idx]), -np.inf)

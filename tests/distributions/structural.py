@@ -137,6 +137,14 @@ ENTRIES: list[Entry] = [
         release_params={"rate": np.array([5.0, 12.0, 40.0])},
     ),
     Entry(
+        "RandomizedResponse",
+        {"probs": np.array([0.2, 0.5, 0.3]), "p": 0.7},
+        np.array(1.0),
+        ("p", np.array([0.4, 0.7, 0.9])),
+        release="randomized_response",
+        release_args={"probs": np.array([0.3, 0.3, 0.4])},
+    ),
+    Entry(
         "LaplaceCensoredDirichletStat",
         {"alpha": LCDS_ALPHA, "n": 500, "a": 0.01, "scale": 0.05},
         np.array([-1.5, -1.2, -0.7]),
@@ -215,6 +223,9 @@ def release(kind: str) -> Any:
     if kind == "dirichlet_logmean":
         x = np.random.default_rng(5).dirichlet(LCDS_ALPHA, size=800)
         return na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, rng=rng)
+    if kind == "randomized_response":
+        x = np.random.default_rng(7).integers(0, 3, size=40)
+        return na.privatize(x, statistic="randomized_response", epsilon=1.0, categories=3, rng=rng)
     if kind == "pace_ggm":
         x = np.random.default_rng(0).uniform(-1, 1, size=(300, 3))
         return na.privatize(x, statistic="pace_ggm", rho=2.0, bound=1.0, rng=rng)

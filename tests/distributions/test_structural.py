@@ -162,7 +162,8 @@ def _spec_logp(e, rel):
     """The release's log-density by the spec in NumPy, from the release's own fields."""
     spec = SPECS[e.name]
     args, values = spec.release_args(e.name, rel)
-    args.pop("p", None)
+    if "p" not in spec.params:  # a composite release's number of variables, not a parameter of these laws
+        args.pop("p", None)
     prepared = spec.prepare(**e.release_args, **args)
     return float(np.sum(spec.logp(NB, np.asarray(values, dtype=np.float64), **prepared))), values
 

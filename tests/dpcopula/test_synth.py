@@ -202,3 +202,31 @@ def test_nullable_and_narrow_dtypes_round_trip_and_unknown_ones_fall_back() -> N
         np.random.default_rng(0),
     )
     assert [str(t) for t in out.dtypes] == ["int64", "int64"]
+
+
+def test_cell_codes_against_the_domain_formulas() -> None:
+    """``cell_codes`` against the cells written out by hand for each kind of domain; bad tables refused."""
+    df = data(n=2000, seed=3)
+    rel = na.privatize(df, statistic="dpcopula", epsilon=2.0, domains=DOMAINS, rng=np.random.default_rng(4))
+    codes = copula.cell_codes(df, rel)
+    assert codes.shape == (2000, 3) and codes.dtype == np.int64
+    np.testing.assert_array_equal(codes[:, 0], df["a"].to_numpy())  # integers 0..399: x - 0
+    b = df["b"].to_numpy()
+    np.testing.assert_array_equal(codes[:, 1], np.minimum(np.floor(b / 8.0 * 200), 199).astype(np.int64))
+    np.testing.assert_array_equal(codes[:, 2], df["c"].cat.codes.to_numpy())  # lo, mid, hi in that order
+    # columns by name (reordered frame), or an array in the release's order
+    np.testing.assert_array_equal(copula.cell_codes(df[["c", "a", "b"]], rel), codes)
+    # a synthetic copy has cells of the same domains
+    syn = copula.cell_codes(copula.synthesize(rel, 500, seed=0), rel)
+    assert syn.shape == (500, 3) and syn.min() >= 0 and (syn.max(axis=0) < [400, 200, 3]).all()
+    with pytest.raises(NoiseawareValueError, match="missing"):
+        copula.cell_codes(df[["a", "b"]], rel)
+    with pytest.raises(NoiseawareValueError, match=r"\(n, 3\) table"):
+        copula.cell_codes(np.zeros((5, 2)), rel)
+    with pytest.raises(NoiseawareTypeError, match="dpcopula"):
+        copula.cell_codes(df, na.privatize(np.ones(3), statistic="vector", epsilon=1.0, sensitivity=1.0,
+                                           rng=np.random.default_rng(0)))
+    bad = df.copy()
+    bad.loc[0, "a"] = 400  # outside range(400)
+    with pytest.raises(NoiseawareValueError):
+        copula.cell_codes(bad, rel)
