@@ -210,6 +210,15 @@ QUESTIONS = (
         ("audit_power",),
         (Table("audit_power", None, 0, "Flagged runs"),),
     ),
+    Section(
+        "Census-style hierarchy: interval coverage and scale",
+        "`noiseaware.hierarchy` on synthetic NMF-shaped files (states > counties > tracts, discrete Gaussian noise "
+        "of published variance, exact state totals): coverage of 90% intervals for tract totals and cells, the "
+        "noise-aware posterior beside GLS's normal intervals, including cells near zero; then the time and memory "
+        "of GLS and of the posterior's gradient from 10^3 to 10^6 measurements, and GLS by state on Dask "
+        "(`docs/published-hierarchy.md` has the plan for a state and the nation).",
+        ("hierarchy_calibration", "hierarchy_scale"),
+    ),
 )
 
 DOCS = {
