@@ -147,6 +147,14 @@ QUESTIONS = (
          "stan_seeds"),
     ),
     Section(
+        "PyMC backend at NumPyro's speed",
+        "`copula.fit` and `covariance.fit` with `backend=\"pymc\"` and each installed NUTS implementation "
+        "(`nuts_sampler`: nutpie, NumPyro, PyMC's own) against `backend=\"numpyro\"` on the same releases, in one "
+        "run: effective draws per second including compilation, and the agreement of the posterior means.",
+        ("pymc_backend_speed",),
+        (Table("pymc_backend_speed", None, 0, "One run, same releases, chains, warmup, draws and seed"),),
+    ),
+    Section(
         "Compilation: a second process, a second release",
         "What JAX's persistent compilation cache and the engine's program cache save: a second process fitting "
         "the same shape, a new release of the same shape in the same process and in another. The "
@@ -207,6 +215,15 @@ QUESTIONS = (
         "use which number of draws.",
         ("audit_power",),
         (Table("audit_power", None, 0, "Flagged runs"),),
+    ),
+    Section(
+        "Census-style hierarchy: interval coverage and scale",
+        "`noiseaware.hierarchy` on synthetic NMF-shaped files (states > counties > tracts, discrete Gaussian noise "
+        "of published variance, exact state totals): coverage of 90% intervals for tract totals and cells, the "
+        "noise-aware posterior beside GLS's normal intervals, including cells near zero; then the time and memory "
+        "of GLS and of the posterior's gradient from 10^3 to 10^6 measurements, and GLS by state on Dask "
+        "(`docs/published-hierarchy.md` has the plan for a state and the nation).",
+        ("hierarchy_calibration", "hierarchy_scale"),
     ),
 )
 

@@ -60,6 +60,7 @@ _LAZY_MODULES = (
     "covariance",
     "dirichlet",
     "distributed",
+    "hierarchy",
     "numpyro",
     "pymc",
     "regression",

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "dirichlet": 11,
     "covariance": 11,
     "regression": 11,
+    "hierarchy": 11,
     "distributed": 12,
     "cli": 12,
 }

@@ -95,6 +95,13 @@ def _covariance() -> Any:
     return covariance.fit(rel, chains=2, draws=60, warmup=60, seed=1, check_mixing=False)
 
 
+def _hierarchy() -> Any:
+    from noiseaware import hierarchy
+
+    rel = hierarchy.synthetic_nmf(1, 2, 2, rng=1).release
+    return hierarchy.fit(rel, chains=2, draws=60, warmup=60, seed=1, check_mixing=False)
+
+
 #: Each fit type, and its ``log_likelihood`` group: "pointwise" (one term per released value, what
 #: az.loo leaves out), "per part" (one term per released statistic vector: a single one here), or None
 #: (latent-record samplers, and the covariance fits' one joint observation of correlated entries).
@@ -105,6 +112,7 @@ FITS: dict[str, tuple[Callable[[], Any], str | None]] = {
     "DPMCMCFit": (_dpmcmc, None),
     "AugmentationFit": (_augment, None),
     "CovarianceFit": (_covariance, None),
+    "HierarchyFit": (_hierarchy, None),
 }
 
 

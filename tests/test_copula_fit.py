@@ -84,6 +84,9 @@ def test_fit_matches_exact_grid_posterior_and_rejects_naive_one(fits, release_p2
 
 def test_backends_agree_within_monte_carlo_error(fits) -> None:
     a, b = fits["numpyro"], fits["pymc"]
+    from noiseaware._engine import nuts_sampler_choice
+
+    assert b.attrs["noiseaware_nuts_sampler"] == nuts_sampler_choice("copula.fit")  # the default implementation
     se = math.hypot(float(az.mcse(a.pair_draws())["R"].values[0]), float(az.mcse(b.pair_draws())["R"].values[0]))
     assert abs(a.posterior_mean[0, 1] - b.posterior_mean[0, 1]) < 5 * se
 

@@ -46,6 +46,8 @@ from noiseaware.covariance import _fit as covariance_fit
 from noiseaware.dirichlet import _dpmcmc
 from noiseaware.dirichlet import _fit as dirichlet_fit
 from noiseaware.exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
+from noiseaware.hierarchy import _fit as hierarchy_fit
+from noiseaware.hierarchy import synthetic_nmf
 
 # (public name, function, owner in messages, result class)
 FITS = [
@@ -56,6 +58,7 @@ FITS = [
     ("dirichlet.dpmcmc_batch", _dpmcmc.dpmcmc_batch, "dpmcmc", _dpmcmc.DPMCMCFit),
     ("augment.sample", augment_sample.sample, "sample", augment_sample.AugmentationFit),
     ("covariance.fit", covariance_fit.fit, "covariance.fit", covariance_fit.CovarianceFit),
+    ("hierarchy.fit", hierarchy_fit.fit, "hierarchy.fit", hierarchy_fit.HierarchyFit),
 ]
 IDS = [f[0] for f in FITS]
 
@@ -65,6 +68,7 @@ def test_the_fits_are_the_public_ones() -> None:
     assert na.dirichlet.fit is dirichlet_fit.fit and na.dirichlet.dpmcmc is _dpmcmc.dpmcmc
     assert na.dirichlet.dpmcmc_batch is _dpmcmc.dpmcmc_batch
     assert na.augment.sample is augment_sample.sample and na.covariance.fit is covariance_fit.fit
+    assert na.hierarchy.fit is hierarchy_fit.fit
 
 
 # ----------------------------------------------------------------------------- the convention
@@ -203,6 +207,7 @@ def valid_args() -> dict[str, tuple[tuple, dict]]:
         "dirichlet.dpmcmc_batch": (([logmean],), {}),
         "augment.sample": ((aug, np.array([6.0, 4.0])), {}),
         "covariance.fit": ((cov,), {}),
+        "hierarchy.fit": ((synthetic_nmf(1, 2, 2, rng=5).release,), {}),
     }
 
 
@@ -285,7 +290,7 @@ def test_subclasses_keep_their_extras() -> None:
 # ----------------------------------------------------------------------------- mixing
 def test_one_mixing_check_everywhere() -> None:
     assert na.augment.check_mixing is check_mixing  # the public name is a re-export
-    for mod in (augment_sample, _dpmcmc, dirichlet_fit, copula_fit, covariance_fit):
+    for mod in (augment_sample, _dpmcmc, dirichlet_fit, copula_fit, covariance_fit, hierarchy_fit):
         src = inspect.getsource(mod)
         assert "def check_mixing" not in src and "MixingWarning(" not in src, mod.__name__
     rng = np.random.default_rng(3)
@@ -366,6 +371,7 @@ def _short_runs() -> list[tuple[str, object]]:
         ("dirichlet.dpmcmc_batch", lambda **kw: _dpmcmc.dpmcmc_batch([logmean], **kw)[0]),
         ("augment.sample", lambda **kw: augment_sample.sample(aug, np.array([6.0, 4.0]), **kw)),
         ("covariance.fit", lambda **kw: covariance_fit.fit(cov, **kw)),
+        ("hierarchy.fit", lambda **kw: hierarchy_fit.fit(synthetic_nmf(1, 2, 2, rng=5).release, **kw)),
     ]
 
 

@@ -16,7 +16,7 @@ SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 
 
 def test_gallery_runs_and_says_what_it_claims(monkeypatch) -> None:
-    assert len(SNIPPETS) == 6
+    assert len(SNIPPETS) == 8
     monkeypatch.setenv("CI", os.environ.get("CI", "1"))  # no progress bars
     ns: dict = {"__name__": "__gallery__"}
     out = io.StringIO()
@@ -47,3 +47,12 @@ def test_gallery_runs_and_says_what_it_claims(monkeypatch) -> None:
     # 6: LOO ran in both
     assert np.isfinite(ns["loo_pymc"].elpd_loo) and np.isfinite(ns["loo_numpyro"].elpd_loo)
     assert abs(ns["loo_pymc"].elpd_loo - ns["loo_numpyro"].elpd_loo) < 5
+    # 7: the random walk in scan recovers the latent log-rates; predictive and pointwise shapes per cell
+    assert np.abs(np.asarray(ns["walk_z"]).mean(axis=0) - ns["walk_truth"]).max() < 0.5
+    assert np.asarray(ns["walk_pred"]).shape == (300, 12, 3)
+    assert np.asarray(ns["walk_loglik"]).shape == (300, 12, 3)
+    # 8: predictions for the 4 new units, near n p (p about 0.3)
+    new_y = ns["new_y"].values
+    assert new_y.shape == (2, 300, 4)
+    p_mean = float(ns["area_idata"].posterior["p"].mean())
+    np.testing.assert_allclose(new_y.mean(axis=(0, 1)), p_mean * np.array([50, 60, 70, 80]), atol=3.0)

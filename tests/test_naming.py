@@ -15,8 +15,8 @@ import pytest
 
 import noiseaware as na
 
-MODULES = ("noiseaware.copula", "noiseaware.dirichlet", "noiseaware.covariance", "noiseaware.augment",
-           "noiseaware.distributed", "noiseaware.audit")
+MODULES = ("noiseaware.copula", "noiseaware.dirichlet", "noiseaware.covariance", "noiseaware.hierarchy",
+           "noiseaware.augment", "noiseaware.distributed", "noiseaware.audit")
 
 
 def _result_types() -> list[tuple[str, type]]:

@@ -22,7 +22,8 @@ Every fit of the package builds on these pieces, so that they behave alike:
   Ctrl-C interrupts; :func:`numpyro_nuts` runs it on a NumPyro model; :mod:`._precondition`
   (Laplace / diagonal preconditioners), :mod:`._memory` (memory planning) and :mod:`._reorder`
   (variable reordering) are its parts any fit can use;
-* :func:`pymc_sample` -- the one ``pm.sample`` call: at a :class:`SamplingSettings`, and never
+* :func:`pymc_sample` -- the one ``pm.sample`` call: at a :class:`SamplingSettings`, with the NUTS
+  implementation of :func:`nuts_sampler_choice` (nutpie, NumPyro or PyMC's own), and never
   ending silently short on Ctrl-C.
 
 See ``docs/architecture.md`` ("Sampling convention").
@@ -36,7 +37,7 @@ from ._devices import chain_groups
 from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
-from ._pymc import InterruptGuard, default_cores, pymc_sample
+from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_sample
 from ._result import FitResult, standard_stats
 from ._settings import (
     DEFAULTS,
@@ -55,6 +56,7 @@ __all__ = [
     "NUTS_TARGET_ACCEPT",
     "RHAT_MAX",
     "RWM_TARGET_ACCEPT",
+    "NUTS_SAMPLERS",
     "SETTING_NAMES",
     "FitResult",
     "InterruptGuard",
@@ -74,6 +76,7 @@ __all__ = [
     "jit",
     "model_potential",
     "numpyro_nuts",
+    "nuts_sampler_choice",
     "pymc_sample",
     "sampling_keywords",
     "standard_stats",

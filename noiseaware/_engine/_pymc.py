@@ -1,10 +1,15 @@
-"""PyMC runs that cannot end silently short: ``pymc_sample`` and its interrupt guard (engine, private).
+"""PyMC runs that cannot end silently short: ``pymc_sample``, its NUTS implementation and its interrupt guard.
 
 PyMC catches ``KeyboardInterrupt`` inside its sampling loops (``pymc.sampling.mcmc._sample`` per
 chain and ``_mp_sample`` for worker processes) and returns the draws made so far, cut to a common
 length, or raises ``ValueError("Not enough samples to build a trace.")`` when the interrupt came
-during warmup. :func:`pymc_sample` wraps ``pm.sample`` so that an interrupted run raises
-``KeyboardInterrupt`` instead of returning a partial trace.
+during warmup; nutpie returns the draws made so far too. :func:`pymc_sample` wraps ``pm.sample``
+so that an interrupted run raises ``KeyboardInterrupt`` instead of returning a partial trace.
+
+``pm.sample(nuts_sampler=...)`` runs the same PyMC model with another NUTS implementation: nutpie
+(Rust, the optional extra ``pip install 'noiseaware[pymc-fast]'``) or NumPyro (through PyMC's JAX
+conversion of the model's log-density). :func:`nuts_sampler_choice` picks the fastest installed
+one by default (``docs/benchmarks.md``, "pymc_backend_speed").
 """
 
 from __future__ import annotations
@@ -15,7 +20,13 @@ from typing import Any
 
 from ._settings import SamplingSettings
 
-__all__ = ["InterruptGuard", "default_cores", "pymc_sample"]
+__all__ = ["NUTS_SAMPLERS", "InterruptGuard", "default_cores", "nuts_sampler_choice", "pymc_sample"]
+
+#: The NUTS implementations ``pymc_sample`` can run a PyMC model with (``"auto"``: the fastest installed).
+NUTS_SAMPLERS = ("auto", "nutpie", "numpyro", "pymc")
+#: nutpie compiles the model's log-density and gradient through PyTensor's JAX backend: its default
+#: (Numba) took 199 s to compile and sample the d = 3 covariance model that JAX ran in 12 s.
+NUTPIE_KWARGS = {"backend": "jax", "gradient_backend": "jax"}
 
 
 class InterruptGuard:
@@ -65,19 +76,83 @@ def default_cores(chains: int) -> int:
     return 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
 
 
-def pymc_sample(owner: str, settings: SamplingSettings, *, cores: int | None, **kwargs: Any) -> Any:
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def nuts_sampler_choice(owner: str, nuts_sampler: str = "auto") -> str:
+    """The NUTS implementation of a PyMC run: ``nuts_sampler`` checked, ``"auto"`` resolved.
+
+    ``"auto"`` is nutpie when it is installed, else NumPyro (a dependency of the package), else
+    PyMC's own NUTS. All three sample the same log-density (``tests/test_pymc_samplers.py`` checks
+    each against an exact grid posterior and the NumPyro backend). In one run
+    (``docs/benchmarks.md``, "PyMC backend at NumPyro's speed") nutpie took 0.5-0.6x the NumPyro
+    backend's time per effective draw on the copula (p = 3) and covariance (d = 3) fits, NumPyro
+    through PyMC 1.0-2.0x, and PyMC's own NUTS 0.7x and 3.5x.
+
+    Raises
+    ------
+    NoiseawareValueError
+        For a name not in :data:`NUTS_SAMPLERS`, or ``"nutpie"`` when nutpie is not installed
+        (the message names the extra that installs it).
+
+    Examples
+    --------
+    >>> nuts_sampler_choice("fit", "pymc")
+    'pymc'
+    """
+    from .. import _validation as v
+    from ..exceptions import NoiseawareValueError
+
+    v.choice(owner, "nuts_sampler", nuts_sampler, NUTS_SAMPLERS)
+    if nuts_sampler == "auto":
+        return next(name for name in ("nutpie", "numpyro", "pymc") if name == "pymc" or _installed(name))
+    if nuts_sampler != "pymc" and not _installed(nuts_sampler):
+        raise NoiseawareValueError(
+            f"{owner}: nuts_sampler={nuts_sampler!r} needs the {nuts_sampler} package, which is not installed; "
+            "install it (pip install 'noiseaware[pymc-fast]') or use nuts_sampler='auto'."
+        )
+    return nuts_sampler
+
+
+def pymc_sample(
+    owner: str, settings: SamplingSettings, *, cores: int | None, nuts_sampler: str = "auto", **kwargs: Any
+) -> Any:
     """``pm.sample`` at the run's ``settings`` that re-raises a swallowed interrupt: the package's one call.
 
     Must be called inside a PyMC model context. ``settings`` gives ``draws``, ``tune`` (its
     ``warmup``), ``chains``, ``random_seed``, ``progressbar`` and ``target_accept``; ``kwargs``
     go to ``pm.sample`` as they are (e.g. ``compute_convergence_checks=False``); ``cores=None`` means
-    :func:`default_cores`. Raises
-    ``KeyboardInterrupt`` (naming ``owner`` and the iterations each chain ran) if any chain stopped
-    before ``warmup + draws`` iterations.
+    :func:`default_cores` (PyMC's own NUTS only; nutpie runs its chains in threads and NumPyro
+    vectorizes them). ``nuts_sampler`` is ``pm.sample``'s: ``"auto"`` (default, the fastest
+    installed, :func:`nuts_sampler_choice`), ``"nutpie"`` (its JAX backend), ``"numpyro"`` or
+    ``"pymc"``; the implementation used is recorded in ``idata.attrs["noiseaware_nuts_sampler"]``.
+    Raises ``KeyboardInterrupt`` (naming ``owner`` and the iterations each chain ran) if any chain
+    stopped before ``warmup + draws`` iterations.
     """
     import pymc as pm
 
+    sampler = nuts_sampler_choice(owner, nuts_sampler)
     chains, tune, draws = settings.chains, settings.warmup, settings.draws
+    if sampler != "pymc":
+        if sampler == "nutpie":
+            import pymc.sampling.jax  # registers PyMC's JAX conversions of its Ops (LKJCorr's check)
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            random_seed=settings.seed,
+            progressbar=settings.progressbar,
+            target_accept=settings.target_accept,
+            nuts_sampler=sampler,
+            nuts_sampler_kwargs=dict(NUTPIE_KWARGS) if sampler == "nutpie" else None,
+            **kwargs,
+        )
+        _check_complete(owner, idata, chains, draws)
+        idata.attrs["noiseaware_nuts_sampler"] = sampler
+        return idata
     cores = default_cores(chains) if cores is None else cores
     guard = InterruptGuard(chains, tune + draws, sequential=cores == 1 or chains == 1, owner=owner)
     try:
@@ -97,4 +172,24 @@ def pymc_sample(owner: str, settings: SamplingSettings, *, cores: int | None, **
             guard.check(exc)
         raise
     guard.check()
+    idata.attrs["noiseaware_nuts_sampler"] = "pymc"
     return idata
+
+
+def _check_complete(owner: str, idata: Any, chains: int, draws: int) -> None:
+    """Raise ``KeyboardInterrupt`` if an external sampler returned fewer chains or draws than asked.
+
+    A chain cut short in a trace padded to a common length shows as non-finite draws: NUTS draws
+    are finite, so any NaN in the posterior counts as an interrupted run too.
+    """
+    import numpy as np
+
+    post = idata.posterior
+    sizes = post.sizes
+    finite = all(bool(np.all(np.isfinite(np.asarray(x, dtype=float)))) for x in post.data_vars.values())
+    if sizes.get("chain") != chains or sizes.get("draw") != draws or not finite:
+        raise KeyboardInterrupt(
+            f"{owner}: sampling was interrupted; it returned {sizes.get('chain')} chains of {sizes.get('draw')} draws "
+            f"where {chains} of {draws} were asked{'' if finite else ', some of them not finite'}, so no result is "
+            "returned."
+        )

@@ -28,6 +28,7 @@ from .._engine import (
     build_nuts,
     chain_groups,
     check_settings,
+    nuts_sampler_choice,
     pymc_sample,
     sampling_keywords,
     standard_stats,
@@ -283,9 +284,11 @@ def _numpyro_fit(
     return idata
 
 
-def _pymc_fit(release: Release, prior: LKJPrior, st: SamplingSettings, cores: int | None = None) -> Any:
+def _pymc_fit(
+    release: Release, prior: LKJPrior, st: SamplingSettings, cores: int | None = None, nuts_sampler: str = "auto"
+) -> Any:
     with _pymc_model(release, prior):
-        return pymc_sample(_OWNER, st, cores=cores, compute_convergence_checks=False)
+        return pymc_sample(_OWNER, st, cores=cores, nuts_sampler=nuts_sampler, compute_convergence_checks=False)
 
 
 @float64
@@ -299,6 +302,7 @@ def fit(
     preconditioner: str = "auto",
     mass_matrix: str = "diagonal",
     variable_order: str = "pivoted",
+    nuts_sampler: str = "auto",
     **sampling: Unpack[SamplingOptions],
 ) -> CopulaFit:
     r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
@@ -325,7 +329,12 @@ def fit(
     cores : int, optional
         PyMC only: worker processes for the chains. Default: one per chain up to the CPU count,
         or 1 (chains in sequence, in-process) when JAX is already loaded, since forking a process
-        with JAX's threads running can deadlock.
+        with JAX's threads running can deadlock. Used by PyMC's own NUTS only.
+    nuts_sampler : {"auto", "nutpie", "numpyro", "pymc"}
+        PyMC only: the NUTS implementation that samples the PyMC model (``pm.sample``'s
+        ``nuts_sampler``). ``"auto"`` (default): nutpie when installed (the extra
+        ``pip install 'noiseaware[pymc-fast]'``), else NumPyro, else PyMC's own; the same model and
+        log-density in each (``docs/benchmarks.md``, "pymc_backend_speed", for their speed).
     preconditioner : {"auto", "dense", "diagonal"}
         NumPyro only; the target is the same, only the sampler's efficiency differs. NUTS runs
         in coordinates ``u`` with ``z = z_hat + A u``, ``z`` the unconstrained LKJ-Cholesky
@@ -407,6 +416,10 @@ def fit(
     if backend == "numpyro":
         if cores is not None:
             raise NoiseawareValueError(f"{_OWNER}: cores applies to backend='pymc' only; got cores={cores!r}.")
+        if nuts_sampler != "auto":
+            raise NoiseawareValueError(
+                f"{_OWNER}: nuts_sampler applies to backend='pymc' only; got nuts_sampler={nuts_sampler!r}."
+            )
         idata = _numpyro_fit(release, pr, st, preconditioner, mass_matrix, variable_order)
     else:
         if mass_matrix != "diagonal":
@@ -425,7 +438,7 @@ def fit(
         if cores is not None:
             cores = v.integer(_OWNER, "cores", cores, minimum=1)
         _plan_memory(backend, p, int(release.n or 0), st.chains, st.draws, st.warmup)  # n: a checked release has it
-        idata = _pymc_fit(release, pr, st, cores)
+        idata = _pymc_fit(release, pr, st, cores, nuts_sampler_choice(_OWNER, nuts_sampler))
     standard_stats(idata)
     idata.attrs.update({**st.as_attrs(), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
     cols = tuple(_cols(release))

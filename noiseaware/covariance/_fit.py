@@ -15,12 +15,14 @@ from .._engine import (
     SamplingSettings,
     check_settings,
     numpyro_nuts,
+    nuts_sampler_choice,
     pymc_sample,
     sampling_keywords,
     standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
+from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._analysis import measurements
 
@@ -61,6 +63,7 @@ def fit(
     eta: float = 1.0,
     cores: int | None = None,
     route: str = "moments",
+    nuts_sampler: str = "auto",
     **sampling: Unpack[SamplingOptions],
 ) -> CovarianceFit:
     r"""NUTS posterior of the population covariance :math:`\Sigma` given a covariance release.
@@ -96,7 +99,8 @@ def fit(
     eta : float
         LKJ concentration (> 0).
     cores : int, optional
-        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX).
+        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX); used by
+        PyMC's own NUTS only.
     route : {"moments", "wishart"}
         ``"moments"`` (default): the moment-matched normal law of the entries of ``S``
         (:class:`NoisyCovarianceEntries`). ``"wishart"``: exact — ``nS ~ Wishart(n, Sigma)`` as
@@ -105,6 +109,11 @@ def fit(
         variables (see ``docs/covariance.md`` for when the moment-matched route is accurate
         enough). Centred releases (``center=True``) add a latent population mean and sample mean
         in both routes.
+    nuts_sampler : {"auto", "nutpie", "numpyro", "pymc"}
+        PyMC only: the NUTS implementation that samples the PyMC model (``pm.sample``'s
+        ``nuts_sampler``). ``"auto"`` (default): nutpie when installed (the extra
+        ``pip install 'noiseaware[pymc-fast]'``), else NumPyro, else PyMC's own; the same model and
+        log-density in each (``docs/benchmarks.md``, "pymc_backend_speed", for their speed).
 
     Returns
     -------
@@ -133,6 +142,11 @@ def fit(
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
     v.choice(owner, "route", route, ROUTES)
+    if backend == "numpyro" and nuts_sampler != "auto":
+        raise NoiseawareValueError(
+            f"{owner}: nuts_sampler applies to backend='pymc' only; got nuts_sampler={nuts_sampler!r}."
+        )
+    sampler = nuts_sampler_choice(owner, nuts_sampler)
     m = measurements(release)
     if route == "wishart" or m.center is not None:
         from ._wishart import fit_numpyro_latent, fit_pymc_latent
@@ -141,11 +155,11 @@ def fit(
             idata = fit_numpyro_latent(m, route, st, eta)
         else:
             n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
-            idata = fit_pymc_latent(m, route, st, eta, n_cores)
+            idata = fit_pymc_latent(m, route, st, eta, n_cores, sampler)
     elif backend == "numpyro":
         idata = _fit_numpyro(m, st, eta)
     else:
-        idata = _fit_pymc(m, st, eta, cores)
+        idata = _fit_pymc(m, st, eta, cores, sampler)
     standard_stats(idata)
     idata.attrs.update(st.as_attrs())
     idata.attrs["seed"] = st.seed
@@ -186,7 +200,7 @@ def _fit_numpyro(m: Any, st: SamplingSettings, eta: float) -> Any:
     return numpyro_nuts(model, st)
 
 
-def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None) -> Any:
+def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None, nuts_sampler: str = "auto") -> Any:
     import pymc as pm
 
     from ..pymc import NoisyCovarianceEntries
@@ -197,4 +211,4 @@ def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None) -> An
         chol, _, _ = pm.LKJCholeskyCov("chol", n=d, eta=eta, sd_dist=pm.HalfNormal.dist(b, shape=d), compute_corr=True)
         sigma = pm.Deterministic("sigma", chol @ chol.T)
         NoisyCovarianceEntries("y", sigma, m.n, m.pairs, m.precision, observed=np.asarray(m.y))
-        return pymc_sample("covariance.fit", st, cores=n_cores)
+        return pymc_sample("covariance.fit", st, cores=n_cores, nuts_sampler=nuts_sampler)

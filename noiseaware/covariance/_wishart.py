@@ -133,7 +133,9 @@ def pymc_model(m: Measurements, route: str, eta: float) -> Any:
     return model
 
 
-def fit_pymc_latent(m: Measurements, route: str, st: SamplingSettings, eta: float, cores: int) -> Any:
-    """PyMC NUTS on :func:`pymc_model` through the package's ``pymc_sample``."""
+def fit_pymc_latent(
+    m: Measurements, route: str, st: SamplingSettings, eta: float, cores: int, nuts_sampler: str = "auto"
+) -> Any:
+    """NUTS on :func:`pymc_model` through the package's ``pymc_sample`` (``nuts_sampler``: its implementation)."""
     with pymc_model(m, route, eta):
-        return pymc_sample("covariance.fit", st, cores=cores)
+        return pymc_sample("covariance.fit", st, cores=cores, nuts_sampler=nuts_sampler)

@@ -395,7 +395,8 @@ def _fit_pymc(
                 moments=moments,
                 parameterization=_parameterization(p),
             )
-        return pymc_sample(_OWNER, settings, cores=cores, compute_convergence_checks=False)
+        # PyMC's own NUTS, as before: nutpie / NumPyro are checked on the copula and covariance models only
+        return pymc_sample(_OWNER, settings, cores=cores, nuts_sampler="pymc", compute_convergence_checks=False)
 
 
 @float64

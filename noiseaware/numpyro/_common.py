@@ -57,30 +57,134 @@ RELEASE_VALUES: Any = type(
     {"__repr__": lambda self: "RELEASE_VALUES", "__doc__": "Default ``obs`` of ``from_release``: the release values."},
 )()
 
+#: The pattern that works inside ``scan``: named in the errors and in ``docs/gallery.md``.
+SCAN_PATTERN = (
+    "pass the release's values through the scan's xs and observe each step's slice, "
+    "{cls}.from_release(name, release, ..., obs=y_t), or equivalently "
+    "numpyro.sample(name, {cls}(..., noise=release), obs=y_t) for Noisy"
+)
+
+
+def in_scan() -> bool:
+    """Whether the caller runs inside the body of :func:`numpyro.contrib.control_flow.scan`.
+
+    The scan marks each site of its body with the step index (``infer["_scan_current_index"]``,
+    through :class:`numpyro.handlers.infer_config`); this asks the active handlers for that mark.
+    """
+    from numpyro.handlers import infer_config
+    from numpyro.primitives import _PYRO_STACK
+
+    probe = {"type": "sample", "name": "", "infer": {}, "kwargs": {}}
+    for handler in _PYRO_STACK:
+        if isinstance(handler, infer_config):
+            try:
+                if "_scan_current_index" in handler.config_fn(probe):
+                    return True
+            except Exception:  # a user's config_fn that needs other message fields: not scan's
+                continue
+    return False
+
+
+def _one_step_shapes(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The release's batch shape with one axis removed (the shapes of one step of a scan over that axis)."""
+    return [shape[:k] + shape[k + 1 :] for k in range(len(shape))]
+
 
 def observe(name: str, d: Any, values: Any, obs: Any) -> Any:
-    """``numpyro.sample(name, d, obs=...)`` for ``from_release``, shaped like the release.
+    """``numpyro.sample(name, d, obs=...)`` for ``from_release``, shaped like the release, as the host PPL shapes it.
 
     ``d`` is expanded to the release's batch shape when its own is smaller (one parameter for
     every cell), so a predictive draw (``obs=None``) has the release's shape. ``obs`` defaults
     to the release's values; ``None`` leaves the site unobserved (NumPyro's idiom for prior and
     posterior predictive checks with :class:`numpyro.infer.Predictive`); any other array is
     observed instead (e.g. a second release of the same shape).
+
+    Inside :class:`numpyro.plate` the release's axes must be the plates' axes (a plate's ``dim``
+    counts from the right of the release's batch shape); a subsampled plate observes its
+    subsample of the release (:func:`numpyro.subsample`). Inside
+    :func:`numpyro.contrib.control_flow.scan` a step observes one slice of the release, given as
+    ``obs`` (from the scan's ``xs``); the default, the whole release, is refused there, since every
+    step would observe every step's values. With ``obs=None`` a step draws one slice, shaped like
+    the release with its leading axis removed (the first axis whose removal fits the parameters).
+    Under :func:`jax.vmap` shapes are per example and nothing changes.
     """
+    owner = f"{type(d).__name__}.from_release"
     values = jnp.asarray(values)
-    batch = tuple(values.shape[: values.ndim - len(d.event_shape)])
-    try:
-        shape = tuple(np.broadcast_shapes(batch, d.batch_shape))
-    except ValueError:
+    event = len(d.event_shape)
+    scanning = in_scan()
+    if obs is RELEASE_VALUES and scanning:
         raise NoiseawareValueError(
-            f"{type(d).__name__}.from_release: the parameters' batch shape {d.batch_shape} does not broadcast "
-            f"with the release's shape {batch}."
+            f"{owner}: inside numpyro's scan every step would observe the whole release (shape "
+            f"{values.shape}), once per step; {SCAN_PATTERN.format(cls=type(d).__name__)}."
+        )
+    try:
+        full = numpyro.subsample(values, event_dim=event) if not scanning else values
+    except ValueError as err:
+        raise NoiseawareValueError(
+            f"{owner}: the release's batch shape {values.shape[: values.ndim - event]} does not fit the enclosing "
+            f"plates ({err}); put each plate on the release's axis of its size (dim counts from the right: a "
+            f"release of shape (T, S) takes plate('t', T, dim=-2) and plate('s', S, dim=-1))."
         ) from None
+    release_batch = tuple(full.shape[: full.ndim - event])
+    if obs is RELEASE_VALUES:
+        obs, target = full, release_batch
+    elif obs is None:
+        target = release_batch if not scanning else _step_shape(owner, release_batch, d.batch_shape)
+    else:
+        obs_batch = tuple(jnp.shape(obs)[: jnp.ndim(obs) - event])
+        allowed = _one_step_shapes(release_batch) if scanning else [release_batch]
+        if obs_batch not in allowed:
+            where = "one step of the release (its shape with one axis removed)" if scanning else "the release"
+            raise NoiseawareValueError(
+                f"{owner}: obs must have the batch shape of {where}, {' or '.join(map(str, allowed)) or '()'}; "
+                f"got obs with batch shape {obs_batch}."
+            )
+        target = obs_batch
+    try:
+        shape = tuple(np.broadcast_shapes(target, d.batch_shape))
+    except ValueError:
+        shape = None
+    if shape != target:
+        raise NoiseawareValueError(
+            f"{owner}: the parameters' batch shape {d.batch_shape} does not broadcast with the release's shape "
+            f"{target}."
+        )
     if shape != d.batch_shape:
         d = d.expand(shape)
-    if obs is RELEASE_VALUES:
-        obs = values
     return numpyro.sample(name, d, obs=obs)
+
+
+def promote_batch_shape_optional(d: Any) -> Any:
+    """NumPyro's ``promote_batch_shape`` (used by ``scan``) for a law whose unused parameter is ``None``.
+
+    The default reads every parameter of ``arg_constraints``; ``NoisyHypergeom`` sets one of
+    ``alpha`` and ``sigma``, and the other is ``None``, which is skipped here.
+    """
+    import copy
+
+    shapes = [d.batch_shape]
+    for attr_name, constraint in d.arg_constraints.items():
+        attr = getattr(d, attr_name)
+        if attr is None:
+            continue
+        shapes.append(jnp.shape(attr)[: max(0, jnp.ndim(attr) - constraint.event_dim)])
+    new = copy.copy(d)
+    new._batch_shape = tuple(jnp.broadcast_shapes(*shapes))
+    return new
+
+
+def _step_shape(owner: str, release_batch: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of one scan step's draw: the release's with the first axis removed that fits ``batch``."""
+    for step in _one_step_shapes(release_batch):
+        try:
+            if tuple(np.broadcast_shapes(step, batch)) == step:
+                return step
+        except ValueError:
+            continue
+    raise NoiseawareValueError(
+        f"{owner}: inside numpyro's scan a step draws one slice of the release (shape {release_batch} with one axis "
+        f"removed); the parameters' batch shape {batch} fits none of them."
+    )
 
 
 class Integer(constraints.Constraint):  # type: ignore[type-arg]

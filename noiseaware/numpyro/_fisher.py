@@ -19,6 +19,7 @@ from ._common import (
     integer,
     noise_from_key,
     observe,
+    promote_batch_shape_optional,
     spec_logp,
     uniform,
 )  # isort: split
@@ -27,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax, random
 from numpyro.distributions import constraints
+from numpyro.distributions.batch_util import promote_batch_shape
 from numpyro.distributions.distribution import Distribution
 from numpyro.distributions.util import validate_sample
 
@@ -176,6 +178,9 @@ class NoisyHypergeom(Distribution):
         """
         args, values = _HYP.release_args(cls.__name__, release, N, K, m)
         return observe(name, cls(log_odds=log_odds, **args, **kwargs), values, obs)
+
+
+promote_batch_shape.register(NoisyHypergeom, promote_batch_shape_optional)
 
 
 class NoisyTwoWayTable(NoisyHypergeom):

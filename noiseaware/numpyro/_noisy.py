@@ -2,6 +2,7 @@ r"""NumPyro shell of :class:`Noisy`, the noisy version of any discrete base (mat
 
 from __future__ import annotations
 
+import copy
 from functools import partial
 from typing import Any, ClassVar
 
@@ -12,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import random
 from numpyro.distributions import constraints
+from numpyro.distributions.batch_util import promote_batch_shape
 from numpyro.distributions.distribution import Distribution
 from numpyro.distributions.util import validate_sample
 
@@ -240,6 +242,15 @@ class Noisy(Distribution):
         release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
         return observe(name, cls(dist, **args, **kwargs), values, obs)
+
+
+@promote_batch_shape.register
+def _promote_batch_shape_noisy(d: Noisy) -> Noisy:
+    """NumPyro's ``promote_batch_shape`` (``scan`` over a site): the batch shape is the base's, promoted."""
+    new = copy.copy(d)
+    new.base_dist = promote_batch_shape(d.base_dist)
+    new._batch_shape = new.base_dist.batch_shape
+    return new
 
 
 def _multinomial_total(owner: str, total_count: Any) -> int:

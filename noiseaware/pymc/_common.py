@@ -173,20 +173,43 @@ def check_integer_observed(owner: str, observed: Any) -> None:
         )
 
 
-def observed_kwargs(values: np.ndarray, kwargs: dict[str, Any]) -> dict[str, Any]:
+def observed_kwargs(values: np.ndarray, kwargs: dict[str, Any], batch: Any = None) -> dict[str, Any]:
     """Keyword arguments of ``from_release``'s variable: ``observed`` defaults to the release's values.
 
     ``observed=None`` makes a free variable shaped like the release (a prior draw of the
     release); any other value is observed instead. ``pm.sample_prior_predictive`` and
     ``pm.sample_posterior_predictive`` draw observed variables in any case.
+
+    ``batch`` is the symbolic batch shape of the variable's parameters, for releases whose cells
+    are independent given the parameters (counts). When it depends on a ``pm.Data`` container and
+    equals the release's shape now, the variable takes it as its ``shape`` (PyMC's idiom
+    ``observed=y, shape=x.shape``), so after ``pm.set_data`` changes the container's shape,
+    ``pm.sample_posterior_predictive(..., predictions=True)`` draws for the new units. A
+    ``shape``, ``size`` or ``dims`` given by the caller wins.
     """
     out = dict(kwargs)
     if "observed" not in out:
         out["observed"] = values
+        if batch is not None and not {"shape", "size", "dims"} & out.keys():
+            follow = data_shape(batch, np.shape(values))
+            if follow is not None:
+                out["shape"] = follow
     elif out["observed"] is None:
         del out["observed"]
         out.setdefault("shape", np.shape(values))
     return out
+
+
+def data_shape(batch: Any, shape: tuple[int, ...]) -> Any:
+    """``batch`` (a symbolic shape) when it depends on a ``pm.Data`` container and equals ``shape`` now, else None."""
+    from pytensor.graph.traversal import graph_inputs
+    from pytensor.tensor.sharedvar import TensorSharedVariable
+
+    batch = pt.as_tensor_variable(batch, dtype="int64") if not isinstance(batch, pt.TensorVariable) else batch
+    if batch.ndim != 1 or not any(isinstance(r, TensorSharedVariable) for r in graph_inputs([batch])):
+        return None
+    now = tuple(int(k) for k in np.asarray(batch.eval(mode="FAST_COMPILE")))
+    return batch if now == tuple(shape) else None
 
 
 def noise_from_generator(rng: np.random.Generator, family: str, par: Any, shape: tuple[int, ...]) -> np.ndarray:

@@ -120,9 +120,13 @@ class TwoSidedGeometric(pm.Discrete):
 
     @classmethod
     def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
-        """Observed ``TwoSidedGeometric(name, loc, alpha)`` with ``alpha`` and values from a geometric release."""
+        """Observed ``TwoSidedGeometric(name, loc, alpha)`` with ``alpha`` and values from a geometric release.
+
+        The shape is the release's, or follows ``loc``'s when that depends on a ``pm.Data``
+        container and equals the release's (predictions for new units after ``pm.set_data``).
+        """
         args, values = _TSG.release_args(cls.__name__, release)
-        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs))
+        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args["alpha"])))
 
 
 # --------------------------------------------------------------------------- DiscreteGaussian
@@ -176,6 +180,16 @@ class DiscreteGaussian(pm.Discrete):
 
     @classmethod
     def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
-        """Observed ``DiscreteGaussian(name, loc, sigma)`` with ``sigma`` and values from the release."""
+        """Observed ``DiscreteGaussian(name, loc, sigma)`` with ``sigma`` and values from the release.
+
+        The shape is the release's, or follows ``loc``'s when that depends on a ``pm.Data``
+        container and equals the release's (predictions for new units after ``pm.set_data``).
+        """
         args, values = _DG.release_args(cls.__name__, release)
-        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs))
+        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args["sigma"])))
+
+
+def _batch(*params: Any) -> Any:
+    """The symbolic broadcast shape of the parameters (a vector); None for scalar parameters."""
+    shape = pt.broadcast_shape(*(pt.as_tensor_variable(p) for p in params))
+    return pt.stack(shape) if shape else None

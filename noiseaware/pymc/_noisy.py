@@ -235,13 +235,16 @@ class Noisy(Distribution):
         """Observed ``Noisy(name, dist, noise=release)`` with ``observed = release.values``.
 
         The release must be a ``"counts"`` release with geometric or discrete Gaussian noise;
-        each released cell is one observed noisy count (the shape comes from the release). The
+        each released cell is one observed noisy count (the shape comes from the release, or
+        follows ``dist``'s shape when that depends on a ``pm.Data`` container and equals the
+        release's: after ``pm.set_data``, predictions are drawn for the new units). The
         release comes second, as in every ``from_release``; the former order
         ``from_release(name, dist, release)`` still works and warns (``FutureWarning``).
         """
         release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
-        return cls(name, dist, **args, **observed_kwargs(values, kwargs))
+        batch = dist.shape if isinstance(dist, pt.TensorVariable) else None
+        return cls(name, dist, **args, **observed_kwargs(values, kwargs, batch))
 
 
 def _check_noisy_base(owner: str, dist: Any) -> None:

@@ -62,7 +62,8 @@ def test_injected_interrupt_reproduces_pymc_partial_trace(monkeypatch) -> None:
 def test_pymc_fit_reraises_keyboard_interrupt(monkeypatch, release_p2, call, chains) -> None:
     calls = _interrupt_nuts_at(monkeypatch, call)
     with pytest.raises(KeyboardInterrupt, match="interrupted") as info:
-        fit(release_p2, backend="pymc", chains=chains, draws=30, warmup=20, seed=1, progressbar=False, cores=1)
+        fit(release_p2, backend="pymc", chains=chains, draws=30, warmup=20, seed=1, progressbar=False, cores=1,
+            nuts_sampler="pymc")
     assert "of 50 iterations" in str(info.value)
     # Ctrl-C stops the fit: a later chain runs one step at most, not its full 50
     assert calls[0] <= call + chains

@@ -1,0 +1,158 @@
+"""The hierarchy record (checks on load), the synthetic NMF generator's noise law, the tree GLS against references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from noiseaware.exceptions import NoiseawareValueError, ReleaseFormatError
+from noiseaware.hierarchy import NoisyHierarchy, aggregate, gls, gls_dense, round_to_totals, synthetic_nmf
+from noiseaware.mechanisms import DiscreteGaussianMechanism
+
+
+def _fields(rel: NoisyHierarchy) -> dict:
+    return rel.to_dict()
+
+
+def test_round_trip_and_views() -> None:
+    sim = synthetic_nmf(2, 3, 4, rng=1)
+    rel = sim.release
+    back = NoisyHierarchy.from_json(rel.to_json())
+    assert back == rel and back.provenance == rel.provenance and back.simulation and not back.secure
+    assert rel.n_measurements == (2 + 6 + 24) * 4 - 2
+    np.testing.assert_array_equal(rel.root_totals(), sim.truth.reshape(2, 12, 3).sum(axis=(1, 2)))
+    agg = aggregate(rel, sim.truth)
+    assert [a.shape for a in agg] == [(2, 4), (6, 4), (24, 4)]
+    # one person changes one tract cell: one cell and the total at county and tract level, one cell at state level
+    assert rel.rho() == pytest.approx(1 / 8 + 2 * (1 / 8) + 2 * (1 / 18))
+    nv = rel.noise_variance()
+    assert nv[0, 0] == 0 and np.all(nv[rel.variance > 0] <= rel.variance[rel.variance > 0])
+    assert np.all(nv[rel.variance > 0] > rel.variance[rel.variance > 0] * (1 - 1e-12))
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda d: d["parents"][1].__setitem__(0, 99), "must hold indices of level 'county'"),
+        (lambda d: d["parents"][1].__setitem__(slice(0, 4), [1, 1, 1, 1]), "must give every unit of level 'county'"),
+        (lambda d: d["values"][0][0].__setitem__(0, -3), "must be >= 0 where published exactly"),
+        (lambda d: d["variance"][2].__setitem__(1, 0.0), "may be 0 .* only at the root level's 'total'"),
+        (lambda d: d["variance"][1].__setitem__(1, float("nan")), "must be finite and >= 0"),
+        (lambda d: d.update(secure=True), "cannot be true for a seeded simulation"),
+        (lambda d: d.update(family="laplace"), "must be 'discrete_gaussian'"),
+        (lambda d: d.update(extra=1), r"field '\(keys\)'"),
+        (lambda d: d["values"][2].pop(), r"must have shape \(24, 4\)"),
+        (lambda d: d["values"][1][0].__setitem__(2, 1.5), "must hold integers"),
+        (lambda d: d.update(queries=["a", "total", "b", "c"]), "must be \\('total', cell, ...\\)"),
+        (lambda d: d["units"][2].__setitem__(1, d["units"][2][0]), "unique"),
+    ],
+)
+def test_tampered_records_are_refused(edit, match) -> None:
+    d = _fields(synthetic_nmf(2, 3, 4, rng=1).release)
+    edit(d)
+    with pytest.raises(ReleaseFormatError, match=match):
+        NoisyHierarchy.from_dict(d)
+
+
+def _dg_chi2(resid: np.ndarray, sigma: float) -> float:
+    """Chi-square p-value of integer residuals against the discrete Gaussian with ``sigma`` (pooled tails)."""
+    mech = DiscreteGaussianMechanism(sigma=sigma)
+    edges = np.arange(-int(2.5 * sigma), int(2.5 * sigma) + 1)
+    cdf = mech.noise_cdf(edges)
+    probs = np.diff(np.concatenate([[0.0], cdf[:-1], [1.0]]))  # bins (-inf, e0], (e0, e1], ..., (e_{m-2}, inf)
+    idx = np.searchsorted(edges[:-1], resid, side="left")
+    counts = np.bincount(idx, minlength=probs.size)
+    return float(stats.chisquare(counts, probs * resid.size).pvalue)
+
+
+def test_generator_noise_is_the_published_discrete_gaussian() -> None:
+    sim = synthetic_nmf(4, 10, 25, rng=7)  # 1,000 tracts
+    rel = sim.release
+    exact = aggregate(rel, sim.truth)
+    resid = (rel.values[2] - exact[2]).ravel()  # sigma = 3 at tract level, 4,000 draws
+    assert _dg_chi2(resid, 3.0) > 1e-4
+    assert _dg_chi2(resid, 3.3) < 1e-4  # a 10% mis-scaled law is rejected
+    np.testing.assert_array_equal(rel.values[0][:, 0], exact[0][:, 0])  # invariants exact
+
+
+def _ragged(rng: np.random.Generator) -> tuple[NoisyHierarchy, np.ndarray]:
+    """A hand-built ragged tree (states with 1-3 counties, counties with 1-4 tracts), unequal variances."""
+    county_parent = np.array([0, 0, 0, 1, 2, 2])
+    tract_parent = np.array([0, 0, 1, 2, 2, 2, 2, 3, 4, 4, 5, 5, 5])
+    truth = rng.integers(0, 30, size=(13, 2))
+    units = (("a", "b", "c"), tuple(f"k{i}" for i in range(6)), tuple(f"t{i}" for i in range(13)))
+    var = np.array([[0.0, 2.0, 5.0], [3.0, 1.5, 7.0], [10.0, 4.0, 6.0]])
+    skeleton = NoisyHierarchy(levels=("s", "k", "t"), units=units, parents=(county_parent, tract_parent),
+                              queries=("total", "x", "y"), values=tuple(np.zeros((len(u), 3), int) for u in units),
+                              variance=var, secure=False, simulation=True, provenance="test")
+    noisy = []
+    for lev, x in enumerate(aggregate(skeleton, truth)):
+        y = x.copy()
+        for q in range(3):
+            if var[lev, q] > 0:
+                y[:, q] = DiscreteGaussianMechanism(sigma=np.sqrt(var[lev, q])).release(x[:, q], rng=rng)
+        noisy.append(y)
+    rel = NoisyHierarchy(levels=skeleton.levels, units=units, parents=skeleton.parents, queries=skeleton.queries,
+                         values=tuple(noisy), variance=var, secure=False, simulation=True, provenance="test")
+    return rel, truth
+
+
+def test_tree_gls_equals_the_normal_equations_on_a_ragged_tree() -> None:
+    rel, _ = _ragged(np.random.default_rng(3))
+    est = gls(rel)
+    x, cov = gls_dense(rel)
+    np.testing.assert_allclose(est.mean[-1], x, atol=1e-9)
+    blocks = np.array([cov[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] for i in range(13)])
+    np.testing.assert_allclose(est.cov[-1], blocks, atol=1e-9)
+    np.testing.assert_allclose(est.mean[0].sum(axis=1), rel.values[0][:, 0], atol=1e-9)  # invariants
+    # county estimates are the sums of their tracts' (the same estimator at every level)
+    sums = np.zeros((6, 2))
+    np.add.at(sums, rel.parents[1], est.mean[2])
+    np.testing.assert_allclose(est.mean[1], sums, atol=1e-9)
+    # a wrong estimator (the invariants dropped) is caught by the same comparison
+    free = NoisyHierarchy(**{**rel.__dict__, "variance": np.where(rel.variance == 0, 1.0, rel.variance)})
+    assert np.abs(gls(free).mean[-1] - x).max() > 1e-3
+
+
+def test_gls_variance_is_the_sampling_variance() -> None:
+    """Over noise replications, tract z-scores have variance 1 (and 1/2 had the variance been doubled)."""
+    rng = np.random.default_rng(11)
+    rel, truth = _ragged(rng)
+    exact = aggregate(rel, truth)
+    z_tot, z_cell = [], []
+    for _ in range(400):
+        vals = []
+        for lev, x in enumerate(exact):
+            y = x.copy()
+            for q in range(3):
+                if rel.variance[lev, q] > 0:
+                    y[:, q] = DiscreteGaussianMechanism(sigma=np.sqrt(rel.variance[lev, q])).release(x[:, q], rng=rng)
+            vals.append(y)
+        est = gls(NoisyHierarchy(**{**rel.__dict__, "values": tuple(vals)}))
+        tot, se = est.totals()
+        z_tot.append((tot - truth.sum(axis=1)) / se)
+        z_cell.append((est.mean[2] - truth) / np.sqrt(np.diagonal(est.cov[2], axis1=1, axis2=2)))
+    zt, zc = np.concatenate(z_tot), np.concatenate(z_cell).ravel()
+    # 5,200 and 10,400 z-scores (correlated within a replication): chi-square bounds at 1e-5 on 400 dof
+    lo, hi = stats.chi2.ppf([1e-5, 1 - 1e-5], 400) / 400
+    for z in (zt, zc):
+        assert lo < np.mean(z**2) < hi, np.mean(z**2)
+        assert not lo < np.mean(z**2) / 2 < hi  # a doubled variance would fail
+        assert abs(np.mean(z)) < 0.1
+
+
+def test_round_to_totals_is_exact_and_within_one() -> None:
+    rng = np.random.default_rng(5)
+    groups = np.array([0, 0, 1, 1, 1])
+    totals = np.array([17, 40])
+    g = rng.exponential(size=(200, 5, 3))
+    sums = np.stack([g[:, groups == k].sum(axis=(1, 2)) for k in range(2)], axis=1)
+    x = g * (totals / sums)[:, groups][:, :, None]
+    out = round_to_totals(x, groups, totals)
+    assert out.dtype == np.int64
+    for k in range(2):
+        assert np.all(out[:, groups == k].sum(axis=(1, 2)) == totals[k])
+    assert np.all(np.abs(out - x) < 1)
+    with pytest.raises(NoiseawareValueError, match="must sum to the group totals"):
+        round_to_totals(x * 2, groups, totals)
