@@ -32,7 +32,7 @@ def main() -> None:
     cover, length, truth = [], [], []
     for h in range(a.reps):
         rng = np.random.default_rng([a.seed, a.n, h])
-        x, R = rc._simulate(2, a.n, rng)
+        x, R = rc.simulate(2, a.n, rng)
         rel = na.privatize(x, statistic="median_pairs", epsilon=a.eps, rng=rng)
         alpha = math.exp(-float(rel.metadata["epsilon_per_pair"]))
         _, lo, hi = grid.summary(float(rel.values[0]), alpha)

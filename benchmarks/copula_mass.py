@@ -38,7 +38,7 @@ def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.
 
     from noiseaware.copula import fit
 
-    rel = sr._load_release(release_path)
+    rel = sr.load_release(release_path)
     p = int(rel.metadata["p"])
     iu, ju = np.triu_indices(p, 1)
     for s in range(seeds):

@@ -56,7 +56,7 @@ def worker(release_path: str, chains: int, draws: int, warmup: int, out: str) ->
 
 def main(argv: list[str] | None = None) -> int:
     from _report import write_section
-    from speed_race import _baseline_tree, loadavg, run_worker
+    from speed_race import baseline_tree, loadavg, run_worker
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", default=None, metavar="REV", help="the base git revision (required)")
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
     command = "python benchmarks/dpmcmc_before_after.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     tmp = tempfile.mkdtemp(prefix="dpmcmc_ba_")
-    base = _baseline_tree(args.baseline, tmp)
+    base = baseline_tree(args.baseline, tmp)
     rows = []
     for case in args.cases.split(","):
         n, d, eps = case.split("x")

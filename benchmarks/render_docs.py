@@ -157,14 +157,20 @@ QUESTIONS = (
     Section(
         "Compilation: a second process, a second release",
         "What JAX's persistent compilation cache and the engine's program cache save: a second process fitting "
-        "the same shape, a new release of the same shape in the same process and in another.",
+        "the same shape, a new release of the same shape in the same process and in another. The "
+        "`copula_second_release` record counted cache entries and traces through the package's private modules; "
+        "the script now counts XLA compilations and traces with a `jax.monitoring` listener.",
         ("compile_cache", "copula_second_release"),
     ),
     Section(
         "dpmcmc: effective draws per second",
         "`dirichlet.dpmcmc` (exact data augmentation for compositional data) against the kernels it started "
         "from, on simulated releases (n of 1,500 and 5,000, d of 3 and 6, epsilon of 0.5 and 1) and BudgetUK, "
-        "in one run; and the exact route against the moments route (`dirichlet.fit`).",
+        "in one run; and the exact route against the moments route (`dirichlet.fit`). The baseline and "
+        "one-device columns of the `dpmcmc_speed` record were timed through the sampler's private functions by an "
+        "earlier `dpmcmc_speed.py` (git history); that part is retired, as are the kernel variants "
+        "(`dpmcmc_variants.py`) and the per-iteration ablation (`dpmcmc_iteration_cost.py`). The script now times "
+        "the public `dpmcmc` only; `dpmcmc_before_after.py` compares two revisions.",
         ("dpmcmc_before_after", "dpmcmc_speed"),
     ),
     Section(

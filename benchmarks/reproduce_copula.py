@@ -97,7 +97,8 @@ class Cell:
 
 
 # ------------------------------------------------------------------ data and the baseline releases
-def _simulate(p: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def simulate(p: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A data set of the simulation study (n records, p variables) and its true correlation matrix."""
     R = random_correlation(p, rng)  # scaled Wishart, p + 1 df (seed 000 §5); for p = 2, r ~ U(-1, 1)
     marg = MARGINALS_P2 if p == 2 else MIXED_MARGINALS_P5
     return simulate_gaussian_copula(n, R, marg, rng), R
@@ -150,7 +151,7 @@ def run_p2(cell: Cell, reps: int, seed: int) -> None:
     grid = GridPosterior(cell.n)
     for h in range(cell.reps, reps):
         rng = np.random.default_rng([seed, 2, cell.n, round(cell.eps * 1000), h])
-        x, R = _simulate(2, cell.n, rng)
+        x, R = simulate(2, cell.n, rng)
         rel = na.privatize(x, statistic="median_pairs", epsilon=cell.eps, rng=rng)
         alpha = math.exp(-float(rel.metadata["epsilon_per_pair"]))
         mean, lo, hi = grid.summary(float(rel.values[0]), alpha)
@@ -171,7 +172,7 @@ def nuts_crosscheck(n: int, eps: float, reps: int, seed: int) -> list[dict[str, 
     out = []
     for h in range(reps):
         rng = np.random.default_rng([seed, 2, n, round(eps * 1000), h])
-        x, _ = _simulate(2, n, rng)
+        x, _ = simulate(2, n, rng)
         rel = na.privatize(x, statistic="median_pairs", epsilon=eps, rng=rng)
         mean, lo, hi = grid.summary(float(rel.values[0]), math.exp(-float(rel.metadata["epsilon_per_pair"])))
         res = fit(rel, chains=4, draws=1000, warmup=1000, seed=h, progressbar=False)
@@ -235,7 +236,7 @@ def run_p5_batch(cell: Cell, sampler: BatchedNUTS, seed: int) -> None:
     truths, ts, alphas, base = [], [], [], []
     for h in range(start, start + B):
         rng = np.random.default_rng([seed, p, cell.n, round(cell.eps * 1000), h])
-        x, R = _simulate(p, cell.n, rng)
+        x, R = simulate(p, cell.n, rng)
         rel = na.privatize(x, statistic="median_pairs", epsilon=cell.eps, rng=rng)
         truths.append(R[iu])
         ts.append(np.asarray(rel.values, dtype=np.int64))

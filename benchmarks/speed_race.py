@@ -109,7 +109,7 @@ ENGINE_LABELS = {
 # ----------------------------------------------------------------------------------------------
 
 
-def _load_release(path: str):
+def load_release(path: str):
     """Read the benchmark's seeded simulation release (its PrivacyWarning is expected here)."""
     import noiseaware as na
 
@@ -222,7 +222,7 @@ def worker_noiseaware(
         import pymc  # noqa: F401
     from noiseaware.copula import fit
 
-    release = _load_release(release_path)
+    release = load_release(release_path)
     # --fit-options (NumPyro only), handed over by the parent process
     opts = json.loads(os.environ.get(FIT_OPTIONS_ENV, "{}")) if backend == "numpyro" else {}
     la0 = loadavg()
@@ -277,7 +277,7 @@ def worker_stan(release_path: str, chains: int, draws: int, warmup: int, seed: i
     import stan
 
 
-    release = _load_release(release_path)
+    release = load_release(release_path)
     data = stan_data(release)
     model_name = httpstan.models.calculate_model_name(STAN_PROGRAM)
     cached = model_name in httpstan.cache.list_model_names()
@@ -324,7 +324,7 @@ def worker_check(release_path: str, seed: int) -> dict:
 
     from noiseaware import numpyro as nan
 
-    release = _load_release(release_path)
+    release = load_release(release_path)
     data = stan_data(release)
     p = data["p"]
     posterior = stan.build(STAN_PROGRAM, data=data, random_seed=seed)
@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = tempfile.mkdtemp(prefix="speed_race_")
     results: dict = {"cases": [], "command": command.strip()}
     recompile = args.stan_recompile
-    base = _baseline_tree(args.baseline, tmp) if args.baseline else None
+    base = baseline_tree(args.baseline, tmp) if args.baseline else None
     if base is not None:
         results["baseline"] = args.baseline
     for n, p in parse_cases(args.cases):
@@ -528,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _baseline_tree(rev: str, tmp: str) -> Path:
+def baseline_tree(rev: str, tmp: str) -> Path:
     """A detached git worktree of ``rev`` under ``tmp`` (removed from git's list at exit)."""
     import atexit
 

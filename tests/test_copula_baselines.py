@@ -154,7 +154,7 @@ def test_bayes_na_p2_coverage_is_nominal_and_the_noise_naive_posterior_is_not() 
     naive = 0
     for h in range(300):
         rng = np.random.default_rng([7, 2, 200, 100, h])
-        x, R = rc._simulate(2, 200, rng)
+        x, R = rc.simulate(2, 200, rng)
         rel = na.privatize(x, statistic="median_pairs", epsilon=0.1, rng=rng)
         _, lo, hi = grid.summary(float(rel.values[0]), 1e-300)
         naive += lo <= R[0, 1] <= hi

@@ -525,17 +525,3 @@ def test_augment_sampler_is_compiled_with_the_engine_options(monkeypatch) -> Non
     seen = _spy_on_jit(monkeypatch, augment_sample)
     program = augment_sample._jit_vmap(lambda v: v * 2.0)
     assert len(seen) == 1 and np.allclose(program(jnp.arange(3.0)), [0.0, 2.0, 4.0])
-
-
-def test_dpmcmc_program_cache_keys_on_the_compiler_options() -> None:
-    from noiseaware._engine._compile import xla_defaults
-
-    static = _dpmcmc._Static(b=20, d=3, chains=2, releases=1, joint=True, alpha_given_records=True,
-                             sampler=_dpmcmc.DEFAULT_SAMPLER, exact=True)
-    ours = _dpmcmc._program(static, None)
-    with xla_defaults():
-        defaults = _dpmcmc._program(static, None)
-        assert _dpmcmc._program(static, None) is defaults
-    assert _dpmcmc._program(static, None) is ours
-    if _engine._compile.compiler_options() is not None:  # with options in effect, the two must not share a program
-        assert defaults is not ours

@@ -21,17 +21,14 @@ compiles with XLA's defaults always (for comparisons; read once per process).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from ..config import XLA_DEFAULTS_ENV
 
-__all__ = ["CPU_OPTIONS", "compiler_options", "jit", "options_key", "xla_defaults"]
-
-_DEFAULTS_NOW = [False]
+__all__ = ["CPU_OPTIONS", "compiler_options", "jit", "options_key"]
 
 #: Per-program XLA debug options (``jax.jit(..., compiler_options=...)``): YNN fusions for dot products only.
 CPU_OPTIONS: dict[str, str] = {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"}
@@ -54,35 +51,16 @@ def compiler_options() -> dict[str, str] | None:
     return dict(CPU_OPTIONS)
 
 
-def _options_now() -> dict[str, str] | None:
-    """The options :func:`jit` compiles with here and now (None inside :func:`xla_defaults`)."""
-    return None if _DEFAULTS_NOW[0] else compiler_options()
-
-
 def options_key() -> tuple[tuple[str, str], ...]:
     """The options :func:`jit` would use now, hashable (part of a program cache's key).
 
     So that a program compiled with other options is never reused.
     """
-    return tuple(sorted((_options_now() or {}).items()))
+    return tuple(sorted((compiler_options() or {}).items()))
 
 
 def jit(fn: Callable[..., Any], **kwargs: Any) -> Any:
     """``jax.jit(fn, **kwargs)`` compiled with :func:`compiler_options`."""
     import jax
 
-    return jax.jit(fn, compiler_options=_options_now(), **kwargs)
-
-
-@contextlib.contextmanager
-def xla_defaults() -> Iterator[None]:
-    """Within the block, :func:`jit` uses XLA's default options (benchmarks: the code before the options).
-
-    A program built inside keeps its options after the block; program caches key on :func:`options_key`.
-    """
-    before = _DEFAULTS_NOW[0]
-    _DEFAULTS_NOW[0] = True
-    try:
-        yield
-    finally:
-        _DEFAULTS_NOW[0] = before
+    return jax.jit(fn, compiler_options=compiler_options(), **kwargs)

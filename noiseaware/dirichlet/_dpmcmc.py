@@ -133,9 +133,9 @@ class _Sampler(NamedTuple):
 
 #: The default kernels: window sweep, surrogate-transition joint move.
 DEFAULT_SAMPLER = _Sampler("surrogate", SWEEP_FRACTION, SWEEP_MIN, SURROGATE_ROUNDS, ALPHA_STEPS, SURROGATE_STEPS)
-#: Window sweep and ten cube-root joint moves per iteration: the benchmark's middle column.
+#: Window sweep and ten cube-root joint moves per iteration: the surrogate move's fallback (``_run``).
 CUBEROOT_SAMPLER = _Sampler("cuberoot", SWEEP_FRACTION, SWEEP_MIN, JOINT_STEPS, ALPHA_STEPS)
-#: The package's joint moves by ``_Sampler.joint_map`` (a benchmark passes other kernels as ``move_factory``).
+#: The package's joint moves by ``_Sampler.joint_map`` (the tests pass other kernels as ``move_factory``).
 _JOINT_MAPS: dict[str, Callable[..., Any]] = {"surrogate": _joint_move_surrogate, "cuberoot": _joint_move_cuberoot}
 
 
@@ -656,7 +656,7 @@ def dpmcmc(
     1.5-6, 0.57-0.69 on BudgetUK (``docs/dirichlet.md``). (With Wilson-Hilferty's cube root as the
     power, ``n`` fixed standardized records pinned :math:`\alpha` more tightly than its posterior at
     small shapes and large ``n``, and the move barely moved: :func:`_power`.)
-    Against the reference kernels -- a map affine in :math:`\log g_{ij}` (``benchmarks/_dpmcmc_log_move.py``), ten
+    Against the kernels this sampler started from -- a map affine in :math:`\log g_{ij}`, ten
     exact random-walk steps at O(nd) each and a sweep of every record per iteration -- the
     measured gains are in ``docs/benchmarks.md``, "dpmcmc speed".
 
