@@ -136,37 +136,27 @@ def pymc_sample(
 
     sampler = nuts_sampler_choice(owner, nuts_sampler)
     chains, tune, draws = settings.chains, settings.warmup, settings.draws
+    common = {
+        "draws": draws,
+        "tune": tune,
+        "chains": chains,
+        "random_seed": settings.seed,
+        "progressbar": settings.progressbar,
+        "target_accept": settings.target_accept,
+        **kwargs,
+    }
     if sampler != "pymc":
         if sampler == "nutpie":
             import pymc.sampling.jax  # registers PyMC's JAX conversions of its Ops (LKJCorr's check)
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            random_seed=settings.seed,
-            progressbar=settings.progressbar,
-            target_accept=settings.target_accept,
-            nuts_sampler=sampler,
-            nuts_sampler_kwargs=dict(NUTPIE_KWARGS) if sampler == "nutpie" else None,
-            **kwargs,
-        )
+        extra = dict(NUTPIE_KWARGS) if sampler == "nutpie" else None
+        idata = pm.sample(nuts_sampler=sampler, nuts_sampler_kwargs=extra, **common)
         _check_complete(owner, idata, chains, draws)
         idata.attrs["noiseaware_nuts_sampler"] = sampler
         return idata
     cores = default_cores(chains) if cores is None else cores
     guard = InterruptGuard(chains, tune + draws, sequential=cores == 1 or chains == 1, owner=owner)
     try:
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            random_seed=settings.seed,
-            progressbar=settings.progressbar,
-            target_accept=settings.target_accept,
-            callback=guard,
-            **kwargs,
-        )
+        idata = pm.sample(cores=cores, callback=guard, **common)
     except ValueError as exc:
         if "Not enough samples" in str(exc):  # PyMC's answer to an interrupt during warmup
             guard.check(exc)
