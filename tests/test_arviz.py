@@ -45,6 +45,9 @@ def _dpcopula() -> Any:
     return copula.fit_dpcopula(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
 
 
+# The Dirichlet fits below have the shapes and settings of the examples in the docstrings of
+# ``dirichlet.fit`` and ``dirichlet.dpmcmc``, so they reuse those compiled programs (JAX's in-memory cache in one
+# process, the persistent cache across the test workers) instead of compiling their own.
 def _dirichlet() -> Any:
     from noiseaware import dirichlet
 
@@ -56,7 +59,7 @@ def _dirichlet() -> Any:
 def _dpmcmc() -> Any:
     from noiseaware import dirichlet
 
-    x = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=100)
+    x = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=200)
     rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, threshold=1e-3, rng=np.random.default_rng(1))
     return dirichlet.dpmcmc(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
 

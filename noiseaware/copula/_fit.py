@@ -399,9 +399,9 @@ def fit(
     --------
     >>> import numpy as np, noiseaware as na
     >>> from noiseaware.datasets import demo_copula_data
-    >>> x, R, cols = demo_copula_data(seed=1, n=500)
+    >>> x, R, cols = demo_copula_data(seed=1, n=400)
     >>> rel = na.privatize(x[:, :2], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
-    >>> res = fit(rel, chains=1, draws=200, warmup=200, seed=0, check_mixing=False)
+    >>> res = fit(rel, chains=2, draws=1000, warmup=500, seed=0, check_mixing=False)
     >>> res.posterior_mean.shape
     (2, 2)
     """

@@ -471,9 +471,9 @@ def fit(
     >>> import numpy as np, noiseaware as na
     >>> x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=2000)
     >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, rng=np.random.default_rng(1))
-    >>> res = fit(rel, chains=1, draws=100, warmup=100, seed=0, moments="asymptotic", check_mixing=False)
+    >>> res = fit(rel, chains=2, draws=60, warmup=60, seed=0, moments="asymptotic", check_mixing=False)
     >>> res.alpha.shape, res.composition.shape
-    ((100, 3), (100, 3))
+    ((120, 3), (120, 3))
     """
     parts = logmean_parts(_OWNER, release)  # fail early on a bad release
     del parts
