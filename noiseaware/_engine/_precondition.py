@@ -94,6 +94,17 @@ def _line_search(
     return None
 
 
+def _numpy_value_grad(value_grad: Callable[[Any], Any]) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
+    """``value_grad`` on NumPy points: ``x -> (float f, float64 gradient)`` for the Newton searches."""
+    import jax.numpy as jnp
+
+    def vg(x: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = value_grad(jnp.asarray(x))
+        return float(f), np.asarray(g, dtype=np.float64)
+
+    return vg
+
+
 def laplace_precondition(
     value_grad: Callable[[Any], Any], hessian: Callable[[np.ndarray], np.ndarray], z: np.ndarray, newton_steps: int = 8
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -105,12 +116,7 @@ def laplace_precondition(
     at accepted points only. Returns ``(z_hat, A)`` with ``A A^T`` the inverse of the floored
     Hessian at ``z_hat`` (the identity where the Hessian is not finite).
     """
-    import jax.numpy as jnp
-
-    def vg(x: np.ndarray) -> tuple[float, np.ndarray]:
-        f, g = value_grad(jnp.asarray(x))
-        return float(f), np.asarray(g, dtype=np.float64)
-
+    vg = _numpy_value_grad(value_grad)
     f, g = vg(z)
     H = hessian(z) if np.isfinite(f) and np.all(np.isfinite(g)) else np.full((z.size, z.size), np.nan)
     for _ in range(newton_steps):
@@ -142,12 +148,10 @@ def diagonal_precondition(
     """
     import jax.numpy as jnp
 
+    vg = _numpy_value_grad(value_grad)
+
     def diag_at(x: np.ndarray) -> np.ndarray:
         return np.maximum(np.asarray(curvature(jnp.asarray(x)), dtype=np.float64), 1.0)
-
-    def vg(x: np.ndarray) -> tuple[float, np.ndarray]:
-        f, g = value_grad(jnp.asarray(x))
-        return float(f), np.asarray(g, dtype=np.float64)
 
     f, g = vg(z)
     h = diag_at(z)

@@ -57,6 +57,7 @@ from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
 from ._common import STATISTICS, Context, check_size, even_share, fit_sum, no_extra, shares_of_checked_budget, statistic
 from ._kendall import _s_codes, kendall_s, kendall_tau_a_fast
+from ._pairs import _pair_labels_and_meta
 
 __all__ = ["CORRELATION_COMPONENT", "dpcopula_mle_blocks", "kendall_s", "kendall_tau_a_fast", "table_codes"]
 
@@ -197,13 +198,6 @@ def dpcopula_mle_blocks(codes: np.ndarray, blocks: int, perm: np.ndarray) -> tup
     return np.clip(est, -1.0, 1.0).mean(axis=0), b
 
 
-def _pair_meta(names: list[str]) -> tuple[list[tuple[str, ...]], dict[str, Any]]:
-    iu, ju = np.triu_indices(len(names), 1)
-    pairs = [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
-    labels: list[tuple[str, ...]] = [(names[i], names[j]) for i, j in pairs]
-    return labels, {"columns": names, "p": len(names), "pairs": pairs}
-
-
 # ----------------------------------------------------------------------------- the statistic
 @statistic("dpcopula")
 def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
@@ -259,7 +253,7 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     hist = np.concatenate([np.bincount(codes[:, j], minlength=s) for j, s in enumerate(sizes)]).astype(np.int64)
     # the correlation component's mechanism, built before the charge (it may refuse the scale)
     sub = Context(eps2, None, ctx.rng, None)
-    labels_p, meta_p = _pair_meta(names)
+    labels_p, meta_p = _pair_labels_and_meta(names)
     if corr == "kendall":
         sens = kendall_sensitivity(n)
         with shares_of_checked_budget():

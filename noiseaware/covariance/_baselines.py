@@ -49,6 +49,23 @@ def _wigner(d: int, rng: np.random.Generator) -> np.ndarray:
     return np.triu(w) + np.triu(w, 1).T
 
 
+def _noisy_gram(arr: np.ndarray, r2: float, rho: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    r"""The Gaussian mechanism on :math:`X^\top X/n` for rows of norm at most :math:`r`, at ``rho``-zCDP.
+
+    L2 sensitivity :math:`\Delta = \sqrt2 r^2/n` on the symmetric matrix (Dong, Liang & Yi 2022),
+    noise :math:`\sigma W` with :math:`\sigma = \Delta/\sqrt{2\rho}` and ``W`` a Wigner matrix
+    (:func:`_wigner`). Returns the noisy matrix and :math:`\sigma`.
+    """
+    n, d = arr.shape
+    sigma = math.sqrt(2.0) * r2 / n / math.sqrt(2.0 * rho)
+    return arr.T @ arr / n + sigma * _wigner(d, rng), sigma
+
+
+def _radius2(d: int, b: float, radius: float | None) -> float:
+    """Squared row-norm bound: ``radius**2``, or ``d B**2`` (the coordinate bound's) when ``radius`` is None."""
+    return d * b * b if radius is None else float(radius) ** 2
+
+
 def _psd(a: np.ndarray) -> np.ndarray:
     w, u = np.linalg.eigh((a + a.T) / 2.0)
     return (u * np.maximum(w, 0.0)) @ u.T
@@ -86,9 +103,8 @@ def gauss_cov(
     (3, 3)
     """
     arr, rh, b = _args("gauss_cov", x, rho, bound, rng)
-    n, d = arr.shape
-    r2 = d * b * b if radius is None else float(radius) ** 2
-    out = arr.T @ arr / n + (math.sqrt(2.0) * r2 / n) / math.sqrt(2.0 * rh) * _wigner(d, rng)
+    r2 = _radius2(arr.shape[1], b, radius)
+    out, _ = _noisy_gram(arr, r2, rh, rng)
     if psd:
         w, u = np.linalg.eigh(out)
         out = (u * np.clip(w, 0.0, r2)) @ u.T
@@ -116,13 +132,13 @@ def separate_cov(
     """
     arr, rh, b = _args("separate_cov", x, rho, bound, rng)
     n, d = arr.shape
-    r2 = d * b * b if radius is None else float(radius) ** 2
-    sens = math.sqrt(2.0) * r2 / n
-    noisy = arr.T @ arr / n + sens / math.sqrt(2.0 * rh / 2.0) * _wigner(d, rng)
+    r2 = _radius2(d, b, radius)
+    # GaussCov at rho/2; the eigenvalues (the same sensitivity) at rho/2: the same sigma
+    noisy, sigma = _noisy_gram(arr, r2, rh / 2.0, rng)
     w, u = np.linalg.eigh(noisy)
     ug = u[:, np.argsort(-np.abs(w), kind="stable")]
     lam = np.sort(np.linalg.eigvalsh(arr.T @ arr / n))[::-1]
-    lam = lam + sens / math.sqrt(rh) * rng.standard_normal(d)
+    lam = lam + sigma * rng.standard_normal(d)
     return (ug * np.clip(lam, 0.0, r2)) @ ug.T
 
 
@@ -283,10 +299,9 @@ def coinpress(
         radius = min(gamma, float(np.linalg.norm(A, 2)) * math.sqrt(d) * b)
         norms = np.linalg.norm(w, axis=1, keepdims=True)
         w = w * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
-        sens = math.sqrt(2.0) * radius**2 / n
-        z = w.T @ w / n + sens / math.sqrt(2.0 * rt) * _wigner(d, rng)
+        z, sigma = _noisy_gram(w, radius**2, rt, rng)
         est = Ainv @ z @ Ainv.T
-        bound_noise = sens / math.sqrt(2.0 * rt) * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / beta)))
+        bound_noise = sigma * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / beta)))
         u = _psd(z) + bound_noise * np.eye(d)
         wv, uv = np.linalg.eigh(u)
         A = ((uv / np.sqrt(wv)) @ uv.T) @ A

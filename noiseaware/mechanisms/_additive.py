@@ -39,6 +39,16 @@ class _Additive(Mechanism):
     def noise_logpmf(self, k: Any) -> np.ndarray:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _law_logpmf(self, k: Any) -> np.ndarray:
+        """``log P(noise = k)`` (a log-density for the continuous laws) from the registry's law of ``family``.
+
+        ``-inf`` off the support (non-integers for the integer laws); the law's parameters are read
+        off the mechanism (``log_alpha``, ``scale`` or ``sigma``).
+        """
+        law = _LAWS[self.family]
+        with np.errstate(over="ignore"):
+            return np.asarray(law.logpdf(_NB, np.asarray(k, dtype=np.float64), 0.0, *law.params_of(self)))
+
     def log_prob(self, output: Any, value: Any) -> np.ndarray:
         """``log P(output | value) = noise log-density at output - value``."""
         out = np.asarray(output, dtype=np.float64)
@@ -79,6 +89,15 @@ def _derived_scale(
 
 #: ``sensitivity**2 / (2 sigma**2)`` without OverflowError (the registry's formula of the guarantee).
 _rho = _noise.rho_of_sigma
+
+
+def _check_scale(mech: Any, sens: float, maximum: float, rule: str) -> None:
+    """Check ``mech.scale`` and the epsilon ``sensitivity / scale`` it implies; store both (``sens`` checked)."""
+    name = type(mech).__name__
+    scale = v.noise_scale(name, "scale", mech.scale, maximum, rule)
+    v.implied_guarantee(name, {"sensitivity": sens, "scale": scale}, "epsilon", "sensitivity / scale", sens / scale)
+    object.__setattr__(mech, "scale", scale)
+    object.__setattr__(mech, "sensitivity", sens)
 
 
 def geometric_draw(u1: np.ndarray, u2: np.ndarray, log_alpha: float) -> np.ndarray:
@@ -152,12 +171,8 @@ class GeometricMechanism(_Additive):
     output_kind: ClassVar[str] = "integer"
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
-        sens = v.integer(name, "sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
-        scale = v.noise_scale(name, "scale", self.scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
-        v.implied_guarantee(name, {"sensitivity": sens, "scale": scale}, "epsilon", "sensitivity / scale", sens / scale)
-        object.__setattr__(self, "scale", scale)
-        object.__setattr__(self, "sensitivity", sens)
+        sens = v.integer(type(self).__name__, "sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
+        _check_scale(self, sens, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: int = 1) -> GeometricMechanism:
@@ -207,8 +222,7 @@ class GeometricMechanism(_Additive):
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """``log P(K = k)``; ``-inf`` for non-integers (the registry's law, ``NOISE_LAWS["geometric"]``)."""
-        with np.errstate(over="ignore"):
-            return np.asarray(_LAWS["geometric"].logpdf(_NB, np.asarray(k, dtype=np.float64), 0.0, self.log_alpha))
+        return self._law_logpmf(k)
 
     def noise_cdf(self, k: Any) -> np.ndarray:
         """``P(K <= k)``: ``a^{-floor(k)}/(1+a)`` below 0, ``1 - a^{floor(k)+1}/(1+a)`` otherwise."""
@@ -280,12 +294,8 @@ class LaplaceMechanism(_Additive):
     output_kind: ClassVar[str] = "real"
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
-        sens = v.noise_scale(name, "sensitivity", self.sensitivity, math.inf, "")
-        scale = v.noise_scale(name, "scale", self.scale, v.MAX_LAPLACE_SCALE, v.REAL_NOISE_RULE)
-        v.implied_guarantee(name, {"sensitivity": sens, "scale": scale}, "epsilon", "sensitivity / scale", sens / scale)
-        object.__setattr__(self, "scale", scale)
-        object.__setattr__(self, "sensitivity", sens)
+        sens = v.noise_scale(type(self).__name__, "sensitivity", self.sensitivity, math.inf, "")
+        _check_scale(self, sens, v.MAX_LAPLACE_SCALE, v.REAL_NOISE_RULE)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
@@ -316,8 +326,7 @@ class LaplaceMechanism(_Additive):
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """Log-density of the noise (named ``logpmf`` for a uniform interface)."""
-        with np.errstate(over="ignore"):
-            return np.asarray(_LAWS["laplace"].logpdf(_NB, np.asarray(k, dtype=np.float64), 0.0, self.scale))
+        return self._law_logpmf(k)
 
     noise_logpdf = noise_logpmf
 
@@ -383,8 +392,7 @@ class GaussianMechanism(_Additive):
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """Log-density of N(0, sigma^2)."""
-        with np.errstate(over="ignore"):
-            return np.asarray(_LAWS["gaussian"].logpdf(_NB, np.asarray(k, dtype=np.float64), 0.0, self.sigma))
+        return self._law_logpmf(k)
 
     noise_logpdf = noise_logpmf
 
@@ -537,9 +545,7 @@ class DiscreteGaussianMechanism(_Additive):
 
     def noise_logpmf(self, k: Any) -> np.ndarray:
         """``log P(K = k)``; ``-inf`` for non-integers (the registry's law, ``NOISE_LAWS["discrete_gaussian"]``)."""
-        k = np.asarray(k, dtype=np.float64)
-        with np.errstate(over="ignore"):
-            return np.asarray(_LAWS["discrete_gaussian"].logpdf(_NB, k, 0.0, self.sigma))
+        return self._law_logpmf(k)
 
     def noise_cdf(self, k: Any) -> np.ndarray:
         """``P(K <= k)`` from an exact cumulative table (symmetry for k >= 0)."""

@@ -7,7 +7,7 @@ r"""PyMC shells of the Fisher-table likelihoods (specs in :mod:`noiseaware._core
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -94,6 +94,16 @@ def _par_rule(family: str, par: Any) -> dict[str, Any]:
     return {"sigma": par > 0}
 
 
+def _hyper_checked(
+    what: Literal["logp", "logcdf"], value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any
+) -> Any:
+    """The spec's ``logp`` or ``logcdf`` of :class:`NoisyHypergeom`, sizes guarded and parameter rules checked."""
+    owner = "NoisyHypergeom"
+    table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
+    res = _HYP.part(what)(PT, value, table=table, log_odds=log_odds, family=family, par=par)
+    return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
+
+
 class NoisyHypergeom(pm.Discrete):
     r"""Noisy Fisher noncentral hypergeometric count ``T + D``.
 
@@ -151,17 +161,11 @@ class NoisyHypergeom(pm.Discrete):
 
     def logp(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """Exact log-pmf (windowed sums); ``-inf`` off the integers."""
-        owner = "NoisyHypergeom"
-        table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
-        res = _HYP.part("logp")(PT, value, table=table, log_odds=log_odds, family=family, par=par)
-        return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
+        return _hyper_checked("logp", value, N, K, m, log_odds, par, noise)
 
     def logcdf(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """Exact log-CDF (windowed sum; geometric noise only, so ``pm.Censored`` works)."""
-        owner = "NoisyHypergeom"
-        table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
-        res = _HYP.part("logcdf")(PT, value, table=table, log_odds=log_odds, family=family, par=par)
-        return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
+        return _hyper_checked("logcdf", value, N, K, m, log_odds, par, noise)
 
     @classmethod
     def from_release(
@@ -196,6 +200,14 @@ noisy_two_way_table = NoisyTwoWayTableRV()
 def _two_way_parts(owner: str, n: Any, per_pair: bool = False) -> tuple[Any, Any]:
     nn = size_value(owner, "n", n, 1)[0]
     return _core.median_split_table(nn, per_pair=per_pair, owner=owner), nn
+
+
+def _two_way_checked(what: Literal["logp", "logcdf"], value: Any, r: Any, n: Any, alpha: Any) -> Any:
+    """The spec's ``logp`` or ``logcdf`` of :class:`NoisyTwoWayTable`, ``n`` guarded and parameter rules checked."""
+    owner = "NoisyTwoWayTable"
+    table, nn = _two_way_parts(owner, n)
+    res = sizes_guard(_TWO.part(what)(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
+    return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
 
 
 class NoisyTwoWayTable(pm.Discrete):
@@ -249,17 +261,11 @@ class NoisyTwoWayTable(pm.Discrete):
 
     def logp(value: Any, r: Any, n: Any, alpha: Any) -> Any:
         """Exact log-pmf; ``-inf`` off the integers."""
-        owner = "NoisyTwoWayTable"
-        table, nn = _two_way_parts(owner, n)
-        res = sizes_guard(_TWO.part("logp")(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
-        return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
+        return _two_way_checked("logp", value, r, n, alpha)
 
     def logcdf(value: Any, r: Any, n: Any, alpha: Any) -> Any:
         """Exact log-CDF (windowed sum), so ``pm.Censored`` works."""
-        owner = "NoisyTwoWayTable"
-        table, nn = _two_way_parts(owner, n)
-        res = sizes_guard(_TWO.part("logcdf")(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
-        return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
+        return _two_way_checked("logcdf", value, r, n, alpha)
 
     @classmethod
     def from_release(cls, name: str, release: Any, r: Any, **kwargs: Any) -> Any:

@@ -58,6 +58,11 @@ class TwoSidedGeometricRV(_IntegerNoiseRV):
 two_sided_geometric = TwoSidedGeometricRV()
 
 
+def _tsg_checked(res: Any, alpha: Any) -> Any:
+    """``res`` with :class:`TwoSidedGeometric`'s parameter rule (``alpha`` in (0, 1)) checked."""
+    return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
+
+
 class TwoSidedGeometric(pm.Discrete):
     r"""Two-sided geometric (discrete Laplace) distribution on the integers.
 
@@ -103,20 +108,17 @@ class TwoSidedGeometric(pm.Discrete):
 
     def logp(value: Any, loc: Any, alpha: Any) -> Any:
         """Log-pmf; ``-inf`` off the integers."""
-        res = _TSG.part("logp")(PT, value, loc=loc, alpha=alpha)
-        return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
+        return _tsg_checked(_TSG.part("logp")(PT, value, loc=loc, alpha=alpha), alpha)
 
     def logcdf(value: Any, loc: Any, alpha: Any) -> Any:
         """Closed-form log-CDF."""
-        res = _TSG.part("logcdf")(PT, value, loc=loc, alpha=alpha)
-        return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
+        return _tsg_checked(_TSG.part("logcdf")(PT, value, loc=loc, alpha=alpha), alpha)
 
     def icdf(value: Any, loc: Any, alpha: Any) -> Any:
         """Closed-form inverse CDF: the smallest integer ``k`` with ``P(K <= k) >= value``."""
         from .._core import two_sided_geometric_icdf
 
-        res = two_sided_geometric_icdf(PT, value, loc, alpha)
-        return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
+        return _tsg_checked(two_sided_geometric_icdf(PT, value, loc, alpha), alpha)
 
     @classmethod
     def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
