@@ -370,6 +370,7 @@ def releases() -> dict[str, Any]:
             "dirichlet_logmean": _privatize("dirichlet_logmean", threshold=1e-3),
             "second_moment": _privatize("second_moment"),
             "pace_ggm": _privatize("pace_ggm"),
+            "regression": _privatize("regression"),
         }
     out.update({"a dict": {"statistic": "counts", "values": [1, 2]}, "None": None, "a string": "counts"})
     return out
@@ -396,6 +397,10 @@ FROM_RELEASE: dict[str, tuple[Callable[[Any, Any, Any], Any], set[str]]] = {
     "LaplaceCensoredDirichletStat": (
         lambda m, r, base: m.LaplaceCensoredDirichletStat.from_release("y", r, alpha=np.ones(3)),
         {"dirichlet_logmean"},
+    ),
+    "RandomizedResponse": (
+        lambda m, r, base: m.RandomizedResponse.from_release("y", r, probs=np.full(3, 1 / 3)),
+        {"randomized_response"},
     ),
 }
 
@@ -442,7 +447,7 @@ def test_from_release_takes_only_its_own_statistic(releases: dict[str, Any], cls
 def fit_args(releases: dict[str, Any]) -> dict[str, tuple[Callable[..., Any], Any]]:
     import jax.numpy as jnp
 
-    from noiseaware import augment, copula, covariance, dirichlet
+    from noiseaware import augment, copula, covariance, dirichlet, hierarchy
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoiseawareWarning)
@@ -463,6 +468,7 @@ def fit_args(releases: dict[str, Any]) -> dict[str, tuple[Callable[..., Any], An
         "dirichlet.dpmcmc_batch": (lambda r, **kw: dirichlet.dpmcmc_batch([r], **kw), releases["dirichlet_logmean"]),
         "augment.sample": (lambda a, **kw: augment.sample(a, np.array([6.0, 4.0]), **kw), aug),
         "covariance.fit": (covariance.fit, releases["second_moment"]),
+        "hierarchy.fit": (hierarchy.fit, hierarchy.synthetic_nmf(1, 2, 2, rng=0).release),
     }
 
 
@@ -474,6 +480,7 @@ FIT_NAMES = [
     "dirichlet.dpmcmc_batch",
     "augment.sample",
     "covariance.fit",
+    "hierarchy.fit",
 ]
 #: Invalid settings: each fails validation before anything compiles.
 BAD_SETTINGS: list[tuple[str, Any]] = [
