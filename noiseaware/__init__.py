@@ -52,7 +52,17 @@ __all__ = [
 _LAZY_RESULTS = {"FitResult": "._engine._result"}
 
 #: Subpackages resolved lazily on first access (``noiseaware.copula.fit(...)`` after ``import noiseaware``).
-_LAZY_MODULES = ("augment", "config", "copula", "covariance", "dirichlet", "distributed", "numpyro", "pymc")
+_LAZY_MODULES = (
+    "augment",
+    "config",
+    "copula",
+    "covariance",
+    "dirichlet",
+    "distributed",
+    "numpyro",
+    "pymc",
+    "regression",
+)
 
 
 def __getattr__(name: str) -> Any:

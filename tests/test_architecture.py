@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "copula": 11,
     "dirichlet": 11,
     "covariance": 11,
+    "regression": 11,
     "distributed": 12,
     "cli": 12,
 }

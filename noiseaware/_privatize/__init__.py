@@ -20,7 +20,7 @@ from .. import _validation as v
 from ..accounting import PrivacyBudget
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
-from . import _covariance, _dask, _dirichlet, _dpcopula, _pairs, _tables
+from . import _covariance, _dask, _dirichlet, _dpcopula, _pairs, _regression, _tables
 from ._common import STATISTICS, Context
 from ._dirichlet import censoring_counts
 from ._pairs import kendall_tau_a, median_split_indicators
@@ -30,7 +30,7 @@ __all__ = ["STATISTICS", "censoring_counts", "kendall_tau_a", "median_split_indi
 #: Statistics that read Dask data block by block; every other one computes a Dask input into memory first.
 _BLOCKWISE = frozenset({"median_pairs", "dirichlet_logmean"})
 
-del _covariance, _dirichlet, _dpcopula, _pairs, _tables  # imported for their registrations
+del _covariance, _dirichlet, _dpcopula, _pairs, _regression, _tables  # imported for their registrations
 
 
 def privatize(
@@ -72,7 +72,11 @@ def privatize(
         ``counts_share``; ``docs/dpcopula.md``); ``"pace_ggm"`` (Ferrando, Fuentes,
         Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via Gaussian Graphical Models*,
         Algorithm 1, rho-zCDP: options ``bound`` (required), ``clip``, ``alpha``, ``beta``, ``T``),
-        ``"second_moment"`` (SSP: all unique entries of X^T X / n, rho-zCDP; options ``bound``, ``clip``).
+        ``"second_moment"`` (SSP: all unique entries of X^T X / n, rho-zCDP; options ``bound``, ``clip``);
+        ``"regression"`` (sufficient statistics of a linear regression: options ``response`` (required),
+        ``predictors``, ``intercept``, ``bound`` or ``bounds``, ``clip``, ``columns``, ``method`` =
+        ``"ssp"`` / ``"adassp"`` / ``"pace_ggm"``, ``delta``, and ``alpha``, ``beta``, ``T`` for
+        ``pace_ggm``; ``docs/regression-point.md``).
     epsilon, rho : float
         The total budget: ``epsilon`` for pure DP, ``rho`` for zCDP. Give one (``counts`` and
         ``vector`` also accept a noise scale through ``scale=`` / ``sigma=`` instead). Every

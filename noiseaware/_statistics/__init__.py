@@ -30,7 +30,7 @@ implementation under the same name in :mod:`noiseaware._privatize`.
 
 from __future__ import annotations
 
-from . import _basic, _covariance, _dirichlet, _dpcopula
+from . import _basic, _covariance, _dirichlet, _dpcopula, _regression
 from ._dirichlet import noisy_rates
 from ._rules import (
     ENTRY_ORDER,
@@ -40,6 +40,9 @@ from ._rules import (
     mean_sensitivity,
     noise_reach,
     pace_ggm_sensitivity,
+    regression_eigen_sensitivity,
+    regression_l1_sensitivity,
+    regression_sensitivity,
     second_moment_sensitivity,
 )
 from ._schema import SIMULATION_NOTE, FieldType, StatisticSchema
@@ -57,10 +60,13 @@ __all__ = [
     "noise_reach",
     "noisy_rates",
     "pace_ggm_sensitivity",
+    "regression_eigen_sensitivity",
+    "regression_l1_sensitivity",
+    "regression_sensitivity",
     "second_moment_sensitivity",
 ]
 
 #: Schemas of every statistic a release may hold, by name.
 SCHEMAS: dict[str, StatisticSchema] = {
-    s.name: s for family in (_basic, _dirichlet, _dpcopula, _covariance) for s in family.SCHEMAS
+    s.name: s for family in (_basic, _dirichlet, _dpcopula, _covariance, _regression) for s in family.SCHEMAS
 }

@@ -20,6 +20,9 @@ __all__ = [
     "mean_sensitivity",
     "noise_reach",
     "pace_ggm_sensitivity",
+    "regression_eigen_sensitivity",
+    "regression_l1_sensitivity",
+    "regression_sensitivity",
     "second_moment_sensitivity",
 ]
 
@@ -132,3 +135,62 @@ def mean_sensitivity(n: int, d: int, bound: float) -> float:
     """
     return 2.0 * bound * math.sqrt(d) / n
 
+
+def regression_sensitivity(k: int) -> float:
+    r"""L2 sensitivity of the unique entries of :math:`W^\top W`, ``W`` the scaled regression design: :math:`k`.
+
+    ``W = [1, X, y] / b`` (column by column, the intercept column of ones with ``b = 1`` when present)
+    has ``k`` columns with :math:`|w_j| \le 1`; the release holds the unique entries ``j >= k`` of the
+    *sum* :math:`W^\top W` (not divided by ``n``), without the public entry ``(0, 0) = n`` when the
+    intercept is present. Substituting the record ``u`` by ``v`` changes the vector of unique
+    entries of :math:`vv^\top - uu^\top`; :func:`second_moment_sensitivity` bounds its squared L2
+    norm by :math:`k^2` for any ``u, v`` in :math:`[-1, 1]^k` (with ``n = 1`` and ``B = 1``), so
+    also for the subset with :math:`u_0 = v_0 = 1` (the ``(0, 0)`` change is then 0, so leaving it out
+    does not change the norm). Reached for even ``k`` (``v = 1``, ``u`` with half its entries
+    ``-1`` and ``u_0 = 1``); for odd ``k`` the maximum over the corners is :math:`\sqrt{k^2 - 1}`
+    (brute-forced in ``tests/security/test_privacy_bruteforce.py``) and ``k`` is used.
+
+    Examples
+    --------
+    >>> regression_sensitivity(4)
+    4.0
+    """
+    return float(k)
+
+
+def regression_l1_sensitivity(k: int, intercept: bool) -> float:
+    r"""L1 sensitivity of the unique entries of :math:`W^\top W` (:func:`regression_sensitivity`): :math:`k^2 - [c]`.
+
+    ``c`` is 1 with an intercept, else 0.
+
+    Entry by entry: an off-diagonal entry :math:`v_jv_l - u_ju_l` moves by at most 2 (``k(k-1)/2``
+    of them, the intercept's column sums included), a diagonal entry :math:`v_j^2 - u_j^2` by at
+    most 1 (``k`` of them, or ``k - 1`` without the public ``(0, 0)``): :math:`k(k-1) + k - [\text{intercept}]`.
+    A valid bound, not a tight one for ``k >= 3`` (all off-diagonal entries cannot move by 2 at
+    once); the brute-force test reports the largest change it finds.
+
+    Examples
+    --------
+    >>> regression_l1_sensitivity(3, True), regression_l1_sensitivity(3, False)
+    (8.0, 9.0)
+    """
+    return float(k * k - (1 if intercept else 0))
+
+
+def regression_eigen_sensitivity(p: int) -> float:
+    r"""Sensitivity of :math:`\lambda_{\min}(W_x^\top W_x)`, ``W_x`` the ``p`` scaled design columns: :math:`p`.
+
+    Substitution of ``u`` by ``v`` (:math:`\|u\|_2^2, \|v\|_2^2 \le p` as :math:`|w_j| \le 1`):
+    by Weyl's inequality :math:`\lambda_{\min}(A - uu^\top + vv^\top) \ge \lambda_{\min}(A - uu^\top)
+    \ge \lambda_{\min}(A) - \|u\|^2` and :math:`\lambda_{\min}(A - uu^\top + vv^\top) \le
+    \lambda_{\min}(A - uu^\top) + \|v\|^2 \le \lambda_{\min}(A) + \|v\|^2` (removing ``uu^T`` only
+    lowers eigenvalues), so the change is at most :math:`\max(\|u\|^2, \|v\|^2) \le p`. The
+    add/remove bound of Wang (2018), *Revisiting differentially private linear regression: optimal and
+    adaptive prediction & estimation in unbounded domain*, Algorithm 2, holds for substitution too.
+
+    Examples
+    --------
+    >>> regression_eigen_sensitivity(3)
+    3.0
+    """
+    return float(p)
