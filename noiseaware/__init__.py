@@ -31,6 +31,7 @@ _LAZY_PYMC = (
     "LaplaceCensoredDirichletStat",
     "Noisy",
     "NoisyCovarianceEntries",
+    "NoisySufficientStatistics",
 )
 
 __all__ = [

@@ -46,6 +46,7 @@ from noiseaware.covariance import _fit as covariance_fit
 from noiseaware.dirichlet import _dpmcmc
 from noiseaware.dirichlet import _fit as dirichlet_fit
 from noiseaware.exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
+from noiseaware.regression import _fit as regression_fit
 
 # (public name, function, owner in messages, result class)
 FITS = [
@@ -56,6 +57,7 @@ FITS = [
     ("dirichlet.dpmcmc_batch", _dpmcmc.dpmcmc_batch, "dpmcmc", _dpmcmc.DPMCMCFit),
     ("augment.sample", augment_sample.sample, "sample", augment_sample.AugmentationFit),
     ("covariance.fit", covariance_fit.fit, "covariance.fit", covariance_fit.CovarianceFit),
+    ("regression.fit", regression_fit.fit, "regression.fit", regression_fit.RegressionFit),
 ]
 IDS = [f[0] for f in FITS]
 
@@ -65,6 +67,14 @@ def test_the_fits_are_the_public_ones() -> None:
     assert na.dirichlet.fit is dirichlet_fit.fit and na.dirichlet.dpmcmc is _dpmcmc.dpmcmc
     assert na.dirichlet.dpmcmc_batch is _dpmcmc.dpmcmc_batch
     assert na.augment.sample is augment_sample.sample and na.covariance.fit is covariance_fit.fit
+    assert na.regression.fit is regression_fit.fit
+
+
+def _regression_release() -> typing.Any:
+    g = np.random.default_rng(5)
+    x = np.clip(g.normal(0.0, 0.4, size=(300, 1)), -1, 1)
+    data = np.column_stack([x, np.clip(0.5 * x[:, 0] + 0.2 * g.normal(size=300), -1, 1)])
+    return na.privatize(data, statistic="regression", response="x1", bound=1.0, rho=1.0, rng=g)
 
 
 # ----------------------------------------------------------------------------- the convention
@@ -154,6 +164,7 @@ def valid_args() -> dict[str, tuple[tuple, dict]]:
         "dirichlet.dpmcmc_batch": (([logmean],), {}),
         "augment.sample": ((aug, np.array([6.0, 4.0])), {}),
         "covariance.fit": ((cov,), {}),
+        "regression.fit": ((_regression_release(),), {}),
     }
 
 
@@ -236,7 +247,7 @@ def test_subclasses_keep_their_extras() -> None:
 # ----------------------------------------------------------------------------- mixing
 def test_one_mixing_check_everywhere() -> None:
     assert na.augment.check_mixing is check_mixing  # the public name is a re-export
-    for mod in (augment_sample, _dpmcmc, dirichlet_fit, copula_fit, covariance_fit):
+    for mod in (augment_sample, _dpmcmc, dirichlet_fit, copula_fit, covariance_fit, regression_fit):
         src = inspect.getsource(mod)
         assert "def check_mixing" not in src and "MixingWarning(" not in src, mod.__name__
     rng = np.random.default_rng(3)
@@ -316,6 +327,7 @@ def _short_runs() -> list[tuple[str, object]]:
         ("dirichlet.dpmcmc_batch", lambda **kw: _dpmcmc.dpmcmc_batch([logmean], **kw)[0]),
         ("augment.sample", lambda **kw: augment_sample.sample(aug, np.array([6.0, 4.0]), **kw)),
         ("covariance.fit", lambda **kw: covariance_fit.fit(cov, **kw)),
+        ("regression.fit", lambda **kw: regression_fit.fit(_regression_release(), **kw)),
     ]
 
 

@@ -71,6 +71,7 @@ __all__ = [
     "released_entries",
     "row_moments",
     "statistics_moments",
+    "statistics_params",
 ]
 
 #: Noise families of a regression release's entries that the likelihood models exactly.
@@ -223,3 +224,47 @@ def laplace_statistics_logp(bk: Backend, value: Any, statistics: Any, scale: Any
     -3.386294
     """
     return bk.xp.sum(laplace_logpdf(bk, value, statistics, scale))
+
+
+def statistics_params(
+    owner: str, n: Any, scale: Any, intercept: Any, family: Any
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, bool, str]:
+    r"""Check the data of the law: ``(n, rows, cols, noise, intercept, family)``.
+
+    ``scale`` is the ``(k, k)`` symmetric per-entry noise scale of a regression release (0 marks an
+    exact entry); ``noise`` is its value at :func:`released_entries`. ``k >= 2``; with an intercept
+    the entry ``(0, 0)`` must be exact (it is ``n``); with Laplace noise every modelled entry must be
+    noisy (an exact entry has no Laplace density).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n, rows, cols, noise, _, _ = statistics_params("f", 100, np.array([[0.0, 1.0], [1.0, 2.0]]), True, "gaussian")
+    >>> n, rows.tolist(), cols.tolist(), noise.tolist()
+    (100, [1, 1], [0, 1], [1.0, 2.0])
+    """
+    from .. import _validation as v
+    from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+
+    nn = v.integer(owner, "n", n, minimum=1)
+    fam = v.choice(owner, "family", family, FAMILIES)
+    if not isinstance(intercept, bool | np.bool_):
+        raise NoiseawareTypeError(f"{owner}: intercept must be True or False; got intercept={intercept!r}.")
+    s = v.finite_array(owner, "scale", scale)
+    if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 2 or not np.array_equal(s, s.T) or np.any(s < 0):
+        raise NoiseawareValueError(
+            f"{owner}: scale must be a symmetric (k, k) matrix, k >= 2, of noise scales >= 0 (0: an exact entry); "
+            f"got shape {s.shape}. Pass the release's RegressionStatistics.scale."
+        )
+    if intercept and s[0, 0] != 0.0:
+        raise NoiseawareValueError(
+            f"{owner}: scale[0, 0] must be 0 with an intercept (the entry is n, public and exact); got {s[0, 0]!r}."
+        )
+    rows, cols = released_entries(s.shape[0], bool(intercept))
+    noise = s[rows, cols].copy()
+    if fam == "laplace" and np.any(noise <= 0):
+        raise NoiseawareValueError(
+            f"{owner}: every modelled entry must have a Laplace scale > 0; got {int(np.sum(noise <= 0))} exact "
+            "entr(ies) besides n."
+        )
+    return nn, rows, cols, noise, bool(intercept), fam

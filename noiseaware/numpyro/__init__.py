@@ -15,6 +15,7 @@ CompositeCopulaLikelihood       all p(p-1)/2 pairs of a correlation matrix (eq. 
 Noisy(dist, noise)              any discrete base plus integer noise (exact convolution)
 LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (Guo et al. 2022)
 NoisyCovarianceEntries          noisy second-moment entries, moment-matched (Ferrando et al.)
+NoisySufficientStatistics       noisy Z^T Z of a linear regression (Bernstein & Sheldon 2019)
 ==============================  ==========================================================
 
 Equations are those of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference
@@ -54,6 +55,7 @@ from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
 from ._integer import DiscreteGaussian, TwoSidedGeometric
 from ._noisy import Noisy
+from ._regression import NoisySufficientStatistics
 
 __all__ = [
     "RELEASE_VALUES",
@@ -63,6 +65,7 @@ __all__ = [
     "Noisy",
     "NoisyCovarianceEntries",
     "NoisyHypergeom",
+    "NoisySufficientStatistics",
     "NoisyTwoWayTable",
     "TwoSidedGeometric",
 ]

@@ -19,6 +19,7 @@ CompositeCopulaLikelihood      all p(p-1)/2 pairs of a correlation matrix
 Noisy                          any discrete base plus integer noise (exact convolution)
 LaplaceCensoredDirichletStat   noisy censored Dirichlet mean-log statistic
 NoisyCovarianceEntries         noisy second-moment entries, moment-matched
+NoisySufficientStatistics      noisy Z^T Z of a linear regression
 =============================  ==========================================================
 
 The laws and their references are those of :mod:`noiseaware.numpyro`.
@@ -53,6 +54,7 @@ from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
 from ._integer import DiscreteGaussian, TwoSidedGeometric
 from ._noisy import Noisy
+from ._regression import NoisySufficientStatistics
 
 __all__ = [
     "CompositeCopulaLikelihood",
@@ -61,6 +63,7 @@ __all__ = [
     "Noisy",
     "NoisyCovarianceEntries",
     "NoisyHypergeom",
+    "NoisySufficientStatistics",
     "NoisyTwoWayTable",
     "TwoSidedGeometric",
 ]
