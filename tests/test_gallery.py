@@ -16,7 +16,7 @@ SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 
 
 def test_gallery_runs_and_says_what_it_claims(monkeypatch) -> None:
-    assert len(SNIPPETS) == 6
+    assert len(SNIPPETS) == 7
     monkeypatch.setenv("CI", os.environ.get("CI", "1"))  # no progress bars
     ns: dict = {"__name__": "__gallery__"}
     out = io.StringIO()
@@ -47,3 +47,6 @@ def test_gallery_runs_and_says_what_it_claims(monkeypatch) -> None:
     # 6: LOO ran in both
     assert np.isfinite(ns["loo_pymc"].elpd_loo) and np.isfinite(ns["loo_numpyro"].elpd_loo)
     assert abs(ns["loo_pymc"].elpd_loo - ns["loo_numpyro"].elpd_loo) < 5
+    # 7: each clinic's slope is recovered from its release (posterior sd about 0.03-0.1)
+    slopes = np.asarray(ns["clinic_slopes"])
+    assert np.all(np.abs(slopes.mean(axis=0) - ns["slopes_true"]) < 0.25), slopes.mean(axis=0)
