@@ -152,7 +152,8 @@ def _scaled(owner: str, z: np.ndarray, b: np.ndarray, cols: list[str], clip: Any
         if np.any(over):
             j = int(np.argmax(over))
             raise NoiseawareValueError(
-                f"{owner}: data must lie within the bounds, |{cols[j]}| <= {b[j]!r} (the sensitivity assumes it); "
+                f"{owner}: data must lie within the bounds, |{cols[j]}| <= {float(b[j])!r} (the sensitivities assume "
+                "it); "
                 f"got max |{cols[j]}| = {float(np.max(np.abs(z[:, j])))!r}. Pass clip=True to clip the data to the "
                 "bounds (recorded in the release), or give larger bounds."
             )

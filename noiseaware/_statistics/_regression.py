@@ -108,8 +108,12 @@ def _check_budget(release: Any, method: str) -> float:
     """``metadata.rho`` (and ``delta``) of the adaptive methods; returns the eigenvalue release's rho."""
     if release.mechanism.family != "gaussian":
         _fail("mechanism.family", f"must be 'gaussian' for method {method!r} (rho-zCDP)", release.mechanism.family)
+    for key in ("rho", "delta"):
+        if key not in release.metadata:
+            _fail(f"metadata.{key}", f"is missing (required for method {method!r})", None)
     rho = _float("metadata.rho", _meta(release, "rho"), lo=0.0, open_lo=True)
-    _float("metadata.delta", _meta(release, "delta"), lo=0.0, hi=1.0, open_lo=True)
+    if not _float("metadata.delta", _meta(release, "delta"), lo=0.0, open_lo=True) < 1.0:
+        _fail("metadata.delta", "must be in (0, 1)", _meta(release, "delta"))
     g = release.guarantee
     if g.rho is None or g.epsilon is not None or g.rho > rho * (1.0 + 1e-12) or not _close(g.rho, rho):
         _fail("guarantee", f"must be rho-zCDP with rho = metadata.rho = {rho!r}", g.to_dict())

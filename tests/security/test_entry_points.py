@@ -116,6 +116,11 @@ STATISTIC_CALLS: dict[str, tuple[Any, dict[str, Any], tuple[str, ...]]] = {
     ),
     "pace_ggm": (_U, {"rho": 1.0, "bound": 1.0}, ("bound", "clip", "columns", "alpha", "beta", "T", "center")),
     "second_moment": (_U, {"rho": 1.0, "bound": 1.0}, ("bound", "clip", "columns")),
+    "regression": (
+        _U,
+        {"rho": 1.0, "bound": 1.0, "response": "x2", "method": "adassp"},
+        ("response", "predictors", "intercept", "bound", "clip", "columns", "method", "delta"),
+    ),
 }
 
 

@@ -41,6 +41,8 @@ BRUTE = {
     "pace_ggm",
     "pace_ggm_mean",
     "second_moment",
+    "regression",
+    "regression_eigen",
 }
 
 
@@ -289,3 +291,86 @@ def test_dpcopula_hybrid_sensitivities_exhaustive() -> None:
     flip[0] = [0, 0, 2]  # now discordant: tau-a = -1
     tau_a = lambda d: kendall_tau_a(d[:, 1], d[:, 2])  # noqa: E731
     assert abs(tau_a(flip) - tau_a(small)) > 4.0 / floor  # private-size scaling would under-noise it
+
+
+def _regression_entries(w: np.ndarray, intercept: bool) -> np.ndarray:
+    """The released unique entries of ``W^T W`` (sums), without the public ``(0, 0)`` with an intercept."""
+    m = w.T @ w
+    k = m.shape[0]
+    return np.array([m[j, i] for j in range(k) for i in range(j + 1) if not (intercept and j == 0)])
+
+
+def _regression_release(x: np.ndarray, intercept: bool, **kw) -> na.Release:
+    cols = [f"z{j}" for j in range(x.shape[1])]
+    return na.privatize(
+        x, statistic="regression", response=cols[-1], columns=cols, bound=1.0, intercept=intercept,
+        rng=np.random.default_rng(0), **kw,
+    )
+
+
+@pytest.mark.parametrize("p", [2, 3, 4])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_regression_entries_sensitivity_exhaustive(p: int, intercept: bool) -> None:
+    """L2 (Gaussian) and L1 (Laplace) sensitivities of the unique entries of W^T W, every substitution on a grid.
+
+    The change under substitution of ``u`` by ``v`` is that of ``vv^T - uu^T`` alone (the other records
+    cancel), so every pair of rows of the grid (the intercept's 1 in front) is every substitution.
+    """
+    grid = np.array(list(itertools.product([-1.0, -0.5, 0.0, 0.5, 1.0], repeat=p)))
+    rows = np.hstack([np.ones((len(grid), 1)), grid]) if intercept else grid
+    ent = np.array([_regression_entries(r[None, :], intercept) for r in rows])
+    diff = ent[:, None, :] - ent[None, :, :]
+    l2 = float(np.sqrt((diff**2).sum(-1)).max())
+    l1 = float(np.abs(diff).sum(-1).max())
+    x = np.random.default_rng(p).uniform(-1, 1, size=(6, p))
+    gauss = _regression_release(x, intercept, rho=1.0)
+    lap = _regression_release(x, intercept, epsilon=1.0)
+    k = p + intercept
+    assert gauss.mechanism.sensitivity == k and lap.mechanism.sensitivity == k * k - intercept
+    assert l2 <= gauss.mechanism.sensitivity * (1 + 1e-12)
+    if k % 2 == 0:
+        assert l2 == pytest.approx(k, rel=1e-12)  # tight for even k
+    else:
+        assert l2 == pytest.approx(math.sqrt(k * k - 1), rel=1e-12)  # the corners' maximum for odd k
+    assert l1 <= lap.mechanism.sensitivity  # valid; not tight (k(k+1)/2 or a little less on this grid)
+    # a wrong rule is caught: the second_moment rule for k - 1 columns, or dropping the intercept's column
+    assert l2 > k - 1
+    # random interior substitutions never exceed the L2 bound either
+    rng = np.random.default_rng(10 * p + intercept)
+    u, v = rng.uniform(-1, 1, size=(2, 4000, p))
+    if intercept:
+        u, v = (np.concatenate([np.ones((4000, 1)), a], axis=1) for a in (u, v))
+    ent_u = np.array([_regression_entries(a[None], intercept) for a in u])
+    du = ent_u - np.array([_regression_entries(b[None], intercept) for b in v])
+    assert float(np.sqrt((du**2).sum(-1)).max()) <= k
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_regression_eigen_sensitivity_search(intercept: bool) -> None:
+    """lambda_min(W_x^T W_x) of the design moves by at most p = k - 1 under substitution; nearly reached."""
+    p = 2
+    rng = np.random.default_rng(7 + intercept)
+    grid = np.array(list(itertools.product([-1.0, -0.5, 0.0, 0.5, 1.0], repeat=p + 1)))  # predictors + response
+    x = rng.uniform(-1, 1, size=(4, p + 1))
+    rel = _regression_release(x, intercept, rho=1.0, method="adassp")
+    sens = rel.components[0].mechanism.sensitivity
+    assert sens == p + intercept
+
+    def lam(z: np.ndarray) -> np.ndarray:
+        d = z[:, :-1]
+        if intercept:
+            d = np.hstack([np.ones((len(z), 1)), d])
+        return np.array([np.linalg.eigvalsh(d.T @ d)[0]])
+
+    worst = 0.0
+    for _ in range(30):
+        base = rng.uniform(-1, 1, size=(4, p + 1)) * rng.uniform(0, 1, size=(4, 1))
+        worst = max(worst, _max_change(lam, base, _substitutions(base, grid)))
+    assert worst <= sens * (1 + 1e-12)
+    # reached: W_x^T W_x = 8 I (predictors at the corners of the square, twice each), the record
+    # u = (1, 1[, 1]) replaced by a v orthogonal to it, so lambda_min drops by ||u||^2 = p
+    corners = np.array(list(itertools.product([-1.0, 1.0], repeat=p)) * 2)
+    base = np.hstack([corners, np.zeros((8, 1))])  # row 3 is u = (1, 1)
+    new = base.copy()
+    new[3, :p] = [-0.5, -0.5] if intercept else [1.0, -1.0]
+    assert float(np.abs(lam(new) - lam(base))[0]) == pytest.approx(sens, rel=1e-12)

@@ -394,3 +394,93 @@ def test_from_json_tells_paths_from_json_text(tmp_path, monkeypatch):
     assert na.Release.from_json(rel.to_json()).to_dict() == rel.to_dict()  # JSON text
     with pytest.raises(ReleaseFormatError, match="not valid JSON"):
         na.Release.from_json('{"statistic": ')  # a truncated record, not a missing file
+
+
+# ----------------------------------------------------------------------------- regression releases
+_REG = np.column_stack([np.clip(X[:, :2] / 3.0, -1, 1), np.clip(X[:, 2] / 2.0, -2, 2)])
+_REG_OPTS = {"statistic": "regression", "response": "x2", "bounds": [1.0, 1.0, 2.0]}
+BASES["reg_ssp"] = na.privatize(_REG, rho=1.0, **_REG_OPTS).to_dict()  # type: ignore[arg-type]
+BASES["reg_laplace"] = na.privatize(_REG, epsilon=1.0, **_REG_OPTS).to_dict()  # type: ignore[arg-type]
+BASES["reg_adassp"] = na.privatize(_REG, rho=1.0, method="adassp", **_REG_OPTS).to_dict()  # type: ignore[arg-type]
+BASES["reg_pace"] = na.privatize(_REG, rho=1.0, method="pace_ggm", **_REG_OPTS).to_dict()  # type: ignore[arg-type]
+
+
+def _reg_sensitivity(d: dict[str, Any], factor: float) -> None:
+    # a smaller sensitivity with a consistent sigma and guarantee: only the recomputed rule catches it
+    d["mechanism"]["sensitivity"] *= factor
+    d["mechanism"]["sigma" if "sigma" in d["mechanism"] else "scale"] *= factor
+
+
+def _reg_drop_entry(d: dict[str, Any]) -> None:
+    d["values"].pop()
+    d["labels"].pop()
+
+
+def _reg_component_design(d: dict[str, Any]) -> None:
+    d["components"][0]["metadata"]["design"] = ["(intercept)", "x1"]
+    d["components"][0]["mechanism"]["sensitivity"] = 2.0
+    d["components"][0]["mechanism"]["sigma"] *= 2.0 / 3.0
+
+
+def _reg_pace_bound(d: dict[str, Any]) -> None:
+    # the PACE-GGM component claims a bound of 2 with the matching sensitivity 2 B**2 / n everywhere
+    pace = d["components"][0]
+    pace["metadata"]["bound"] = 2.0
+    for rel in [pace, *pace["components"]]:
+        rel["mechanism"]["sensitivity"] *= 4.0
+        for key in ("sigma", "scale"):
+            if key in rel["mechanism"]:
+                rel["mechanism"][key] *= 4.0
+
+
+REG_CASES: list[tuple[str, str, Edit, str]] = [
+    ("reg_ssp", "sensitivity k-1", lambda d: _reg_sensitivity(d, 3.0 / 4.0), "sensitivity"),
+    ("reg_laplace", "L1 sensitivity k**2", lambda d: _reg_sensitivity(d, 16.0 / 15.0), "sensitivity"),
+    ("reg_ssp", "columns dup", _columns_duplicate, "columns"),
+    ("reg_ssp", "response", lambda d: d["metadata"].update(response="x0"), "response"),
+    ("reg_ssp", "predictors", lambda d: d["metadata"].update(predictors=["x1", "x0"]), "predictors"),
+    ("reg_ssp", "intercept flag", lambda d: d["metadata"].update(intercept=False), "columns"),
+    ("reg_ssp", "intercept bound", lambda d: d["metadata"]["bounds"].__setitem__(0, 2.0), "bounds"),
+    ("reg_ssp", "bounds short", lambda d: d["metadata"]["bounds"].pop(), "bounds"),
+    ("reg_ssp", "bounds negative", lambda d: d["metadata"]["bounds"].__setitem__(1, -1.0), "bounds"),
+    ("reg_ssp", "labels", _labels_swapped, "labels"),
+    ("reg_ssp", "drop entry", _reg_drop_entry, "shape"),
+    ("reg_ssp", "method adassp", lambda d: d["metadata"].update(method="adassp"), "rho"),
+    ("reg_ssp", "method other", lambda d: d["metadata"].update(method="ols"), "method"),
+    ("reg_ssp", "rho on ssp", lambda d: d["metadata"].update(rho=1.0), "rho"),
+    ("reg_ssp", "entry order", lambda d: d["metadata"].update(entry_order="upper"), "entry_order"),
+    ("reg_adassp", "no component", lambda d: d.update(components=[]), "guarantee"),
+    ("reg_adassp", "rho", lambda d: d["metadata"].update(rho=2.0), "guarantee"),
+    ("reg_adassp", "delta", lambda d: d["metadata"].update(delta=1.5), "delta"),
+    ("reg_adassp", "component design", _reg_component_design, "components"),
+    ("reg_laplace", "adassp", lambda d: d["metadata"].update(method="adassp", rho=1.0, delta=1e-6), "family"),
+    ("reg_pace", "pace bound", _reg_pace_bound, "components"),
+    ("reg_pace", "design", lambda d: d["metadata"].update(design=["x0", "x1"]), "design"),
+    ("reg_pace", "labels", lambda d: d.update(labels=[["lambda"]]), "values"),
+    ("reg_pace", "eigen sensitivity", lambda d: _reg_sensitivity(d, 2.0 / 3.0), "sensitivity"),
+]
+
+
+@pytest.mark.parametrize(("base", "case", "edit", "field"), REG_CASES, ids=[f"{c[0]}-{c[1]}" for c in REG_CASES])
+def test_tampered_regression_record_is_refused_naming_the_field(base: str, case: str, edit: Edit, field: str) -> None:
+    d = copy.deepcopy(BASES[base])
+    edit(d)
+    with pytest.raises(ReleaseFormatError, match=field):
+        _load(d)
+
+
+def test_regression_bounds_are_the_curators_declaration() -> None:
+    """A consistent change of a data column's bound is not detectable (as ``n``): the values do not reveal it.
+
+    The bounds scale the analyst's moments; the loader checks their count, sign and the intercept's 1,
+    not their size (docs/release-format.md says so).
+    """
+    d = copy.deepcopy(BASES["reg_ssp"])
+    d["metadata"]["bounds"][1] = 5.0
+    assert _load(d).metadata["bounds"][1] == 5.0
+
+
+@pytest.mark.parametrize("kind", ["reg_ssp", "reg_laplace", "reg_adassp", "reg_pace"])
+def test_untouched_regression_records_load(kind: str) -> None:
+    rel = _load(copy.deepcopy(BASES[kind]))
+    assert rel.secure and rel.to_dict() == BASES[kind]
