@@ -20,6 +20,7 @@ cell and model (the release's entries are the model's argument). No AdaSSP inter
 estimator offers a point estimate only. Run::
 
     .venv/bin/python benchmarks/regression_calibration.py --reps 40 --write
+    .venv/bin/python benchmarks/regression_calibration.py --reps 3 --ds 5 --write --append
 """
 
 from __future__ import annotations
@@ -173,10 +174,15 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved raw rows")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     load0 = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
+    saved = raw_path("regression_calibration.json")
+    if args.append and saved.exists():  # keep the cells of earlier runs
+        todo = {(d, n, rho) for d in args.ds for n in args.ns for rho in args.rhos}
+        rows = [r for r in json.loads(saved.read_text()) if (r["d"], r["n"], r["rho"]) not in todo]
     for d in args.ds:
         for n in args.ns:
             for rho in args.rhos:
