@@ -138,12 +138,19 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
     raw = raw_path("regression_calibration.json")
     raw.parent.mkdir(parents=True, exist_ok=True)
     raw.write_text(json.dumps(rows, indent=1) + "\n")
-    cmd = ".venv/bin/python benchmarks/regression_calibration.py " + " ".join(sys.argv[1:])
+    cmds = list(dict.fromkeys(r["command"] for r in rows))
+    aware = [r["aware90"] for r in rows] + [r["aware95"] for r in rows]
+    blind = [r["blind90"] for r in rows] + [r["blind95"] for r in rows]
+    reps = sorted({r["reps"] for r in rows})
     lines = [
         "## Noise-aware regression posterior: interval coverage beside the noise-blind posterior",
         "",
-        f"Command: `{cmd}`  ",
-        f"Machine: {machine()}; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after.",
+        "Commands (each row's run): " + "; ".join(f"`{c}`" for c in cmds) + "  ",
+        f"Machine: {machine()}; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after the last run.",
+        "",
+        f"Status: not met (goal: at least 200 replications per cell, 12 cells, nominal within two standard errors); "
+        f"{len(rows)} of 12 cells at {'/'.join(map(str, reps))} replications. Noise-aware coverage "
+        f"{min(aware):.2f}-{max(aware):.2f}, noise-blind {min(blind):.2f}-{max(blind):.2f} (90% and 95% intervals).",
         "",
         "Parameters drawn from the fit's prior per replication (see the script's docstring); `ssp` releases "
         "(Gaussian noise, zCDP rho); coverage pooled over all d + 1 coefficients (worst coefficient in brackets); "
@@ -153,7 +160,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
         "| clipped | divergences (aware / blind) | seconds |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
+    for r in sorted(rows, key=lambda r: (r["d"], r["n"], r["rho"])):
         lines.append(
             f"| {r['n']} | {r['rho']:g} | {r['d']} | {r['reps']} | {r['aware90']:.3f} ({r['aware90_min']:.2f}) | "
             f"{r['aware95']:.3f} ({r['aware95_min']:.2f}) | {r['blind90']:.3f} ({r['blind90_min']:.2f}) | "
@@ -175,19 +182,24 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved raw rows")
+    ap.add_argument("--render-only", action="store_true", help="write the record from the saved raw rows")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     load0 = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
     saved = raw_path("regression_calibration.json")
-    if args.append and saved.exists():  # keep the cells of earlier runs
-        todo = {(d, n, rho) for d in args.ds for n in args.ns for rho in args.rhos}
-        rows = [r for r in json.loads(saved.read_text()) if (r["d"], r["n"], r["rho"]) not in todo]
+    if args.append and saved.exists():  # keep the cells of earlier runs; a cell run again replaces its row
+        rows = json.loads(saved.read_text())
+    if args.render_only:
+        report(json.loads(saved.read_text()), load0, True)
+        return
+    command = ".venv/bin/python benchmarks/regression_calibration.py " + " ".join(sys.argv[1:])
     for d in args.ds:
         for n in args.ns:
             for rho in args.rhos:
                 res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=1000 * n + 10 * d + int(rho * 100))
-                rows.append(res)
+                res["command"] = command
+                rows = [r for r in rows if (r["d"], r["n"], r["rho"]) != (d, n, rho)] + [res]
                 print(json.dumps(res), flush=True)
                 report(rows, load0, args.write)  # after every cell: a run cut short keeps its results
 
