@@ -32,6 +32,7 @@ _LAZY_PYMC = (
     "Noisy",
     "NoisyCovarianceEntries",
     "RandomizedResponse",
+    "NoisySufficientStatistics",
 )
 
 __all__ = [

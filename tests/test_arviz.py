@@ -105,6 +105,16 @@ def _hierarchy() -> Any:
     return hierarchy.fit(rel, chains=2, draws=60, warmup=60, seed=1, check_mixing=False)
 
 
+def _regression() -> Any:
+    from noiseaware import regression
+
+    g = np.random.default_rng(0)
+    x = np.clip(g.normal(0.0, 0.4, size=(400, 1)), -1, 1)
+    data = np.column_stack([x, np.clip(0.5 * x[:, 0] + 0.2 * g.normal(size=400), -1, 1)])
+    rel = na.privatize(data, statistic="regression", response="x1", bound=1.0, rho=1.0, rng=np.random.default_rng(1))
+    return regression.fit(rel, chains=2, draws=60, warmup=60, seed=1, check_mixing=False)
+
+
 #: Each fit type, and its ``log_likelihood`` group: "pointwise" (one term per released value, what
 #: az.loo leaves out), "per part" (one term per released statistic vector: a single one here), or None
 #: (latent-record samplers, and the covariance fits' one joint observation of correlated entries).
@@ -116,6 +126,7 @@ FITS: dict[str, tuple[Callable[[], Any], str | None]] = {
     "AugmentationFit": (_augment, None),
     "CovarianceFit": (_covariance, None),
     "HierarchyFit": (_hierarchy, None),
+    "RegressionFit": (_regression, None),
 }
 
 

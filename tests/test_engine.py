@@ -48,6 +48,7 @@ from noiseaware.dirichlet import _fit as dirichlet_fit
 from noiseaware.exceptions import MixingWarning, NoiseawareTypeError, NoiseawareValueError
 from noiseaware.hierarchy import _fit as hierarchy_fit
 from noiseaware.hierarchy import synthetic_nmf
+from noiseaware.regression import _fit as regression_fit
 
 # (public name, function, owner in messages, result class)
 FITS = [
@@ -59,6 +60,7 @@ FITS = [
     ("augment.sample", augment_sample.sample, "sample", augment_sample.AugmentationFit),
     ("covariance.fit", covariance_fit.fit, "covariance.fit", covariance_fit.CovarianceFit),
     ("hierarchy.fit", hierarchy_fit.fit, "hierarchy.fit", hierarchy_fit.HierarchyFit),
+    ("regression.fit", regression_fit.fit, "regression.fit", regression_fit.RegressionFit),
 ]
 IDS = [f[0] for f in FITS]
 
@@ -69,6 +71,14 @@ def test_the_fits_are_the_public_ones() -> None:
     assert na.dirichlet.dpmcmc_batch is _dpmcmc.dpmcmc_batch
     assert na.augment.sample is augment_sample.sample and na.covariance.fit is covariance_fit.fit
     assert na.hierarchy.fit is hierarchy_fit.fit
+    assert na.regression.fit is regression_fit.fit
+
+
+def _regression_release() -> typing.Any:
+    g = np.random.default_rng(5)
+    x = np.clip(g.normal(0.0, 0.4, size=(300, 1)), -1, 1)
+    data = np.column_stack([x, np.clip(0.5 * x[:, 0] + 0.2 * g.normal(size=300), -1, 1)])
+    return na.privatize(data, statistic="regression", response="x1", bound=1.0, rho=1.0, rng=g)
 
 
 # ----------------------------------------------------------------------------- the convention
@@ -208,6 +218,7 @@ def valid_args() -> dict[str, tuple[tuple, dict]]:
         "augment.sample": ((aug, np.array([6.0, 4.0])), {}),
         "covariance.fit": ((cov,), {}),
         "hierarchy.fit": ((synthetic_nmf(1, 2, 2, rng=5).release,), {}),
+        "regression.fit": ((_regression_release(),), {}),
     }
 
 
@@ -290,7 +301,7 @@ def test_subclasses_keep_their_extras() -> None:
 # ----------------------------------------------------------------------------- mixing
 def test_one_mixing_check_everywhere() -> None:
     assert na.augment.check_mixing is check_mixing  # the public name is a re-export
-    for mod in (augment_sample, _dpmcmc, dirichlet_fit, copula_fit, covariance_fit, hierarchy_fit):
+    for mod in (augment_sample, _dpmcmc, dirichlet_fit, copula_fit, covariance_fit, hierarchy_fit, regression_fit):
         src = inspect.getsource(mod)
         assert "def check_mixing" not in src and "MixingWarning(" not in src, mod.__name__
     rng = np.random.default_rng(3)
@@ -372,6 +383,7 @@ def _short_runs() -> list[tuple[str, object]]:
         ("augment.sample", lambda **kw: augment_sample.sample(aug, np.array([6.0, 4.0]), **kw)),
         ("covariance.fit", lambda **kw: covariance_fit.fit(cov, **kw)),
         ("hierarchy.fit", lambda **kw: hierarchy_fit.fit(synthetic_nmf(1, 2, 2, rng=5).release, **kw)),
+        ("regression.fit", lambda **kw: regression_fit.fit(_regression_release(), **kw)),
     ]
 
 

@@ -16,7 +16,7 @@ SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 
 
 def test_gallery_runs_and_says_what_it_claims(monkeypatch) -> None:
-    assert len(SNIPPETS) == 8
+    assert len(SNIPPETS) == 9
     monkeypatch.setenv("CI", os.environ.get("CI", "1"))  # no progress bars
     ns: dict = {"__name__": "__gallery__"}
     out = io.StringIO()
@@ -56,3 +56,6 @@ def test_gallery_runs_and_says_what_it_claims(monkeypatch) -> None:
     assert new_y.shape == (2, 300, 4)
     p_mean = float(ns["area_idata"].posterior["p"].mean())
     np.testing.assert_allclose(new_y.mean(axis=(0, 1)), p_mean * np.array([50, 60, 70, 80]), atol=3.0)
+    # 9: each clinic's slope is recovered from its release (posterior sd about 0.03-0.1)
+    slopes = np.asarray(ns["clinic_slopes"])
+    assert np.all(np.abs(slopes.mean(axis=0) - ns["slopes_true"]) < 0.25), slopes.mean(axis=0)

@@ -575,6 +575,40 @@ def _cov_logp(bk: Backend, value: Any, *, sigma: Any, n: Any, rows: Any, cols: A
     return noisy_covariance_entries_logp(bk, value, sigma, rows, cols, precision, float(n))
 
 
+# NoisySufficientStatistics -------------------------------------------------------
+def _reg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+    # the noisy Z^T Z and its per-entry noise (a regression release of method ssp / adassp)
+    from ._regression import released_entries
+    from ._regression_release import read_regression
+
+    st = read_regression(release)
+    rows, cols = released_entries(len(st.columns), st.intercept)
+    args = {"n": st.n, "scale": np.asarray(st.scale), "intercept": st.intercept, "family": st.family}
+    return args, np.asarray(st.moments)[rows, cols]
+
+
+def _reg_prepare(
+    beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any = True, family: Any = "gaussian"
+) -> dict[str, Any]:
+    from ._regression import statistics_params
+
+    nn, rows, cols, noise, icpt, fam = statistics_params("NoisySufficientStatistics", n, scale, intercept, family)
+    if fam != "gaussian":
+        raise NoiseawareValueError(
+            "NoisySufficientStatistics: the law of Laplace-noised statistics has no closed form; its log-density "
+            "needs the latent statistics (the front ends' from_release adds them)."
+        )
+    return {"beta": _f(beta), "sigma": _f(sigma), "mu_x": _f(mu_x), "cov_x": _f(cov_x), "n": float(nn), "rows": rows,
+            "cols": cols, "noise": noise, "intercept": icpt}
+
+
+def _reg_logp(bk: Backend, value: Any, *, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: Any,
+              cols: Any, noise: Any, intercept: bool) -> Any:
+    from ._regression import gaussian_statistics_logp
+
+    return gaussian_statistics_logp(bk, value, beta, sigma, mu_x, cov_x, n, rows, cols, bk.asarray(noise), intercept)
+
+
 _GEOM = "alpha must be in (0, 1)"
 
 #: One spec per public distribution, keyed by class name (both front ends export exactly these).
@@ -677,6 +711,18 @@ SPECS: dict[str, DistSpec] = {
         prepare=_cov_prepare,
         logp=_cov_logp,
         seed="Ferrando et al. (2026) (Isserlis moments of the measured entries)",
+    ),
+    "NoisySufficientStatistics": DistSpec(
+        name="NoisySufficientStatistics",
+        params=("beta", "sigma", "mu_x", "cov_x", "n", "scale", "intercept", "family"),
+        rules={"sigma": "sigma must be > 0", "cov_x": "cov_x must be symmetric"},
+        data=("n", "scale", "intercept", "family"),
+        event_dim=1,
+        discrete=False,
+        release_args=_reg_release,
+        prepare=_reg_prepare,
+        logp=_reg_logp,
+        seed="Bernstein & Sheldon (2019) (normal approximation of the sufficient statistics, exact moments)",
     ),
 }
 

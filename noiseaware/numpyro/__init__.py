@@ -16,6 +16,7 @@ Noisy(dist, noise)              any discrete base plus integer noise (exact conv
 RandomizedResponse(probs, p)    a k-ary randomized-response answer given the true category probabilities
 LaplaceCensoredDirichletStat    noisy censored Dirichlet mean-log statistic (Guo et al. 2022)
 NoisyCovarianceEntries          noisy second-moment entries, moment-matched (Ferrando et al.)
+NoisySufficientStatistics       noisy Z^T Z of a linear regression (Bernstein & Sheldon 2019)
 ==============================  ==========================================================
 
 Equations are those of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference
@@ -56,6 +57,7 @@ from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
 from ._integer import DiscreteGaussian, TwoSidedGeometric
 from ._noisy import Noisy
+from ._regression import NoisySufficientStatistics
 
 __all__ = [
     "RELEASE_VALUES",
@@ -65,6 +67,7 @@ __all__ = [
     "Noisy",
     "NoisyCovarianceEntries",
     "NoisyHypergeom",
+    "NoisySufficientStatistics",
     "NoisyTwoWayTable",
     "RandomizedResponse",
     "TwoSidedGeometric",

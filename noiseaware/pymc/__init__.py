@@ -20,6 +20,7 @@ Noisy                          any discrete base plus integer noise (exact convo
 RandomizedResponse             a k-ary randomized-response answer given the true category probabilities
 LaplaceCensoredDirichletStat   noisy censored Dirichlet mean-log statistic
 NoisyCovarianceEntries         noisy second-moment entries, moment-matched
+NoisySufficientStatistics      noisy Z^T Z of a linear regression
 =============================  ==========================================================
 
 The laws and their references are those of :mod:`noiseaware.numpyro`.
@@ -55,6 +56,7 @@ from ._dirichlet import LaplaceCensoredDirichletStat
 from ._fisher import CompositeCopulaLikelihood, NoisyHypergeom, NoisyTwoWayTable
 from ._integer import DiscreteGaussian, TwoSidedGeometric
 from ._noisy import Noisy
+from ._regression import NoisySufficientStatistics
 
 __all__ = [
     "CompositeCopulaLikelihood",
@@ -63,6 +65,7 @@ __all__ = [
     "Noisy",
     "NoisyCovarianceEntries",
     "NoisyHypergeom",
+    "NoisySufficientStatistics",
     "NoisyTwoWayTable",
     "RandomizedResponse",
     "TwoSidedGeometric",

@@ -5,24 +5,33 @@ method="ssp" | "adassp" | "pace_ggm")``: the unique entries of :math:`Z^\top Z`,
 scaled by public bounds. Here, the analyst's side:
 
 * :func:`read_regression` — the noisy :math:`Z^\top Z` and the per-entry noise scale
-  (:class:`RegressionStatistics`), the input of a noise-aware likelihood.
+  (:class:`RegressionStatistics`), the input of a noise-aware likelihood;
+* :func:`fit` — the noise-aware posterior of the coefficients and the residual sd
+  (:class:`RegressionFit`, prior :class:`RegressionPrior`), in NumPyro or PyMC; the likelihood
+  ``NoisySufficientStatistics`` of :mod:`noiseaware.numpyro` / :mod:`noiseaware.pymc` composes
+  into a user's own model (hierarchies, shared coefficients);
 * Point estimates (:class:`RegressionEstimateResult`): :func:`adassp` (Wang 2018, *Revisiting
   differentially private linear regression: optimal and adaptive prediction & estimation in unbounded
   domain*, Algorithm 2), :func:`pace_ggm_regression` (Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
   *Private Adaptive Covariance Estimation via Gaussian Graphical Models*, App. G), and
   :func:`ols_from_statistics` (least squares on the noisy statistics, SSP); :func:`adassp_ridge`.
 
-See ``docs/regression-point.md``.
+See ``docs/regression.md`` and ``docs/regression-point.md``.
 """
 
 from .._core._regression_release import RegressionStatistics, read_regression
 from ._estimators import RegressionEstimateResult, adassp, adassp_ridge, ols_from_statistics, pace_ggm_regression
+from ._fit import RegressionFit, fit
+from ._model import RegressionPrior
 
 __all__ = [
     "RegressionEstimateResult",
+    "RegressionFit",
+    "RegressionPrior",
     "RegressionStatistics",
     "adassp",
     "adassp_ridge",
+    "fit",
     "ols_from_statistics",
     "pace_ggm_regression",
     "read_regression",

@@ -246,4 +246,7 @@ NO_CASE: dict[str, str] = {
     # continuous multivariate Gaussian in the entries of a covariance matrix (seed 002): checked
     # against SciPy with a brute-force Isserlis covariance in both PPLs in its own module
     "NoisyCovarianceEntries": "continuous multivariate; see tests/covariance/test_distribution.py",
+    # continuous multivariate normal (or Laplace given latent statistics) in the entries of Z'Z: checked
+    # against exact quadrature, SciPy and an exact Wishart posterior in tests/regression
+    "NoisySufficientStatistics": "continuous multivariate; see tests/regression/test_core.py and test_distribution.py",
 }

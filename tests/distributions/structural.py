@@ -23,6 +23,10 @@ LCDS_ALPHA = np.array([2.2, 3.3, 4.4])
 LCDS_S0 = np.array([-1.6, -1.1, -0.8])
 SIGMA2 = np.array([[1.0, 0.3], [0.3, 2.0]])
 COV_PAIRS = [[0, 0], [1, 0], [1, 1]]
+#: a regression with an intercept and one covariate: Z = [1, x, y], n = 300, Gaussian noise of sd 4 per entry
+REG_SCALE = np.array([[0.0, 4.0, 4.0], [4.0, 4.0, 4.0], [4.0, 4.0, 4.0]])
+REG_PARAMS = {"beta": np.array([0.2, 0.5]), "sigma": 0.3, "mu_x": np.array([0.1]), "cov_x": np.array([[0.2]]),
+              "n": 300, "scale": REG_SCALE, "intercept": True, "family": "gaussian"}
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,18 @@ ENTRIES: list[Entry] = [
         release="pace_ggm",
         release_args={"sigma": np.eye(3)},
     ),
+    Entry(
+        "NoisySufficientStatistics",
+        REG_PARAMS,
+        # entries (1,0), (1,1), (2,0), (2,1), (2,2) of Z'Z near their mean n E[z_a z_b]
+        np.array([31.0, 63.0, 76.0, 31.0, 52.0]),
+        ("sigma", np.array([0.2, 0.3, 0.5])),
+        moments=("mean",),
+        event_dim=1,
+        no_infer_shapes="the event length is the number of released entries (data: scale), not a parameter shape",
+        release="regression",
+        release_args={"beta": np.array([0.1, 0.4, -0.3]), "sigma": 0.3, "mu_x": np.zeros(2), "cov_x": 0.2 * np.eye(2)},
+    ),
 ]
 BY_NAME = {e.name: e for e in ENTRIES}
 
@@ -229,4 +245,9 @@ def release(kind: str) -> Any:
     if kind == "pace_ggm":
         x = np.random.default_rng(0).uniform(-1, 1, size=(300, 3))
         return na.privatize(x, statistic="pace_ggm", rho=2.0, bound=1.0, rng=rng)
+    if kind == "regression":
+        g = np.random.default_rng(8)
+        x = np.clip(g.normal(0.0, 0.45, size=(400, 2)), -1, 1)
+        y = np.clip(0.1 + x @ [0.4, -0.3] + 0.3 * g.normal(size=400), -1, 1)
+        return na.privatize(np.column_stack([x, y]), statistic="regression", response="x2", bound=1.0, rho=1.0, rng=rng)
     raise KeyError(kind)

@@ -398,6 +398,12 @@ FROM_RELEASE: dict[str, tuple[Callable[[Any, Any, Any], Any], set[str]]] = {
         lambda m, r, base: m.LaplaceCensoredDirichletStat.from_release("y", r, alpha=np.ones(3)),
         {"dirichlet_logmean"},
     ),
+    "NoisySufficientStatistics": (
+        lambda m, r, base: m.NoisySufficientStatistics.from_release(
+            "y", r, beta=np.zeros(3), sigma=1.0, mu_x=np.zeros(2), cov_x=np.eye(2)
+        ),
+        {"regression"},
+    ),
     "RandomizedResponse": (
         lambda m, r, base: m.RandomizedResponse.from_release("y", r, probs=np.full(3, 1 / 3)),
         {"randomized_response"},
@@ -447,7 +453,7 @@ def test_from_release_takes_only_its_own_statistic(releases: dict[str, Any], cls
 def fit_args(releases: dict[str, Any]) -> dict[str, tuple[Callable[..., Any], Any]]:
     import jax.numpy as jnp
 
-    from noiseaware import augment, copula, covariance, dirichlet, hierarchy
+    from noiseaware import augment, copula, covariance, dirichlet, hierarchy, regression
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoiseawareWarning)
@@ -469,6 +475,7 @@ def fit_args(releases: dict[str, Any]) -> dict[str, tuple[Callable[..., Any], An
         "augment.sample": (lambda a, **kw: augment.sample(a, np.array([6.0, 4.0]), **kw), aug),
         "covariance.fit": (covariance.fit, releases["second_moment"]),
         "hierarchy.fit": (hierarchy.fit, hierarchy.synthetic_nmf(1, 2, 2, rng=0).release),
+        "regression.fit": (regression.fit, releases["regression"]),
     }
 
 
@@ -481,6 +488,7 @@ FIT_NAMES = [
     "augment.sample",
     "covariance.fit",
     "hierarchy.fit",
+    "regression.fit",
 ]
 #: Invalid settings: each fails validation before anything compiles.
 BAD_SETTINGS: list[tuple[str, Any]] = [

@@ -1,0 +1,270 @@
+r"""Noisy sufficient statistics of a linear regression given its parameters, written once.
+
+A regression release carries the noisy entries of :math:`M = Z^\top Z = \sum_{i=1}^n z_i z_i^\top`,
+with :math:`z_i = (u_i, y_i)`, :math:`u_i = (1, x_i)` when the release has an intercept column
+(a public constant column, so :math:`M_{00} = n` is exact) and :math:`u_i = x_i` otherwise.
+
+**Model of the true statistics** (Bernstein & Sheldon (2019), *Differentially Private Bayesian
+Linear Regression*, NeurIPS, §3: a normal approximation of the sufficient statistics' sampling
+distribution). Covariates :math:`x_i \sim N(\mu_x, \Sigma_x)` iid and
+:math:`y_i \mid x_i \sim N(u_i^\top\beta, \sigma^2)`, so :math:`z_i \sim N(m, C)` (a degenerate
+normal when the constant column is present) with
+
+.. math::
+
+    m = A m_u,\quad C = A C_u A^\top + \sigma^2 e_y e_y^\top,\quad
+    A = \begin{pmatrix} I_p \\ \beta^\top \end{pmatrix},
+
+:math:`m_u, C_u` the mean and covariance of :math:`u_i`. Each released entry
+:math:`t_{ab} = z_a z_b` of one row has the exact first two moments of a product of jointly normal
+variables (Isserlis' theorem with a mean):
+
+.. math::
+
+    E[z_a z_b] = C_{ab} + m_a m_b,
+
+    \mathrm{Cov}(z_a z_b, z_c z_d) = C_{ac}C_{bd} + C_{ad}C_{bc} + m_a m_c C_{bd} + m_a m_d C_{bc}
+    + m_b m_c C_{ad} + m_b m_d C_{ac},
+
+and the sum over ``n`` iid rows is replaced by the normal law with ``n`` times these moments
+(central limit theorem). The constant entry :math:`M_{00} = n` is excluded (public and exact).
+
+**Noise, exactly.** Each released entry ``e`` (``i >= j``) is :math:`M_e + \eta_e` with
+independent noise of the release's family and per-entry scale ``s_e``.
+
+* Gaussian noise: the noisy statistics are then exactly normal under the model,
+  :math:`\tilde M \sim N(n\,\mu_t,\ n\,\Sigma_t + \mathrm{diag}(s^2))`
+  (:func:`gaussian_statistics_logp`): no latent variable is needed.
+* Laplace noise: the convolution of the normal with the Laplace noise has no closed form, so the
+  true statistics are kept latent, non-centred, :math:`M = n\mu_t + \mathrm{chol}(n\Sigma_t)\,w`,
+  :math:`w \sim N(0, I)`, and :math:`\log p(\tilde M \mid M) = \sum_e -\log(2 s_e) -
+  |\tilde M_e - M_e|/s_e` (:func:`laplace_statistics_logp`); NUTS samples ``w`` with the parameters.
+
+*Why the normal approximation and not a Wishart.* With an intercept (or a non-zero covariate mean)
+:math:`Z^\top Z` is a non-central Wishart matrix whose density has no closed form usable in NUTS
+(a hypergeometric function of matrix argument), and a latent Bartlett factor would add
+``k(k+1)/2`` latent variables under Gaussian noise too, where the normal route needs none. The
+normal law matches the first two moments exactly; its error is in the skewness of
+:math:`z_a z_b`, which the sum over ``n`` rows shrinks as :math:`n^{-1/2}`; the tests compare the
+posterior it gives with an exact Monte Carlo reference at ``n = 50``. The model ignores the
+clipping of rows to the release's bound: choose the bound so that little is clipped.
+
+Functions take a :class:`~noiseaware._core.Backend` (NumPy, JAX, PyTensor) and are unbatched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._backend import Backend
+from ._dirichlet import _cholesky, mvn_logpdf
+from ._noise import laplace_logpdf
+
+__all__ = [
+    "FAMILIES",
+    "design_embedding",
+    "gaussian_statistics_logp",
+    "laplace_statistics_logp",
+    "latent_statistics",
+    "released_entries",
+    "row_moments",
+    "statistics_moments",
+    "statistics_params",
+]
+
+#: Noise families of a regression release's entries that the likelihood models exactly.
+FAMILIES = ("gaussian", "laplace")
+
+
+def released_entries(k: int, intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns (``i >= j``, row-major) of the modelled entries of a ``k x k`` moment matrix.
+
+    Every entry of the lower triangle but the public constant :math:`M_{00} = n` when the release
+    has an intercept column.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in released_entries(3, True)]
+    [[1, 1, 2, 2, 2], [0, 1, 0, 1, 2]]
+    """
+    pairs = [(i, j) for i in range(k) for j in range(i + 1) if not (intercept and i == 0 and j == 0)]
+    return np.array([a for a, _ in pairs], dtype=np.int64), np.array([b for _, b in pairs], dtype=np.int64)
+
+
+def design_embedding(d_x: int, intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    r"""Constants ``(E, c)`` with :math:`m_u = c + E\mu_x` and :math:`C_u = E\Sigma_x E^\top`.
+
+    ``E`` is ``(p, d_x)`` (``p = d_x + 1`` with an intercept), ``c`` the constant column's indicator.
+    """
+    p = d_x + int(intercept)
+    emb = np.zeros((p, d_x))
+    emb[int(intercept) + np.arange(d_x), np.arange(d_x)] = 1.0
+    const = np.zeros(p)
+    if intercept:
+        const[0] = 1.0
+    return emb, const
+
+
+def row_moments(
+    bk: Backend, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, intercept: bool, d_x: int
+) -> tuple[Any, Any]:
+    r"""Mean ``m`` ``(k,)`` and covariance ``C`` ``(k, k)`` of one row :math:`z = (u, y)` (module docstring).
+
+    ``d_x`` is the number of covariates (static), ``k = d_x + intercept + 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noiseaware._core import get_backend
+    >>> m, c = row_moments(get_backend("numpy"), np.array([0.5, 2.0]), 1.0, np.array([1.0]),
+    ...                    np.array([[4.0]]), True, 1)
+    >>> m.tolist(), c.tolist()
+    ([1.0, 1.0, 2.5], [[0.0, 0.0, 0.0], [0.0, 4.0, 8.0], [0.0, 8.0, 17.0]])
+    """
+    emb, const = design_embedding(d_x, intercept)
+    p = emb.shape[0]
+    e_emb = bk.asarray(emb)
+    m_u = bk.asarray(const) + e_emb @ mu_x
+    c_u = e_emb @ cov_x @ e_emb.T
+    f = np.zeros((p + 1, p))
+    f[np.arange(p), np.arange(p)] = 1.0
+    g = np.zeros(p + 1)
+    g[p] = 1.0
+    a = bk.asarray(f) + bk.asarray(g)[:, None] * beta[None, :]
+    m = a @ m_u
+    c = a @ c_u @ a.T + (sigma * sigma) * bk.asarray(np.outer(g, g))
+    return m, c
+
+
+def statistics_moments(bk: Backend, m: Any, c: Any, rows: np.ndarray, cols: np.ndarray) -> tuple[Any, Any]:
+    r"""Mean and covariance of one row's products :math:`z_a z_b` at the entries ``(rows, cols)``.
+
+    Isserlis' theorem for a normal vector with mean ``m`` and covariance ``c`` (module docstring).
+    """
+    a = np.asarray(rows, dtype=np.int64)
+    b = np.asarray(cols, dtype=np.int64)
+    mean = c[a, b] + m[a] * m[b]
+    c_ac = c[a[:, None], a[None, :]]
+    c_bd = c[b[:, None], b[None, :]]
+    c_ad = c[a[:, None], b[None, :]]
+    c_bc = c[b[:, None], a[None, :]]
+    ma_r, mb_r = m[a][:, None], m[b][:, None]
+    ma_c, mb_c = m[a][None, :], m[b][None, :]
+    cov = (
+        c_ac * c_bd
+        + c_ad * c_bc
+        + ma_r * ma_c * c_bd
+        + ma_r * mb_c * c_bc
+        + mb_r * ma_c * c_ad
+        + mb_r * mb_c * c_ac
+    )
+    return mean, cov
+
+
+def _sum_moments(
+    bk: Backend, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: np.ndarray, cols: np.ndarray,
+    intercept: bool,
+) -> tuple[Any, Any]:
+    d_x = int(np.max(rows)) - int(intercept)  # rows always hold the response's row k - 1
+    m, c = row_moments(bk, beta, sigma, mu_x, cov_x, intercept, d_x)
+    mean, cov = statistics_moments(bk, m, c, rows, cols)
+    return n * mean, n * cov
+
+
+def gaussian_statistics_logp(
+    bk: Backend,
+    value: Any,
+    beta: Any,
+    sigma: Any,
+    mu_x: Any,
+    cov_x: Any,
+    n: float,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    noise_sd: Any,
+    intercept: bool,
+) -> Any:
+    r""":math:`\log N(\tilde M;\ n\mu_t,\ n\Sigma_t + \mathrm{diag}(s^2))` at the released entries (Gaussian noise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noiseaware._core import get_backend
+    >>> rows, cols = released_entries(2, False)
+    >>> lp = gaussian_statistics_logp(get_backend("numpy"), np.array([10.0, 5.0, 12.0]), np.array([0.5]), 1.0,
+    ...                               np.zeros(1), np.eye(1), 10.0, rows, cols, np.ones(3), False)
+    >>> round(float(lp), 4)
+    -7.0388
+    """
+    mean, cov = _sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
+    noise = bk.xp.zeros_like(mean) + noise_sd * noise_sd
+    eye = bk.asarray(np.eye(np.asarray(rows).size))
+    return mvn_logpdf(bk, value, mean, cov + eye * noise)
+
+
+def latent_statistics(
+    bk: Backend, w: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: np.ndarray,
+    cols: np.ndarray, intercept: bool,
+) -> Any:
+    r"""True statistics :math:`M = n\mu_t + \mathrm{chol}(n\Sigma_t)\, w` from standard normal ``w`` (non-centred)."""
+    mean, cov = _sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
+    return mean + _cholesky(bk, cov) @ w
+
+
+def laplace_statistics_logp(bk: Backend, value: Any, statistics: Any, scale: Any) -> Any:
+    r""":math:`\sum_e -\log(2 b_e) - |\tilde M_e - M_e| / b_e`: the Laplace noise given the true statistics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noiseaware._core import get_backend
+    >>> round(float(laplace_statistics_logp(get_backend("numpy"), np.zeros(2), np.ones(2), np.ones(2))), 6)
+    -3.386294
+    """
+    return bk.xp.sum(laplace_logpdf(bk, value, statistics, scale))
+
+
+def statistics_params(
+    owner: str, n: Any, scale: Any, intercept: Any, family: Any
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, bool, str]:
+    r"""Check the data of the law: ``(n, rows, cols, noise, intercept, family)``.
+
+    ``scale`` is the ``(k, k)`` symmetric per-entry noise scale of a regression release (0 marks an
+    exact entry); ``noise`` is its value at :func:`released_entries`. ``k >= 2``; with an intercept
+    the entry ``(0, 0)`` must be exact (it is ``n``); with Laplace noise every modelled entry must be
+    noisy (an exact entry has no Laplace density).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n, rows, cols, noise, _, _ = statistics_params("f", 100, np.array([[0.0, 1.0], [1.0, 2.0]]), True, "gaussian")
+    >>> n, rows.tolist(), cols.tolist(), noise.tolist()
+    (100, [1, 1], [0, 1], [1.0, 2.0])
+    """
+    from .. import _validation as v
+    from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+
+    nn = v.integer(owner, "n", n, minimum=1)
+    fam = v.choice(owner, "family", family, FAMILIES)
+    if not isinstance(intercept, bool | np.bool_):
+        raise NoiseawareTypeError(f"{owner}: intercept must be True or False; got intercept={intercept!r}.")
+    s = v.finite_array(owner, "scale", scale)
+    if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 2 or not np.array_equal(s, s.T) or np.any(s < 0):
+        raise NoiseawareValueError(
+            f"{owner}: scale must be a symmetric (k, k) matrix, k >= 2, of noise scales >= 0 (0: an exact entry); "
+            f"got shape {s.shape}. Pass the release's RegressionStatistics.scale."
+        )
+    if intercept and s[0, 0] != 0.0:
+        raise NoiseawareValueError(
+            f"{owner}: scale[0, 0] must be 0 with an intercept (the entry is n, public and exact); got {s[0, 0]!r}."
+        )
+    rows, cols = released_entries(s.shape[0], bool(intercept))
+    noise = s[rows, cols].copy()
+    if fam == "laplace" and np.any(noise <= 0):
+        raise NoiseawareValueError(
+            f"{owner}: every modelled entry must have a Laplace scale > 0; got {int(np.sum(noise <= 0))} exact "
+            "entr(ies) besides n."
+        )
+    return nn, rows, cols, noise, bool(intercept), fam

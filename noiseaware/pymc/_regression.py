@@ -1,0 +1,195 @@
+r"""PyMC shell of :class:`NoisySufficientStatistics`.
+
+Math in :mod:`noiseaware._core._regression`, spec in :mod:`noiseaware._core._specs`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from ._common import PT  # isort: split
+
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.distributions.dist_math import check_parameters
+from pymc.distributions.shape_utils import rv_size_is_none
+
+from .._core import _specs, get_backend
+from .._core._regression import (
+    gaussian_statistics_logp,
+    laplace_statistics_logp,
+    latent_statistics,
+    row_moments,
+    statistics_moments,
+    statistics_params,
+)
+
+__all__ = ["NoisySufficientStatistics"]
+
+_NP = get_backend("numpy")
+_SPEC = _specs.SPECS["NoisySufficientStatistics"]
+
+
+def _logp(value: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, *latent: Any, **kw: Any) -> Any:
+    if latent:
+        args = (beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])
+        lp = laplace_statistics_logp(PT, value, latent_statistics(PT, latent[0], *args), noise)
+    else:
+        lp = gaussian_statistics_logp(PT, value, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], noise,
+                                      kw["intercept"])
+    return check_parameters(lp, sigma > 0, pt.allclose(cov_x, cov_x.T), msg=f"{_SPEC.rules['sigma']}, "
+                            f"{_SPEC.rules['cov_x']}")
+
+
+def _draw_one(beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, latent: Any, z: Any, e: Any, **kw: Any) -> Any:
+    if latent is None:
+        d_x = int(np.shape(mu_x)[-1])
+        m, c = row_moments(_NP, beta, sigma, mu_x, cov_x, kw["intercept"], d_x)
+        mean, cov = statistics_moments(_NP, m, c, kw["rows"], kw["cols"])
+        t = kw["n"] * mean + np.linalg.cholesky(kw["n"] * cov) @ z
+    else:
+        t = latent_statistics(_NP, latent, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])
+    return t + noise * e
+
+
+def _random(
+    beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, *latent: Any,
+    rng: np.random.Generator | None = None, size: Any = None, **kw: Any,
+) -> np.ndarray:
+    gen = rng if rng is not None else np.random.default_rng()
+    m = kw["rows"].size
+    arrs = [np.asarray(a, dtype=np.float64) for a in (beta, sigma, mu_x, cov_x, noise, *latent)]
+    batch = np.broadcast_shapes(arrs[0].shape[:-1], arrs[1].shape, arrs[2].shape[:-1], arrs[3].shape[:-2])
+    shape = batch if size is None else tuple(np.atleast_1d(size))
+    z = gen.standard_normal((*shape, m))
+    e = gen.standard_normal((*shape, m)) if kw["family"] == "gaussian" else gen.laplace(size=(*shape, m))
+    cores = [
+        np.broadcast_to(arrs[0], (*shape, arrs[0].shape[-1])),
+        np.broadcast_to(arrs[1], shape),
+        np.broadcast_to(arrs[2], (*shape, arrs[2].shape[-1])),
+        np.broadcast_to(arrs[3], (*shape, *arrs[3].shape[-2:])),
+    ]
+    lat = np.broadcast_to(arrs[5], (*shape, m)) if latent else None
+    out = np.empty((*shape, m))
+    for i in np.ndindex(*shape):  # the core is unbatched
+        b, s, mx, cx = (c[i] for c in cores)
+        out[i] = _draw_one(b, s, mx, cx, arrs[4], None if lat is None else lat[i], z[i], e[i], **kw)
+    return out
+
+
+def _support_point(rv: Any, size: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, *latent: Any,
+                   **kw: Any) -> Any:
+    """The mean of the true statistics (the noise has mean 0); parameters broadcast to ``size`` are one law."""
+    beta, sigma, mu_x, cov_x = (a[(0,) * (a.ndim - nd)] if a.ndim > nd else a
+                                for a, nd in ((beta, 1), (sigma, 0), (mu_x, 1), (cov_x, 2)))
+    latent = tuple(w[(0,) * (w.ndim - 1)] if w.ndim > 1 else w for w in latent)
+    if latent:
+        mean = latent_statistics(PT, latent[0], beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"],
+                                 kw["intercept"])
+    else:
+        d_x = int(kw["rows"].max()) - int(kw["intercept"])
+        m, c = row_moments(PT, beta, sigma, mu_x, cov_x, kw["intercept"], d_x)
+        mean = kw["n"] * statistics_moments(PT, m, c, kw["rows"], kw["cols"])[0]
+    if not rv_size_is_none(size):
+        mean = pt.full((*tuple(size), kw["rows"].size), mean)
+    return mean
+
+
+class NoisySufficientStatistics:
+    r"""Noisy entries of :math:`Z^\top Z` of a linear regression, given its parameters (PyMC).
+
+    The law of :class:`noiseaware.numpyro.NoisySufficientStatistics` (Bernstein & Sheldon (2019),
+    *Differentially Private Bayesian Linear Regression*: normal approximation with exact moments;
+    the release's Gaussian noise marginalized exactly, its Laplace noise given latent statistics).
+    A ``pm.CustomDist`` whose ``logp`` is the backend-neutral core and whose draws use the NumPy
+    core. With ``family="laplace"`` and no ``latent``, the constructor adds the latent variable
+    ``{name}_w ~ N(0, I)`` (the true statistics' standard normal coordinates).
+
+    Parameters
+    ----------
+    name : str
+    beta, sigma, mu_x, cov_x : tensor_like
+        As in the NumPyro class: coefficients ``(p,)`` (intercept first), residual sd, covariate mean
+        ``(d_x,)`` and covariance ``(d_x, d_x)``.
+    n : int
+    scale : array, shape (k, k)
+    intercept : bool
+    family : {"gaussian", "laplace"}
+    latent : tensor_like, shape (m,), optional
+    **kwargs
+        Passed to ``pm.CustomDist`` (``observed=...``).
+
+    Raises
+    ------
+    NoiseawareValueError, NoiseawareTypeError
+        Bad ``n``, ``scale``, ``intercept`` or ``family``.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from noiseaware.pymc import NoisySufficientStatistics
+    >>> with pm.Model() as m:
+    ...     t = NoisySufficientStatistics("t", np.array([0.5]), 1.0, np.zeros(1), np.eye(1), n=10,
+    ...                                   scale=np.ones((2, 2)), intercept=False, observed=[10.0, 5.0, 12.0])
+    >>> round(float(m.compile_logp()({})), 4)
+    -7.0388
+    """
+
+    def __new__(  # type: ignore[misc]
+        cls, name: str, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: bool = True,
+        family: str = "gaussian", latent: Any = None, **kwargs: Any,
+    ) -> Any:
+        _, rows, *_ = statistics_params(cls.__name__, n, scale, intercept, family)
+        if family == "laplace" and latent is None:
+            latent = pm.Normal(f"{name}_w", 0.0, 1.0, shape=rows.size)
+        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent)
+        return pm.CustomDist(name, *params, **kw, **kwargs)
+
+    @classmethod
+    def _args(
+        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any, family: Any, latent: Any
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        nn, rows, cols, noise, icpt, fam = statistics_params(cls.__name__, n, scale, intercept, family)
+        kw: dict[str, Any] = {"n": float(nn), "rows": rows, "cols": cols, "intercept": icpt}
+        params = [pt.as_tensor_variable(a, dtype="float64") for a in (beta, sigma, mu_x, cov_x)]
+        params.append(pt.constant(noise))
+        sig = "(p),(),(d),(d,d),(m)"
+        if fam == "laplace" and latent is not None:
+            params.append(pt.as_tensor_variable(latent, dtype="float64"))
+            sig += ",(m)"
+        return tuple(params), {
+            "logp": partial(_logp, **kw),
+            "random": partial(_random, **kw, family=fam),
+            "support_point": partial(_support_point, **kw),
+            "signature": sig + "->(m)",
+            "dtype": "float64",
+        }
+
+    @classmethod
+    def dist(
+        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: bool = True,
+        family: str = "gaussian", latent: Any = None, **kwargs: Any,
+    ) -> Any:
+        """The unnamed distribution (for ``pm.logp`` / ``pm.draw``); Laplace noise needs ``latent`` here."""
+        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent)
+        if family == "laplace" and latent is None:
+            from ..exceptions import NoiseawareValueError
+
+            raise NoiseawareValueError(
+                "NoisySufficientStatistics.dist: with Laplace noise latent= must be given (the true statistics' "
+                "standard normal coordinates); the named constructor adds it as {name}_w."
+            )
+        return pm.CustomDist.dist(*params, **kw, **kwargs)
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, **kwargs: Any) -> Any:
+        """Observed entries, ``n``, intercept, noise family and scales from a regression release (``ssp`` / ``adassp``).
+
+        With Laplace noise the latent ``{name}_w ~ N(0, I)`` is added (as in NumPyro).
+        """
+        args, values = _SPEC.release_args(cls.__name__, release)
+        kwargs.setdefault("observed", values)
+        return cls(name, beta, sigma, mu_x, cov_x, **args, **kwargs)

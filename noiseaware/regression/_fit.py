@@ -1,0 +1,160 @@
+r"""Noise-aware posterior of a linear regression from a ``"regression"`` release (Bernstein & Sheldon 2019)."""
+
+from __future__ import annotations
+
+from typing import Any, Unpack
+
+import numpy as np
+
+from .. import _validation as v
+from .._core._regression_release import RegressionStatistics, read_regression
+from .._engine import (
+    NUTS_ADVICE,
+    FitResult,
+    MixingBlock,
+    SamplingOptions,
+    check_settings,
+    numpyro_nuts,
+    pymc_sample,
+    sampling_keywords,
+    standard_stats,
+)
+from .._engine import check_mixing as _mixing  # fit has a parameter of that name
+from .._engine._x64 import float64
+from ._model import RegressionPrior, numpyro_model, prior_scales, pymc_model
+
+__all__ = ["BACKENDS", "RegressionFit", "fit"]
+
+BACKENDS = ("numpyro", "pymc")
+
+
+class RegressionFit(FitResult):
+    r"""Posterior of :math:`\beta` and :math:`\sigma` from :func:`fit` (an ArviZ ``InferenceData``, a ``FitResult``).
+
+    ``posterior["beta"]`` has the dimension ``coefficient`` named by the release's columns
+    (``"(intercept)"`` first when present); ``posterior["sigma"]`` is the residual sd; ``mu_x``
+    and ``cov_x`` describe the covariates.
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> fit = RegressionFit(az.from_dict(posterior={"beta": np.zeros((2, 50, 3)), "sigma": np.ones((2, 50))}))
+    >>> fit.beta.shape, fit.sigma.shape
+    ((100, 3), (100,))
+    """
+
+    default_var = "beta"
+
+    @property
+    def beta(self) -> np.ndarray:
+        """Posterior draws of the coefficients pooled over chains, shape ``(chains * draws, p)``."""
+        return self.draws_of("beta")
+
+    @property
+    def sigma(self) -> np.ndarray:
+        """Posterior draws of the residual standard deviation pooled over chains."""
+        return self.draws_of("sigma")
+
+    @property
+    def coefficients(self) -> tuple[str, ...]:
+        """The coefficients' names (the release's design columns)."""
+        return tuple(str(c) for c in self.posterior["beta"].coords[self.posterior["beta"].dims[-1]].values)
+
+
+def _statistics(owner: str, release: Any) -> RegressionStatistics:
+    if isinstance(release, RegressionStatistics):
+        return release
+    return read_regression(release)
+
+
+@float64
+@sampling_keywords(checked="``beta`` or ``sigma``", notes={"seed": 'Also in ``idata.attrs["seed"]``.'})
+def fit(
+    release: Any,
+    prior: RegressionPrior | None = None,
+    *,
+    backend: str = "numpyro",
+    cores: int | None = None,
+    **sampling: Unpack[SamplingOptions],
+) -> RegressionFit:
+    r"""NUTS posterior of :math:`\beta, \sigma` (and the covariates' law) given a regression release.
+
+    Model: the prior :class:`RegressionPrior`; covariates :math:`x_i \sim N(\mu_x, \Sigma_x)`,
+    :math:`y_i \mid x_i \sim N(u_i^\top\beta, \sigma^2)`; the released entries of :math:`Z^\top Z`
+    through :class:`~noiseaware.numpyro.NoisySufficientStatistics` (the normal approximation of the
+    sufficient statistics of Bernstein & Sheldon (2019), *Differentially Private Bayesian Linear
+    Regression*, with exact moments; the release's Gaussian noise marginalized exactly, its Laplace
+    noise through latent statistics ``stats_w``). ``n``, the intercept, the noise family and every
+    entry's scale are read from the release. The clipping of rows to the bounds is not modelled.
+
+    Parameters
+    ----------
+    release : Release or RegressionStatistics
+        A ``"regression"`` release of method ``"ssp"`` or ``"adassp"`` (``"pace_ggm"`` is refused:
+        its adaptively chosen entries have no fixed noise law), or its
+        :func:`~noiseaware.regression.read_regression` record.
+    prior : RegressionPrior, optional
+        Default: the scales from the release's public bounds.
+    {sampling_parameters}
+    backend : {"numpyro", "pymc"}
+        NumPyro NUTS (chains vectorized) or PyMC NUTS.
+    cores : int, optional
+        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX).
+
+    Returns
+    -------
+    RegressionFit
+        Posterior variables ``beta`` (dimension ``coefficient`` named by the release's columns),
+        ``sigma``, ``mu_x``, ``cov_x`` (and ``stats_w`` under Laplace noise).
+
+    Raises
+    ------
+    NoiseawareValueError, NoiseawareTypeError
+        Not a regression release (or a ``pace_ggm`` one), a bad prior, or bad sampler settings.
+
+    Examples
+    --------
+    >>> import numpy as np, noiseaware as na
+    >>> from noiseaware import regression
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1, 1, size=(2000, 1))
+    >>> data = np.column_stack([x, np.clip(0.5 * x[:, 0] + 0.2 * rng.normal(size=2000), -1, 1)])
+    >>> rel = na.privatize(data, statistic="regression", response="x1", bound=1.0, rho=1.0, rng=rng)
+    >>> res = regression.fit(rel, chains=1, draws=200, warmup=200, seed=1)  # doctest: +SKIP
+    >>> res.coefficients  # doctest: +SKIP
+    ('(intercept)', 'x0')
+
+    (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/regression`` runs it.)
+    """
+    owner = "regression.fit"
+    st = check_settings(owner, **sampling)
+    v.choice(owner, "backend", backend, BACKENDS)
+    stats = _statistics(owner, release)
+    scales = prior_scales(owner, prior, stats)
+    if backend == "numpyro":
+        idata = numpyro_nuts(numpyro_model(stats, scales), st)
+    else:
+        n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
+        with pymc_model(stats, scales):
+            idata = pymc_sample(owner, st, cores=n_cores)
+    post = idata.posterior
+    beta_dim = post["beta"].dims[-1]
+    idata.posterior = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
+    standard_stats(idata)
+    idata.attrs.update(st.as_attrs())
+    idata.attrs["seed"] = st.seed
+    idata.attrs["noiseaware_statistic"] = "regression"
+    idata.attrs["noiseaware_noise"] = stats.family
+    res = RegressionFit(idata, settings=st)
+    if st.check_mixing:
+        _mixing(
+            idata,
+            ["beta", "sigma"],
+            owner=owner,
+            block=MixingBlock(
+                "NUTS on the coefficients and the residual sd",
+                NUTS_ADVICE,
+                "beta[j] is the coefficient of the release's column j (the coordinate 'coefficient' names it).",
+            ),
+        )
+    return res

@@ -1,0 +1,138 @@
+r"""The prior and the two PPL models of :func:`noiseaware.regression.fit` (one model, written in each PPL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from .._core._regression_release import RegressionStatistics
+
+__all__ = ["RegressionPrior", "numpyro_model", "prior_scales", "pymc_model"]
+
+
+@dataclass(frozen=True)
+class RegressionPrior:
+    r"""Prior of :func:`noiseaware.regression.fit` (each scale ``None``: from the release's public bounds).
+
+    .. math::
+
+        \beta_j \sim N(0, s_{\beta,j}^2),\quad \sigma \sim \mathrm{HalfNormal}(s_\sigma),\quad
+        \mu_{x,j} \sim N(0, s_{\mu,j}^2),\quad \Sigma_x = D R D,\ D_{jj} \sim \mathrm{HalfNormal}(s_{x,j}),\
+        R \sim \mathrm{LKJ}(\eta).
+
+    Defaults from the bounds ``b`` of ``Z``'s columns (the response's :math:`b_y`): :math:`s_{\beta,j}
+    = b_y / b_j` (a change of :math:`b_j` in covariate ``j`` moves the response by about its bound;
+    ``b = 1`` for the intercept), :math:`s_\sigma = b_y`, :math:`s_{\mu,j} = s_{x,j} = b_j`. They
+    depend on public bounds only, never on the noisy statistics.
+
+    Parameters
+    ----------
+    beta_scale, sigma_scale, x_loc_scale, x_scale : float or array, optional
+        The scales above (> 0; arrays have one value per coefficient / covariate).
+    eta : float
+        LKJ concentration (> 0), default 2.
+
+    Examples
+    --------
+    >>> RegressionPrior(beta_scale=2.0).eta
+    2.0
+    """
+
+    beta_scale: Any = None
+    sigma_scale: Any = None
+    x_loc_scale: Any = None
+    x_scale: Any = None
+    eta: float = 2.0
+
+
+def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatistics) -> dict[str, Any]:
+    """The prior's scales as arrays: ``beta (p,)``, ``sigma ()``, ``x_loc (d_x,)``, ``x (d_x,)``, ``eta``."""
+    if prior is None:
+        prior = RegressionPrior()
+    if not isinstance(prior, RegressionPrior):
+        from ..exceptions import NoiseawareTypeError
+
+        raise NoiseawareTypeError(f"{owner}: prior must be a RegressionPrior or None; got {type(prior).__name__}.")
+    k = len(st.columns)
+    b = np.ones(k) if st.bounds is None else np.asarray(st.bounds, dtype=np.float64)
+    p, d_x = k - 1, k - 1 - int(st.intercept)
+    bx = b[int(st.intercept) : p]
+
+    def scale(name: str, value: Any, default: np.ndarray, size: int) -> np.ndarray:
+        if value is None:
+            return np.broadcast_to(default, (size,)).astype(np.float64)
+        arr = np.broadcast_to(v.finite_array(owner, f"prior.{name}", value), (size,)).astype(np.float64)
+        if np.any(arr <= 0):
+            v.fail(owner, f"prior.{name}", "must be > 0", value)
+        return arr
+
+    return {
+        "beta": scale("beta_scale", prior.beta_scale, b[-1] / b[:p], p),
+        "sigma": float(scale("sigma_scale", prior.sigma_scale, np.array(b[-1]), 1)[0]),
+        "x_loc": scale("x_loc_scale", prior.x_loc_scale, bx, d_x),
+        "x": scale("x_scale", prior.x_scale, bx, d_x),
+        "eta": v.positive(owner, "prior.eta", prior.eta),
+    }
+
+
+def numpyro_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
+    """The NumPyro model of ``fit`` (a function of no arguments)."""
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    from .._core._regression import released_entries
+    from ..numpyro import NoisySufficientStatistics
+
+    rows, cols = released_entries(len(st.columns), st.intercept)
+    obs = jnp.asarray(np.asarray(st.moments)[rows, cols])
+    d_x = sc["x"].size
+
+    def model() -> None:
+        beta = numpyro.sample("beta", dist.Normal(jnp.zeros(sc["beta"].size), jnp.asarray(sc["beta"])).to_event(1))
+        sigma = numpyro.sample("sigma", dist.HalfNormal(sc["sigma"]))
+        mu_x = numpyro.sample("mu_x", dist.Normal(jnp.zeros(d_x), jnp.asarray(sc["x_loc"])).to_event(1))
+        sd_x = numpyro.sample("sd_x", dist.HalfNormal(jnp.asarray(sc["x"])).to_event(1))
+        if d_x > 1:
+            corr = numpyro.sample("corr_x_chol", dist.LKJCholesky(d_x, sc["eta"]))
+            low = sd_x[:, None] * corr
+            cov_x = numpyro.deterministic("cov_x", low @ low.T)
+        else:
+            cov_x = numpyro.deterministic("cov_x", (sd_x * sd_x)[:, None])
+        latent = None
+        if st.family == "laplace":
+            latent = numpyro.sample("stats_w", dist.Normal(jnp.zeros(rows.size), 1.0).to_event(1))
+        law = NoisySufficientStatistics(beta, sigma, mu_x, cov_x, st.n, np.asarray(st.scale), st.intercept,
+                                        st.family, latent)
+        numpyro.sample("stats", law, obs=obs)
+
+    return model
+
+
+def pymc_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
+    """The PyMC model of ``fit`` (the same variables and priors)."""
+    import pymc as pm
+
+    from .._core._regression import released_entries
+    from ..pymc import NoisySufficientStatistics
+
+    rows, cols = released_entries(len(st.columns), st.intercept)
+    obs = np.asarray(st.moments)[rows, cols]
+    d_x = sc["x"].size
+    with pm.Model() as model:
+        beta = pm.Normal("beta", 0.0, sc["beta"], shape=sc["beta"].size)
+        sigma = pm.HalfNormal("sigma", sc["sigma"])
+        mu_x = pm.Normal("mu_x", 0.0, sc["x_loc"], shape=d_x)
+        if d_x > 1:
+            sd_dist = pm.HalfNormal.dist(sc["x"], shape=d_x)
+            chol, _, _ = pm.LKJCholeskyCov("chol_x", n=d_x, eta=sc["eta"], sd_dist=sd_dist, compute_corr=True)
+            cov_x = pm.Deterministic("cov_x", chol @ chol.T)
+        else:
+            sd_x = pm.HalfNormal("sd_x", sc["x"], shape=1)
+            cov_x = pm.Deterministic("cov_x", (sd_x * sd_x)[:, None])
+        NoisySufficientStatistics("stats", beta, sigma, mu_x, cov_x, st.n, np.asarray(st.scale), st.intercept,
+                                  st.family, observed=obs)
+    return model
