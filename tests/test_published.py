@@ -14,13 +14,12 @@ import json
 import math
 
 import numpy as np
+import opendp.prelude as dp  # a dependency of the package: no skip
 import pytest
 from scipy import stats
 
 import noiseaware as na
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
-
-dp = pytest.importorskip("opendp.prelude")
 
 
 @pytest.fixture
