@@ -6,7 +6,7 @@ import contextlib
 import copy
 import warnings
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 from arviz import InferenceData
@@ -18,7 +18,7 @@ from ._settings import SamplingSettings
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["FitResult", "standard_stats"]
+__all__ = ["FitResult", "PooledDraws", "standard_stats"]
 
 #: Names other samplers give the acceptance statistic; every fit stores it as ``accept_rate``.
 _ACCEPT_ALIASES = ("acceptance_rate", "accept_prob", "mean_tree_accept")
@@ -242,3 +242,36 @@ class FitResult(InferenceData):
             if rhat.size:
                 out["r_hat_max"] = float(rhat.max())
         return out
+
+
+class PooledDraws(property):
+    """A result property: the posterior draws of one variable pooled over chains.
+
+    ``name = PooledDraws(doc)`` in a :class:`FitResult` subclass is the read-only property
+    ``fit.name == fit.draws_of("name")``: shape ``(chains * draws, *event_shape)``.
+
+    Parameters
+    ----------
+    doc : str
+        The property's docstring.
+    """
+
+    def __init__(self, doc: str) -> None:
+        super().__init__(self._draws)
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def _draws(self, fit: FitResult) -> np.ndarray:
+        return fit.draws_of(self.name)
+
+    @overload  # type: ignore[override]
+    def __get__(self, obj: None, objtype: type | None = None) -> PooledDraws: ...
+
+    @overload
+    def __get__(self, obj: FitResult, objtype: type | None = None) -> np.ndarray: ...
+
+    def __get__(self, obj: FitResult | None, objtype: type | None = None) -> np.ndarray | PooledDraws:
+        return super().__get__(obj, objtype)  # type: ignore[no-any-return]

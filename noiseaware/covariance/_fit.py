@@ -11,6 +11,7 @@ from .._engine import (
     NUTS_ADVICE,
     FitResult,
     MixingBlock,
+    PooledDraws,
     SamplingOptions,
     SamplingSettings,
     check_settings,
@@ -45,10 +46,7 @@ class CovarianceFit(FitResult):
 
     default_var = "sigma"
 
-    @property
-    def sigma(self) -> np.ndarray:
-        """Posterior draws of the covariance pooled over chains, shape ``(chains * draws, d, d)``."""
-        return self.draws_of("sigma")
+    sigma = PooledDraws("Posterior draws of the covariance pooled over chains, shape ``(chains * draws, d, d)``.")
 
 BACKENDS = ("numpyro", "pymc")
 ROUTES = ("moments", "wishart")

@@ -14,7 +14,7 @@ import numpyro.distributions as dist
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart
-from .._engine import FitResult
+from .._engine import FitResult, PooledDraws
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
 
@@ -104,12 +104,8 @@ class DPMCMCFit(FitResult):
 
     default_var = "alpha"
 
-    @property
-    def alpha(self) -> np.ndarray:
-        """Posterior draws of alpha pooled over chains, shape ``(chains * draws, d)``."""
-        return self.draws_of("alpha")
+    alpha = PooledDraws("Posterior draws of alpha pooled over chains, shape ``(chains * draws, d)``.")
 
-    @property
-    def composition(self) -> np.ndarray:
-        r"""Posterior draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape ``(chains * draws, d)``."""
-        return self.draws_of("composition")
+    composition = PooledDraws(
+        r"Posterior draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape ``(chains * draws, d)``."
+    )

@@ -11,6 +11,7 @@ import numpy as np
 from .. import _validation as v
 from .._engine import (
     FitResult,
+    PooledDraws,
     SamplingOptions,
     check_settings,
     numpyro_nuts,
@@ -274,15 +275,11 @@ class HierarchyFit(FitResult):
 
     default_var = "counts"
 
-    @property
-    def counts(self) -> np.ndarray:
-        """Relaxed leaf cell count draws pooled over chains, ``(chains * draws, leaves, cells)``."""
-        return self.draws_of("counts")
+    counts = PooledDraws("Relaxed leaf cell count draws pooled over chains, ``(chains * draws, leaves, cells)``.")
 
-    @property
-    def integer_counts(self) -> np.ndarray:
-        """Integer leaf cell count draws pooled over chains (exact totals), ``(chains * draws, leaves, cells)``."""
-        return self.draws_of("integer_counts")
+    integer_counts = PooledDraws(
+        "Integer leaf cell count draws pooled over chains (exact totals), ``(chains * draws, leaves, cells)``."
+    )
 
 
 @float64

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-import numpy as np
-
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics, read_regression
 from .._engine import (
     NUTS_ADVICE,
     FitResult,
     MixingBlock,
+    PooledDraws,
     SamplingOptions,
     check_settings,
     numpyro_nuts,
@@ -45,15 +44,9 @@ class RegressionFit(FitResult):
 
     default_var = "beta"
 
-    @property
-    def beta(self) -> np.ndarray:
-        """Posterior draws of the coefficients pooled over chains, shape ``(chains * draws, p)``."""
-        return self.draws_of("beta")
+    beta = PooledDraws("Posterior draws of the coefficients pooled over chains, shape ``(chains * draws, p)``.")
 
-    @property
-    def sigma(self) -> np.ndarray:
-        """Posterior draws of the residual standard deviation pooled over chains."""
-        return self.draws_of("sigma")
+    sigma = PooledDraws("Posterior draws of the residual standard deviation pooled over chains.")
 
     @property
     def coefficients(self) -> tuple[str, ...]:
