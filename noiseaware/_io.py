@@ -27,7 +27,15 @@ from typing import IO, Any
 
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, OutputExistsError, ReleaseFormatError
 
-__all__ = ["MAX_RELEASE_BYTES", "atomic_write_text", "loads_limited", "printable", "read_text_limited", "write_figure"]
+__all__ = [
+    "MAX_RELEASE_BYTES",
+    "JSONRecord",
+    "atomic_write_text",
+    "loads_limited",
+    "printable",
+    "read_text_limited",
+    "write_figure",
+]
 
 #: Integers with more decimal digits than this are refused by :func:`loads_limited` (int64 has 19).
 _MAX_INT_DIGITS = 40
@@ -41,6 +49,29 @@ PathLike = str | os.PathLike[str]
 
 
 # ------------------------------------------------------------------------------------ writing
+class JSONRecord:
+    """A record that is a value: equal to another of its class, and hashed, by its :meth:`to_dict`.
+
+    The base of the package's serialized records (:class:`~noiseaware.Release`,
+    :class:`~noiseaware.hierarchy.NoisyHierarchy`): two records are equal when their JSON
+    documents are, and the hash is that of the document with sorted keys.
+    """
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as a JSON document (a dict of JSON values)."""
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
+
+
 def _umask() -> int:
     """The process umask, read without changing it where the OS allows (Linux ``/proc``)."""
     try:

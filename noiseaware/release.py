@@ -53,7 +53,7 @@ import numpy as np
 from . import _external
 from . import _validation as v
 from ._core._record import ReleaseRecord
-from ._io import MAX_RELEASE_BYTES
+from ._io import MAX_RELEASE_BYTES, JSONRecord
 from ._statistics import SCHEMAS, SIMULATION_NOTE
 from ._version import __version__
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning, ReleaseFormatError
@@ -246,7 +246,7 @@ def release_size_bound(
 
 
 @dataclass(frozen=True, eq=False)
-class Release(ReleaseRecord):
+class Release(ReleaseRecord, JSONRecord):
     """A differentially private release and the exact description of its noise.
 
     Build one with :func:`noiseaware.privatize`; read one with :meth:`from_json`; make one of a
@@ -427,14 +427,6 @@ class Release(ReleaseRecord):
     def epsilon(self) -> float | None:
         """Total epsilon of the guarantee (None for a zCDP-only guarantee)."""
         return self.guarantee.epsilon
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Release):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    def __hash__(self) -> int:
-        return hash(json.dumps(self.to_dict(), sort_keys=True))
 
     # ------------------------------------------------------------ serialization
     def to_dict(self) -> dict[str, Any]:

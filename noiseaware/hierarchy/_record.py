@@ -28,6 +28,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._backend import get_backend
 from .._core._noise import discrete_gaussian_variance, rho_of_sigma
+from .._io import JSONRecord
 from ..exceptions import ReleaseFormatError
 
 __all__ = ["SCHEMA", "NoisyHierarchy"]
@@ -50,7 +51,7 @@ def _bad(field: str, rule: str, got: Any) -> ReleaseFormatError:
 
 
 @dataclass(frozen=True, eq=False)
-class NoisyHierarchy:
+class NoisyHierarchy(JSONRecord):
     r"""Noisy counts over a tree of geographies, with published variances and exact totals.
 
     Level 0 is the root level (e.g. states); level ``l`` units have a parent at level ``l - 1``.
@@ -305,14 +306,6 @@ class NoisyHierarchy:
         if text is None:
             text = read_text_limited(source, owner="NoisyHierarchy.from_json")
         return cls.from_dict(loads_limited(text, owner="NoisyHierarchy.from_json"))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, NoisyHierarchy):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    def __hash__(self) -> int:
-        return hash(json.dumps(self.to_dict(), sort_keys=True))
 
 
 def _seq(field: str, x: Any, n: int) -> tuple[Any, ...]:
