@@ -23,7 +23,61 @@ _TSG = _specs.SPECS["TwoSidedGeometric"]
 _DG = _specs.SPECS["DiscreteGaussian"]
 
 
-class TwoSidedGeometric(Distribution):
+class _IntegerNoise(Distribution):
+    """``loc + D`` on the integers, ``D`` the noise of the registry's ``family`` with parameter ``scale_name``.
+
+    The body both integer laws share: exact draws from the registry's sampler, the spec's
+    log-pmf, the mean ``loc``, the noise variance, and :meth:`from_release`.
+    """
+
+    family: ClassVar[str]
+    scale_name: ClassVar[str]
+    spec: ClassVar[Any]
+    support = integer
+
+    def _init(self, loc: Any, scale: Any, validate_args: bool | None) -> None:
+        self.loc = f64(loc)
+        setattr(self, self.scale_name, scale)
+        batch_shape = lax.broadcast_shapes(jnp.shape(self.loc), jnp.shape(scale))
+        super().__init__(batch_shape=batch_shape, validate_args=validate_args)
+
+    @property
+    def _scale(self) -> Any:
+        return getattr(self, self.scale_name)
+
+    def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
+        """``loc`` plus the noise from the registry's exact sampler of the family (integer dtype)."""
+        shape = sample_shape + self.batch_shape
+        d = noise_from_key(key, self.family, self._scale, shape)
+        return (self.loc + d).astype(INT)
+
+    @validate_sample
+    def log_prob(self, value: Any) -> Any:
+        """Log-pmf; ``-inf`` for non-integers."""
+        return self.spec.part("logp")(BK, value, loc=self.loc, **{self.scale_name: self._scale})
+
+    @property
+    def mean(self) -> Any:
+        """``loc``."""
+        return jnp.broadcast_to(self.loc, self.batch_shape)
+
+    @property
+    def variance(self) -> Any:
+        """The noise variance, exact: ``2 alpha / (1 - alpha)^2``, or just below ``sigma^2`` (discrete Gaussian)."""
+        return jnp.broadcast_to(_specs.noise_variance(BK, self.family, self._scale), self.batch_shape)
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, loc: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:
+        """``numpyro.sample(name, cls(loc, scale), obs=release.values)``, the noise parameter from the release.
+
+        ``obs=None`` leaves the site unobserved, shaped like the release (for ``Predictive``).
+        Raises ``ValueError`` unless the release's mechanism is of the class's family.
+        """
+        args, values = cls.spec.release_args(cls.__name__, release)
+        return observe(name, cls(loc, **args, **kwargs), values, obs)
+
+
+class TwoSidedGeometric(_IntegerNoise):
     r"""Two-sided geometric (discrete Laplace) distribution on the integers.
 
     .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\qquad k\in\mathbb{Z},
@@ -55,7 +109,9 @@ class TwoSidedGeometric(Distribution):
         "loc": integer,
         "alpha": constraints.open_interval(0.0, 1.0),
     }
-    support = integer
+    family = "geometric"
+    scale_name = "alpha"
+    spec = _TSG
 
     def __init__(
         self,
@@ -66,21 +122,7 @@ class TwoSidedGeometric(Distribution):
         sensitivity: Any = 1.0,
         validate_args: bool | None = None,
     ) -> None:
-        alpha = alpha_arg(type(self).__name__, alpha, epsilon, sensitivity)
-        self.loc, self.alpha = f64(loc), alpha
-        batch_shape = lax.broadcast_shapes(jnp.shape(self.loc), jnp.shape(self.alpha))
-        super().__init__(batch_shape=batch_shape, validate_args=validate_args)
-
-    def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
-        """Draws ``loc + G1 - G2`` from two uniforms per draw."""
-        shape = sample_shape + self.batch_shape
-        d = noise_from_key(key, "geometric", self.alpha, shape)
-        return (self.loc + d).astype(INT)
-
-    @validate_sample
-    def log_prob(self, value: Any) -> Any:
-        """Log-pmf; ``-inf`` for non-integers."""
-        return _TSG.part("logp")(BK, value, loc=self.loc, alpha=self.alpha)
+        self._init(loc, alpha_arg(type(self).__name__, alpha, epsilon, sensitivity), validate_args)
 
     def cdf(self, value: Any) -> Any:
         """``P(K <= value)`` in closed form."""
@@ -96,28 +138,8 @@ class TwoSidedGeometric(Distribution):
 
         return two_sided_geometric_icdf(BK, q, self.loc, self.alpha)
 
-    @property
-    def mean(self) -> Any:
-        """``loc``."""
-        return jnp.broadcast_to(self.loc, self.batch_shape)
 
-    @property
-    def variance(self) -> Any:
-        """``2 alpha / (1 - alpha)^2``."""
-        return jnp.broadcast_to(_specs.noise_variance(BK, "geometric", self.alpha), self.batch_shape)
-
-    @classmethod
-    def from_release(cls, name: str, release: Any, loc: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:
-        """``numpyro.sample(name, TwoSidedGeometric(loc, alpha), obs=release.values)``, alpha from the release.
-
-        ``obs=None`` leaves the site unobserved, shaped like the release (for ``Predictive``).
-        Raises ``ValueError`` unless the release's mechanism is geometric.
-        """
-        args, values = _TSG.release_args(cls.__name__, release)
-        return observe(name, cls(loc, **args, **kwargs), values, obs)
-
-
-class DiscreteGaussian(Distribution):
+class DiscreteGaussian(_IntegerNoise):
     r"""Discrete Gaussian distribution on the integers (Canonne, Kamath & Steinke 2020).
 
     .. math:: P(K = k) = \frac{e^{-(k-\mathrm{loc})^2/(2\sigma^2)}}{Z(\sigma)},\qquad
@@ -142,39 +164,9 @@ class DiscreteGaussian(Distribution):
     """
 
     arg_constraints: ClassVar[dict[str, Any]] = {"loc": integer, "sigma": constraints.positive}
-    support = integer
+    family = "discrete_gaussian"
+    scale_name = "sigma"
+    spec = _DG
 
     def __init__(self, loc: Any = 0, sigma: Any = 1.0, *, validate_args: bool | None = None) -> None:
-        self.loc, self.sigma = f64(loc), f64(sigma)
-        batch_shape = lax.broadcast_shapes(jnp.shape(self.loc), jnp.shape(self.sigma))
-        super().__init__(batch_shape=batch_shape, validate_args=validate_args)
-
-    def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
-        """CKS20 rejection sampler with a fixed number of parallel proposals."""
-        shape = sample_shape + self.batch_shape
-        d = noise_from_key(key, "discrete_gaussian", self.sigma, shape)
-        return (self.loc + d).astype(INT)
-
-    @validate_sample
-    def log_prob(self, value: Any) -> Any:
-        """Log-pmf; ``-inf`` for non-integers."""
-        return _DG.part("logp")(BK, value, loc=self.loc, sigma=self.sigma)
-
-    @property
-    def mean(self) -> Any:
-        """``loc``."""
-        return jnp.broadcast_to(self.loc, self.batch_shape)
-
-    @property
-    def variance(self) -> Any:
-        """``E[D^2]``, exact (slightly below ``sigma^2``))."""
-        return jnp.broadcast_to(_specs.noise_variance(BK, "discrete_gaussian", self.sigma), self.batch_shape)
-
-    @classmethod
-    def from_release(cls, name: str, release: Any, loc: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:
-        """``numpyro.sample(name, DiscreteGaussian(loc, sigma), obs=release.values)``, sigma from the release.
-
-        ``obs=None`` leaves the site unobserved, shaped like the release (for ``Predictive``).
-        """
-        args, values = _DG.release_args(cls.__name__, release)
-        return observe(name, cls(loc, **args, **kwargs), values, obs)
+        self._init(loc, f64(sigma), validate_args)

@@ -5,7 +5,7 @@ Specs in :mod:`noiseaware._core._specs`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -63,7 +63,25 @@ def _tsg_checked(res: Any, alpha: Any) -> Any:
     return checked(res, _TSG.rules, {"alpha": (alpha > 0, alpha < 1)})
 
 
-class TwoSidedGeometric(pm.Discrete):
+class _IntegerNoise(pm.Discrete):
+    """``loc + D`` on the integers, ``D`` integer noise with parameter ``scale_name``: what both laws share."""
+
+    scale_name: ClassVar[str]
+    spec: ClassVar[Any]
+
+    @classmethod
+    def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
+        """Observed ``cls(name, loc, scale)`` with the noise parameter and the values from the release.
+
+        The shape is the release's, or follows ``loc``'s when that depends on a ``pm.Data``
+        container and equals the release's (predictions for new units after ``pm.set_data``).
+        Raises ``ValueError`` unless the release's mechanism is of the class's family.
+        """
+        args, values = cls.spec.release_args(cls.__name__, release)
+        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args[cls.scale_name])))
+
+
+class TwoSidedGeometric(_IntegerNoise):
     r"""Two-sided geometric (discrete Laplace) distribution on the integers.
 
     .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\qquad k\in\mathbb{Z},
@@ -93,6 +111,8 @@ class TwoSidedGeometric(pm.Discrete):
     """
 
     rv_op = two_sided_geometric
+    scale_name = "alpha"
+    spec = _TSG
 
     @classmethod
     def dist(  # type: ignore[override]
@@ -120,16 +140,6 @@ class TwoSidedGeometric(pm.Discrete):
 
         return _tsg_checked(two_sided_geometric_icdf(PT, value, loc, alpha), alpha)
 
-    @classmethod
-    def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
-        """Observed ``TwoSidedGeometric(name, loc, alpha)`` with ``alpha`` and values from a geometric release.
-
-        The shape is the release's, or follows ``loc``'s when that depends on a ``pm.Data``
-        container and equals the release's (predictions for new units after ``pm.set_data``).
-        """
-        args, values = _TSG.release_args(cls.__name__, release)
-        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args["alpha"])))
-
 
 # --------------------------------------------------------------------------- DiscreteGaussian
 class DiscreteGaussianRV(_IntegerNoiseRV):
@@ -143,7 +153,7 @@ class DiscreteGaussianRV(_IntegerNoiseRV):
 discrete_gaussian = DiscreteGaussianRV()
 
 
-class DiscreteGaussian(pm.Discrete):
+class DiscreteGaussian(_IntegerNoise):
     r"""Discrete Gaussian distribution on the integers (Canonne, Kamath & Steinke 2020).
 
     .. math:: P(K = k) = e^{-(k-\mathrm{loc})^2/(2\sigma^2)} / Z(\sigma),
@@ -165,6 +175,8 @@ class DiscreteGaussian(pm.Discrete):
     """
 
     rv_op = discrete_gaussian
+    scale_name = "sigma"
+    spec = _DG
 
     @classmethod
     def dist(cls, loc: Any = 0, sigma: Any = 1.0, **kwargs: Any) -> Any:  # type: ignore[override]
@@ -179,16 +191,6 @@ class DiscreteGaussian(pm.Discrete):
         """Log-pmf; ``-inf`` off the integers."""
         res = _DG.part("logp")(PT, value, loc=loc, sigma=sigma)
         return checked(res, _DG.rules, {"sigma": sigma > 0})
-
-    @classmethod
-    def from_release(cls, name: str, release: Any, loc: Any, **kwargs: Any) -> Any:
-        """Observed ``DiscreteGaussian(name, loc, sigma)`` with ``sigma`` and values from the release.
-
-        The shape is the release's, or follows ``loc``'s when that depends on a ``pm.Data``
-        container and equals the release's (predictions for new units after ``pm.set_data``).
-        """
-        args, values = _DG.release_args(cls.__name__, release)
-        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args["sigma"])))
 
 
 def _batch(*params: Any) -> Any:
