@@ -20,6 +20,7 @@ from ._schema import (
     INT,
     STR,
     STR_LIST,
+    FieldType,
     StatisticSchema,
     _any_list,
     _bool,
@@ -36,6 +37,18 @@ from ._schema import (
 )
 
 __all__: list[str] = []
+
+
+#: The fields of a release of ``X^T X / n`` entries (``second_moment``, ``pace_ggm``), read by
+#: :func:`_check_second_moment_common`.
+_SECOND_MOMENT_FIELDS: dict[str, FieldType] = {
+    "columns": STR_LIST,
+    "d": INT,
+    "bound": FLOAT,
+    "clip": BOOL,
+    "entry_order": STR,
+    "centering": STR,
+}
 
 
 def _check_second_moment_common(release: Any) -> tuple[int, int, float, list[str]]:
@@ -223,14 +236,7 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "second_moment",
         families=("gaussian",),
-        required={
-            "columns": STR_LIST,
-            "d": INT,
-            "bound": FLOAT,
-            "clip": BOOL,
-            "entry_order": STR,
-            "centering": STR,
-        },
+        required=_SECOND_MOMENT_FIELDS,
         check=_check_second_moment,
         sensitivity="d B**2 / n in L2 on the d(d+1)/2 unique entries of X^T X / n, |x_j| <= B",
     ),
@@ -248,17 +254,12 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
         families=("gaussian",),
         compositions=("sequential",),
         required={
-            "columns": STR_LIST,
-            "d": INT,
-            "bound": FLOAT,
-            "clip": BOOL,
+            **_SECOND_MOMENT_FIELDS,
             "alpha": FLOAT,
             "beta": FLOAT,
             "T": INT,
             "rho": FLOAT,
             "rho_diag": FLOAT,
-            "entry_order": STR,
-            "centering": STR,
             "solver": STR,
             "rounds": _any_list,
         },

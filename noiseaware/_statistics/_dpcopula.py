@@ -19,6 +19,7 @@ from ._schema import (
     INT_LIST,
     STR,
     STR_LIST,
+    FieldType,
     StatisticSchema,
     _any_list,
     _check_columns,
@@ -213,6 +214,19 @@ def _check_dpcopula_hybrid(release: Any) -> None:
 
 
 
+#: The fields of both DPCopula releases (the margins' layout, the budget split, the correlation route).
+_DPCOPULA_FIELDS: dict[str, FieldType] = {
+    "columns": STR_LIST,
+    "m": INT,
+    "domains": _any_list,
+    "dtypes": STR_LIST,
+    "bins": INT_LIST,
+    "ratio": FLOAT,
+    "epsilon_1": FLOAT,
+    "epsilon_2": FLOAT,
+    "correlation": STR,
+}
+
 #: The DPCopula statistics, by schema.
 SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
@@ -226,17 +240,7 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "dpcopula",
         families=("geometric",),
-        required={
-            "columns": STR_LIST,
-            "m": INT,
-            "domains": _any_list,
-            "dtypes": STR_LIST,
-            "bins": INT_LIST,
-            "ratio": FLOAT,
-            "epsilon_1": FLOAT,
-            "epsilon_2": FLOAT,
-            "correlation": STR,
-        },
+        required=_DPCOPULA_FIELDS,
         check=_check_dpcopula,
         components=("kendall_pairs", "dpcopula_mle", "median_pairs"),
         sensitivity="2m in L1 on the m concatenated histograms (Li et al. 2014, Algorithms 1/4 step 1)",
@@ -245,19 +249,11 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
         "dpcopula_hybrid",
         families=("geometric",),
         required={
-            "columns": STR_LIST,
-            "m": INT,
+            **_DPCOPULA_FIELDS,
             "hybrid": STR_LIST,
-            "domains": _any_list,
-            "dtypes": STR_LIST,
-            "bins": INT_LIST,
-            "ratio": FLOAT,
             "counts_share": FLOAT,
             "epsilon_counts": FLOAT,
-            "epsilon_1": FLOAT,
-            "epsilon_2": FLOAT,
             "floor": INT,
-            "correlation": STR,
         },
         optional={"hybrid_threshold": INT},
         check=_check_dpcopula_hybrid,
