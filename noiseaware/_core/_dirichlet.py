@@ -70,12 +70,14 @@ __all__ = [
     "DE_STEP",
     "MOMENTS",
     "PAIR_GUARD",
+    "PARAMETERIZATIONS",
     "PAIR_RANGE",
     "PD_GUARD",
     "SERIES_TERMS",
     "CENSORED_MAX_A",
     "censoring_series",
     "check_censored_threshold",
+    "check_statistic_args",
     "digamma",
     "laplace_logpdf",
     "logmean_moments",
@@ -93,6 +95,8 @@ CENSORED_MAX_A = 0.5
 SERIES_TERMS = 256
 #: The two moment models of the statistic.
 MOMENTS = ("censored", "asymptotic")
+#: The two forms of the latent ``S_0`` in the front ends' models (``z`` standard normal, or ``S_0`` itself).
+PARAMETERIZATIONS = ("noncentered", "centered")
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
@@ -112,6 +116,21 @@ def check_censored_threshold(owner: str, a: float, moments: str) -> None:
             a,
             "use moments='asymptotic' or a smaller threshold",
         )
+
+
+def check_statistic_args(owner: str, n: Any, a: Any, moments: str) -> tuple[int, float]:
+    """``n`` (an integer >= 1) and ``a`` (in (0, 1)) of the statistic, checked with ``moments``; returns them.
+
+    Raises
+    ------
+    NoiseawareValueError, NoiseawareTypeError
+        Naming the argument and the rule (``a`` too large for the censored moments included).
+    """
+    nn = v.integer(owner, "n", n, minimum=1)
+    aa = v.open_unit(owner, "a", a)
+    v.choice(owner, "moments", moments, MOMENTS)
+    check_censored_threshold(owner, aa, moments)
+    return nn, aa
 
 
 def digamma(bk: Backend, x: Any) -> Any:

@@ -24,15 +24,6 @@ from ..exceptions import NoiseawareValueError
 __all__ = ["LaplaceCensoredDirichletStat"]
 
 _SPEC = _specs.SPECS["LaplaceCensoredDirichletStat"]
-PARAMETERIZATIONS = ("noncentered", "centered")
-
-
-def _check_common(owner: str, n: Any, a: Any, moments: str) -> tuple[int, float]:
-    nn = v.integer(owner, "n", n, minimum=1)
-    aa = v.open_unit(owner, "a", a)
-    v.choice(owner, "moments", moments, core.MOMENTS)
-    core.check_censored_threshold(owner, aa, moments)
-    return nn, aa
 
 
 class LaplaceCensoredDirichletStat(Distribution):
@@ -121,7 +112,7 @@ class LaplaceCensoredDirichletStat(Distribution):
         validate_args: bool | None = None,
     ) -> None:
         owner = type(self).__name__
-        self.n, self.a = _check_common(owner, n, a, moments)
+        self.n, self.a = core.check_statistic_args(owner, n, a, moments)
         self.moments = moments
         self.alpha = jnp.asarray(alpha, dtype=jnp.float64)
         self.scale = jnp.asarray(scale, dtype=jnp.float64)
@@ -168,7 +159,7 @@ class LaplaceCensoredDirichletStat(Distribution):
         Adds ``{name}_s0_z`` and the deterministic ``{name}_s0`` (non-centred, default) or
         ``{name}_s0`` (centred); ``numpyro.sample(name, law, obs=...)`` then observes ``S_L``.
         """
-        v.choice(type(self).__name__, "parameterization", parameterization, PARAMETERIZATIONS)
+        v.choice(type(self).__name__, "parameterization", parameterization, core.PARAMETERIZATIONS)
         s0 = _latent_sites(name, self.alpha, self.n, math.log(self.a), self.moments, parameterization)
         return type(self)(self.alpha, self.n, self.a, self.scale, s0=s0, moments=self.moments)
 
@@ -237,7 +228,7 @@ class LaplaceCensoredDirichletStat(Distribution):
         ``numpyro.sample(name, cls(alpha, n, a, scale).with_latent(name), obs=obs)``.
         """
         owner = cls.__name__
-        v.choice(owner, "parameterization", parameterization, PARAMETERIZATIONS)
+        v.choice(owner, "parameterization", parameterization, core.PARAMETERIZATIONS)
         law = cls(alpha, n, a, scale, moments=moments)
         d = law.event_shape[0]
         obs = jnp.asarray(obs, dtype=jnp.float64)

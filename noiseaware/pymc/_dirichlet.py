@@ -24,7 +24,6 @@ from ..exceptions import NoiseawareValueError
 __all__ = ["LaplaceCensoredDirichletStat"]
 
 _SPEC = _specs.SPECS["LaplaceCensoredDirichletStat"]
-PARAMETERIZATIONS = ("noncentered", "centered")
 
 
 def _moments(alpha: Any, n: int, a: float, moments: str) -> tuple[Any, Any]:
@@ -42,10 +41,7 @@ def _checked_scale(scale: Any) -> Any:
 
 
 def _check(owner: str, n: Any, a: Any, scale: Any, moments: str) -> tuple[int, float, Any]:
-    nn = v.integer(owner, "n", n, minimum=1)
-    aa = v.open_unit(owner, "a", a)
-    v.choice(owner, "moments", moments, core.MOMENTS)
-    core.check_censored_threshold(owner, aa, moments)
+    nn, aa = core.check_statistic_args(owner, n, a, moments)
     if isinstance(scale, int | float | np.floating | np.integer):
         scale = v.positive(owner, "scale", scale)
     return nn, aa, scale
@@ -148,7 +144,7 @@ class LaplaceCensoredDirichletStat:
     ) -> Any:
         owner = cls.__name__
         nn, aa, scale = _check(owner, n, a, scale, moments)
-        v.choice(owner, "parameterization", parameterization, PARAMETERIZATIONS)
+        v.choice(owner, "parameterization", parameterization, core.PARAMETERIZATIONS)
         alpha = pt.as_tensor_variable(alpha, dtype="float64")
         d = alpha.type.shape[-1] if alpha.ndim == 1 else None
         if observed is not None:
