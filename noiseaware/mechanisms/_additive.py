@@ -32,9 +32,13 @@ _LAWS = _noise.NOISE_LAWS
 
 
 class _Additive(Mechanism):
-    """output = value + noise, noise independent of value."""
+    """output = value + noise, noise independent of value; integer or real as the family's noise law."""
 
     additive: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.output_kind = "integer" if _LAWS[cls.family].integer else "real"
 
     def noise_logpmf(self, k: Any) -> np.ndarray:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -168,7 +172,6 @@ class GeometricMechanism(_Additive):
     sensitivity: int = 1
 
     family: ClassVar[str] = "geometric"
-    output_kind: ClassVar[str] = "integer"
 
     def __post_init__(self) -> None:
         sens = v.integer(type(self).__name__, "sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
@@ -291,7 +294,6 @@ class LaplaceMechanism(_Additive):
     sensitivity: float = 1.0
 
     family: ClassVar[str] = "laplace"
-    output_kind: ClassVar[str] = "real"
 
     def __post_init__(self) -> None:
         sens = v.noise_scale(type(self).__name__, "sensitivity", self.sensitivity, math.inf, "")
@@ -374,7 +376,6 @@ class GaussianMechanism(_Additive):
     sensitivity: float = 1.0
 
     family: ClassVar[str] = "gaussian"
-    output_kind: ClassVar[str] = "real"
 
     def __post_init__(self) -> None:
         _check_sigma(self, v.MAX_GAUSSIAN_SIGMA, v.REAL_NOISE_RULE)
@@ -519,7 +520,6 @@ class DiscreteGaussianMechanism(_Additive):
     sensitivity: float = 1.0
 
     family: ClassVar[str] = "discrete_gaussian"
-    output_kind: ClassVar[str] = "integer"
 
     def __post_init__(self) -> None:
         _check_sigma(self, v.MAX_DISCRETE_GAUSSIAN_SIGMA, v.INT_NOISE_RULE, _MIN_DG_SIGMA, _WHY_MIN_DG_SIGMA)
