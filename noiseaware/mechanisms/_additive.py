@@ -40,10 +40,7 @@ class _Additive(Mechanism):
         super().__init_subclass__(**kwargs)
         cls.output_kind = "integer" if _LAWS[cls.family].integer else "real"
 
-    def noise_logpmf(self, k: Any) -> np.ndarray:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def _law_logpmf(self, k: Any) -> np.ndarray:
+    def noise_logpmf(self, k: Any) -> np.ndarray:
         """``log P(noise = k)`` (a log-density for the continuous laws) from the registry's law of ``family``.
 
         ``-inf`` off the support (non-integers for the integer laws); the law's parameters are read
@@ -223,10 +220,6 @@ class GeometricMechanism(_Additive):
         """``sensitivity / scale`` (the guarantee's epsilon)."""
         return _noise.epsilon_of_scale(self.sensitivity, self.scale)
 
-    def noise_logpmf(self, k: Any) -> np.ndarray:
-        """``log P(K = k)``; ``-inf`` for non-integers (the registry's law, ``NOISE_LAWS["geometric"]``)."""
-        return self._law_logpmf(k)
-
     def noise_cdf(self, k: Any) -> np.ndarray:
         """``P(K <= k)``: ``a^{-floor(k)}/(1+a)`` below 0, ``1 - a^{floor(k)+1}/(1+a)`` otherwise."""
         k = np.floor(np.asarray(k, dtype=np.float64))
@@ -326,11 +319,7 @@ class LaplaceMechanism(_Additive):
         """``sensitivity / scale`` (the guarantee's epsilon)."""
         return _noise.epsilon_of_scale(self.sensitivity, self.scale)
 
-    def noise_logpmf(self, k: Any) -> np.ndarray:
-        """Log-density of the noise (named ``logpmf`` for a uniform interface)."""
-        return self._law_logpmf(k)
-
-    noise_logpdf = noise_logpmf
+    noise_logpdf = _Additive.noise_logpmf  # the same law, by its name for a density
 
     def noise_cdf(self, x: Any) -> np.ndarray:
         """CDF of the noise."""
@@ -391,11 +380,7 @@ class GaussianMechanism(_Additive):
         """``sensitivity**2 / (2 sigma**2)``."""
         return _rho(self.sensitivity, self.sigma)
 
-    def noise_logpmf(self, k: Any) -> np.ndarray:
-        """Log-density of N(0, sigma^2)."""
-        return self._law_logpmf(k)
-
-    noise_logpdf = noise_logpmf
+    noise_logpdf = _Additive.noise_logpmf  # the same law, by its name for a density
 
     def noise_cdf(self, x: Any) -> np.ndarray:
         """CDF of N(0, sigma^2)."""
@@ -542,10 +527,6 @@ class DiscreteGaussianMechanism(_Additive):
     def rho(self) -> float:
         """``sensitivity**2 / (2 sigma**2)``."""
         return _rho(self.sensitivity, self.sigma)
-
-    def noise_logpmf(self, k: Any) -> np.ndarray:
-        """``log P(K = k)``; ``-inf`` for non-integers (the registry's law, ``NOISE_LAWS["discrete_gaussian"]``)."""
-        return self._law_logpmf(k)
 
     def noise_cdf(self, k: Any) -> np.ndarray:
         """``P(K <= k)`` from an exact cumulative table (symmetry for k >= 0)."""
