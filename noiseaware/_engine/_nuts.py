@@ -60,10 +60,8 @@ class NutsConfig:
 
     Attributes
     ----------
-    chains, draws, warmup : int
-        Chains, kept draws per chain, warmup iterations per chain.
-    target_accept : float
-        Target acceptance probability of the step-size adaptation.
+    chains, draws, warmup, target_accept
+        The run's, as in :class:`~._settings.SamplingSettings` (the seed is an argument of the programs).
     groups : int
         Device groups the chains are cut into (:func:`~._devices.chain_groups`).
     dense_mass : bool or tuple of tuple of str
