@@ -19,6 +19,7 @@ from numpyro.distributions.util import validate_sample
 
 from .. import _validation as v
 from .._core import _noisy, _specs
+from .._core._docs import shared_doc
 from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
@@ -68,21 +69,11 @@ def _noisy_noise_draw(spec: Any, shape: tuple[int, ...], key: Any) -> Any:
     return noise_from_key(key, spec.family, spec.par, shape)
 
 
+@shared_doc
 class Noisy(Distribution):
     r"""The noisy version ``Y = X + D`` of a discrete NumPyro distribution ``X``.
 
-    ``D`` is independent two-sided geometric (``alpha``) or discrete Gaussian (``sigma``) noise,
-    one draw per cell, as added by the geometric / discrete Gaussian mechanisms to released
-    counts. The log-pmf is the exact convolution
-
-    .. math:: \log P(Y = y) = \operatorname{logsumexp}_k\,[\log P(X = k) + \log g(y - k)]
-
-    over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
-    ``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
-    every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
-    (``docs/noisy.md``). A multinomial base (noise on each of its ``K`` cells) is
-    summed exactly over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation,
-    refused for ``N > 999``.
+    {noisy_law}
 
     Parameters
     ----------
@@ -92,15 +83,7 @@ class Noisy(Distribution):
         ``Multinomial``, ...): any distribution with a discrete support and event shape ``()``,
         or a multinomial. Its parameters may be traced (they get gradients); its batch shape is
         the batch shape of the result.
-    noise : mapping or Release, optional
-        ``{"family": "geometric", "alpha": a}`` (or ``"epsilon"`` and ``"sensitivity"``),
-        ``{"family": "discrete_gaussian", "sigma": s}``, or a ``"counts"``
-        :class:`~noiseaware.Release` (its mechanism's ``alpha`` / ``sigma``).
-    alpha, sigma, epsilon : float, optional
-        Shortcuts for ``noise``; give exactly one of ``noise``, ``alpha``, ``sigma``, ``epsilon``
-        (``alpha = exp(-epsilon / sensitivity)``). Concrete numbers (they fix the window).
-    sensitivity : float, default 1
-    tol : float, default 1e-12
+    {noisy_noise_parameters}
     validate_args : bool, optional
 
     Raises

@@ -20,6 +20,7 @@ from pymc.distributions.shape_utils import rv_size_is_none
 from .._core import _specs, get_backend
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
 from .._core._covariance_release import entry_params
+from .._core._docs import shared_doc
 
 __all__ = ["NoisyCovarianceEntries"]
 
@@ -65,11 +66,11 @@ def _support_point(rv: Any, size: Any, sigma: Any, precision: Any, *, rows: np.n
     return mean
 
 
+@shared_doc
 class NoisyCovarianceEntries:
     r"""Noisy entries of :math:`S = X^\top X/n`, :math:`x_i \sim N(0, \Sigma)`, moment-matched (PyMC).
 
-    .. math:: y \sim N\bigl(\Sigma_{\mathcal S},\ \mathrm{diag}(1/\lambda) + C(\Sigma)/n\bigr),\quad
-              C_{(jk),(lm)} = \Sigma_{jl}\Sigma_{km} + \Sigma_{jm}\Sigma_{kl}
+    {covariance_entries_law}
 
     A ``pm.CustomDist`` whose ``logp`` is the backend-neutral core and whose draws use the NumPy
     core (prior / posterior predictive work). Same parameters as the NumPyro class.
@@ -87,8 +88,7 @@ class NoisyCovarianceEntries:
 
     Raises
     ------
-    NoiseawareValueError, NoiseawareTypeError
-        Bad ``n``, ``pairs`` or ``precision``.
+    {covariance_entries_raises}
 
     Examples
     --------

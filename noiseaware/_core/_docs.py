@@ -1,0 +1,99 @@
+r"""Docstring text that the NumPyro and PyMC classes of one likelihood share, written once.
+
+A docstring line that holds only ``{name}`` is replaced by the block ``name`` of :data:`BLOCKS`,
+indented as that line (:func:`shared_doc`). The twins then state the law, its references and its
+errors in the same words, and each keeps what is its own: parameter types, idioms, examples.
+
+Examples
+--------
+>>> @shared_doc
+... def f():
+...     '''Summary.
+...
+...     Raises
+...     ------
+...     {covariance_entries_raises}
+...     '''
+>>> print(f.__doc__.splitlines()[-3])
+    NoiseawareValueError, NoiseawareTypeError
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["BLOCKS", "shared_doc"]
+
+_T = TypeVar("_T", bound=Callable[..., Any])
+
+#: The shared blocks, by name (each without indentation; the newlines at either end are dropped).
+BLOCKS: dict[str, str] = {
+    "noisy_law": r"""
+``D`` is independent two-sided geometric (``alpha``) or discrete Gaussian (``sigma``) noise,
+one draw per cell, as added by the geometric / discrete Gaussian mechanisms to released
+counts. The log-pmf is the exact convolution
+
+.. math:: \log P(Y = y) = \operatorname{logsumexp}_k\,[\log P(X = k) + \log g(y - k)]
+
+over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
+``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
+every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
+(``docs/noisy.md``). A multinomial base (noise on each of its ``K`` cells) is summed exactly
+over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation, refused for
+``N > 999``.
+""",
+    "noisy_noise_parameters": """
+noise : mapping or Release, optional
+    ``{"family": "geometric", "alpha": a}`` (or ``"epsilon"`` and ``"sensitivity"``),
+    ``{"family": "discrete_gaussian", "sigma": s}``, or a ``"counts"``
+    :class:`~noiseaware.Release` (its mechanism's ``alpha`` / ``sigma``).
+alpha, sigma, epsilon : float, optional
+    Shortcuts for ``noise``; give exactly one of ``noise``, ``alpha``, ``sigma``, ``epsilon``
+    (``alpha = exp(-epsilon / sensitivity)``). Concrete numbers (they fix the window).
+sensitivity : float, default 1
+tol : float, default 1e-12
+""",
+    "randomized_response_law": r"""
+.. math:: P(Y = y \mid \pi) = \sum_{i} \pi_i Q[i, y] = o + (p - o)\,\pi_y,\qquad o = \frac{1-p}{k-1},
+
+with :math:`Q` the mechanism's transition matrix (truthful with probability ``p``, each other
+category with probability ``o``; Warner 1965; Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data
+Augmentation for Private Posterior Estimation in R*, Example 1). The true category is summed out
+exactly, so NUTS samples the parameters behind ``probs`` directly (no data augmentation). Support
+``0..k-1``; ``probs`` may come from a softmax (or, with ``k = 2``, logistic) regression.
+""",
+    "randomized_response_raises": """
+NoiseawareValueError
+    If ``probs`` has fewer than 2 categories (or not ``k``), or a concrete ``p`` lies outside ``[1/k, 1)``.
+""",
+    "covariance_entries_law": r"""
+.. math:: y \sim N\bigl(\Sigma_{\mathcal S},\ \mathrm{diag}(1/\lambda) + C(\Sigma)/n\bigr),\quad
+          C_{(jk),(lm)} = \Sigma_{jl}\Sigma_{km} + \Sigma_{jm}\Sigma_{kl}
+
+(Isserlis; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via
+Gaussian Graphical Models*, the measurements after Prop. 4.2's combination). Support: real vectors of
+length ``m`` (one per measured entry).
+""",
+    "covariance_entries_raises": """
+NoiseawareValueError, NoiseawareTypeError
+    Bad ``n``, ``pairs`` or ``precision``.
+""",
+}
+
+_PLACE = re.compile(r"^(\s*)\{(\w+)\}\s*$")
+
+
+def shared_doc(obj: _T) -> _T:
+    """Fill the ``{name}`` lines of ``obj``'s docstring from :data:`BLOCKS`; an unknown name raises ``KeyError``."""
+    out = []
+    for line in (obj.__doc__ or "").splitlines():
+        m = _PLACE.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        indent, name = m.groups()
+        out.extend(indent + b if b else "" for b in BLOCKS[name].strip("\n").splitlines())
+    obj.__doc__ = "\n".join(out)
+    return obj
