@@ -38,7 +38,7 @@ from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, 
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
 from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_sample
-from ._result import FitResult, PooledDraws, standard_stats
+from ._result import FitResult, PooledDraws, record_run, standard_stats
 from ._settings import (
     DEFAULTS,
     NUTS_TARGET_ACCEPT,
@@ -79,6 +79,7 @@ __all__ = [
     "numpyro_nuts",
     "nuts_sampler_choice",
     "pymc_sample",
+    "record_run",
     "sampling_keywords",
     "standard_stats",
 ]

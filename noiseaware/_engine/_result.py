@@ -18,7 +18,7 @@ from ._settings import SamplingSettings
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["FitResult", "PooledDraws", "standard_stats"]
+__all__ = ["FitResult", "PooledDraws", "record_run", "standard_stats"]
 
 #: Names other samplers give the acceptance statistic; every fit stores it as ``accept_rate``.
 _ACCEPT_ALIASES = ("acceptance_rate", "accept_prob", "mean_tree_accept")
@@ -34,6 +34,17 @@ def standard_stats(idata: Any) -> Any:
             if name in stats:
                 idata.sample_stats = stats.rename({name: "accept_rate"})
                 break
+    return idata
+
+
+def record_run(idata: Any, settings: SamplingSettings, **attrs: Any) -> Any:
+    """Finish a fit's ``InferenceData`` in place: :func:`standard_stats`, then the settings and ``attrs`` in its attrs.
+
+    ``idata.attrs`` gets :meth:`SamplingSettings.as_attrs` (``noiseaware_seed``, ...) and then
+    ``attrs`` (the fit's own records, e.g. ``noiseaware_prior``). Returns ``idata``.
+    """
+    standard_stats(idata)
+    idata.attrs.update({**settings.as_attrs(), **attrs})
     return idata
 
 

@@ -30,8 +30,8 @@ from .._engine import (
     check_settings,
     nuts_sampler_choice,
     pymc_sample,
+    record_run,
     sampling_keywords,
-    standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._memory import AUTO_DENSE_MAX_BYTES, MemoryPlan, compiled_bytes, plan_memory
@@ -439,8 +439,7 @@ def fit(
             cores = v.integer(_OWNER, "cores", cores, minimum=1)
         _plan_memory(backend, p, int(release.n or 0), st.chains, st.draws, st.warmup)  # n: a checked release has it
         idata = _pymc_fit(release, pr, st, cores, nuts_sampler_choice(_OWNER, nuts_sampler))
-    standard_stats(idata)
-    idata.attrs.update({**st.as_attrs(), "noiseaware_prior": f"LKJ(eta={pr.eta:g})"})
+    record_run(idata, st, noiseaware_prior=f"LKJ(eta={pr.eta:g})")
     cols = tuple(_cols(release))
     if math.comb(len(cols), 2) != release.values.size:
         raise ReleaseFormatError(f"{_OWNER}: release has {release.values.size} values for {len(cols)} columns.")

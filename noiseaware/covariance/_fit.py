@@ -18,8 +18,8 @@ from .._engine import (
     numpyro_nuts,
     nuts_sampler_choice,
     pymc_sample,
+    record_run,
     sampling_keywords,
-    standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
@@ -158,12 +158,14 @@ def fit(
         idata = _fit_numpyro(m, st, eta)
     else:
         idata = _fit_pymc(m, st, eta, cores, sampler)
-    standard_stats(idata)
-    idata.attrs.update(st.as_attrs())
-    idata.attrs["seed"] = st.seed
-    idata.attrs["noiseaware_route"] = route
-    idata.attrs["noiseaware_statistic"] = release.statistic
-    idata.attrs["noiseaware_selection"] = "not used (conditioned on the selected entries); see fit's docstring"
+    record_run(
+        idata,
+        st,
+        seed=st.seed,
+        noiseaware_route=route,
+        noiseaware_statistic=release.statistic,
+        noiseaware_selection="not used (conditioned on the selected entries); see fit's docstring",
+    )
     res = CovarianceFit(idata, settings=st)
     if st.check_mixing:
         _mixing(

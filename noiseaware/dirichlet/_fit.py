@@ -40,8 +40,8 @@ from .._engine import (
     check_settings,
     model_potential,
     pymc_sample,
+    record_run,
     sampling_keywords,
-    standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
@@ -494,8 +494,7 @@ def fit(
         if cores is not None:
             cores = v.integer(_OWNER, "cores", cores, minimum=1)
         idata = _fit_pymc(pr, obs, moments, st, cores)
-    standard_stats(idata)
-    idata.attrs.update({**st.as_attrs(), "noiseaware_moments": moments})
+    record_run(idata, st, noiseaware_moments=moments)
     res = DirichletFit(idata, prior=pr, parts=obs, backend=backend, moments=moments, settings=st)
     if st.check_mixing:
         _mixing(

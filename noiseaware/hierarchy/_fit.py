@@ -16,8 +16,8 @@ from .._engine import (
     check_settings,
     numpyro_nuts,
     pymc_sample,
+    record_run,
     sampling_keywords,
-    standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
@@ -350,12 +350,14 @@ def fit(
     counts = np.asarray(idata.posterior["counts"])
     integer = round_to_totals(counts, data.leaf_root, release.root_totals())
     idata.posterior["integer_counts"] = (idata.posterior["counts"].dims, integer)
-    standard_stats(idata)
-    idata.attrs.update(st.as_attrs())
-    idata.attrs["seed"] = st.seed
-    idata.attrs["noiseaware_prior"] = prior
-    idata.attrs["noiseaware_backend"] = backend
-    idata.attrs["noiseaware_provenance"] = release.provenance
+    record_run(
+        idata,
+        st,
+        seed=st.seed,
+        noiseaware_prior=prior,
+        noiseaware_backend=backend,
+        noiseaware_provenance=release.provenance,
+    )
     res = HierarchyFit(idata, settings=st)
     if st.check_mixing:
         _mixing(idata, ["counts"], owner=owner)

@@ -15,8 +15,8 @@ from .._engine import (
     check_settings,
     numpyro_nuts,
     pymc_sample,
+    record_run,
     sampling_keywords,
-    standard_stats,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
@@ -133,11 +133,7 @@ def fit(
     post = idata.posterior
     beta_dim = post["beta"].dims[-1]
     idata.posterior = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
-    standard_stats(idata)
-    idata.attrs.update(st.as_attrs())
-    idata.attrs["seed"] = st.seed
-    idata.attrs["noiseaware_statistic"] = "regression"
-    idata.attrs["noiseaware_noise"] = stats.family
+    record_run(idata, st, seed=st.seed, noiseaware_statistic="regression", noiseaware_noise=stats.family)
     res = RegressionFit(idata, settings=st)
     if st.check_mixing:
         _mixing(
