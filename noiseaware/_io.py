@@ -31,6 +31,8 @@ __all__ = [
     "MAX_RELEASE_BYTES",
     "JSONRecord",
     "atomic_write_text",
+    "is_json_text",
+    "load_json_source",
     "loads_limited",
     "printable",
     "read_text_limited",
@@ -426,6 +428,52 @@ def read_text_limited(
 # ------------------------------------------------------------------------------------ parsing
 #: A JSON string (skipped whole, escapes included) or a bracket.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def is_json_text(source: str) -> bool:
+    """Whether ``source`` is JSON text, not a path: it starts with ``{``, unless a path by name or by existence.
+
+    A ``str`` is a path when it ends with ``.json`` (any case, surrounding whitespace aside) or
+    names an existing file; otherwise it is JSON text when it starts with ``{``.
+
+    Examples
+    --------
+    >>> is_json_text('  {"statistic": "counts"}  '), is_json_text("{not json"), is_json_text("{run}.json")
+    (True, True, False)
+    """
+    text = source.strip()
+    if not text.startswith("{") or text.lower().endswith(".json"):
+        return False
+    return not os.path.isfile(source)
+
+
+def load_json_source(source: str | os.PathLike[str], *, owner: str) -> Any:
+    """Parse a record from a JSON file path or from JSON text (:func:`is_json_text`), with bounded resources.
+
+    Text and files alike: at most :data:`MAX_RELEASE_BYTES`, strict UTF-8 for files, and
+    :func:`loads_limited`'s bounds on the JSON.
+
+    Raises
+    ------
+    ReleaseFormatError
+        Text or a file over the limit, a file that is not UTF-8, or invalid JSON.
+    NoiseawareTypeError
+        If ``source`` is neither a path nor a string.
+    """
+    if isinstance(source, str) and is_json_text(source):
+        limit = MAX_RELEASE_BYTES
+        size = len(source) if len(source) > limit else len(source.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise ReleaseFormatError(
+                f"{owner}: the JSON text is larger than the limit of {limit} bytes "
+                f"(it has at least {size}); is it really a release?"
+            )
+        text = source
+    elif isinstance(source, str | os.PathLike):
+        text = read_text_limited(source, owner=owner)
+    else:
+        raise NoiseawareTypeError(f"{owner}: source must be a path or JSON text; got {source!r}.")
+    return loads_limited(text, owner=owner)
 
 
 def _check_depth(text: str, max_depth: int, owner: str) -> None:

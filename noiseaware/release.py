@@ -117,20 +117,6 @@ def _thaw(obj: Any) -> Any:
     return obj
 
 
-def _is_json_text(source: str) -> bool:
-    """The rule of :meth:`Release.from_json`: JSON text starts with ``{``, unless a path by name or by existence.
-
-    Examples
-    --------
-    >>> _is_json_text('  {"statistic": "counts"}  '), _is_json_text("{not json"), _is_json_text("{run}.json")
-    (True, True, False)
-    """
-    text = source.strip()
-    if not text.startswith("{") or text.lower().endswith(".json"):
-        return False
-    return not os.path.isfile(source)
-
-
 def _short_repr(x: Any) -> str:
     text = repr(x)
     return text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} digits)"
@@ -645,23 +631,9 @@ class Release(ReleaseRecord, JSONRecord):
             If the file is not valid JSON, or a field is missing, malformed or inconsistent;
             the message names the field.
         """
-        from ._io import loads_limited, read_text_limited
+        from ._io import load_json_source
 
-        if isinstance(source, str) and _is_json_text(source):
-            from . import _io
-
-            size = len(source) if len(source) > _io.MAX_RELEASE_BYTES else len(source.encode("utf-8", "surrogatepass"))
-            if size > _io.MAX_RELEASE_BYTES:
-                raise ReleaseFormatError(
-                    f"Release.from_json: the JSON text is larger than the limit of {_io.MAX_RELEASE_BYTES} bytes "
-                    f"(it has at least {size}); is it really a release?"
-                )
-            text = source
-        elif isinstance(source, str | os.PathLike):
-            text = read_text_limited(source, owner="Release.from_json")
-        else:
-            raise NoiseawareTypeError(f"Release.from_json: source must be a path or JSON text; got {source!r}.")
-        rel = cls.from_dict(loads_limited(text, owner="Release.from_json"))
+        rel = cls.from_dict(load_json_source(source, owner="Release.from_json"))
         if rel.simulation:
             warnings.warn(
                 "Release.from_json: this record is a SIMULATION release (secure=False): its noise came from a "

@@ -299,13 +299,13 @@ class NoisyHierarchy(JSONRecord):
 
     @classmethod
     def from_json(cls, source: str | os.PathLike[str]) -> NoisyHierarchy:
-        """Read a record from JSON text (starting with ``{``) or a file, with bounded resources, and check it."""
-        from .._io import loads_limited, read_text_limited
+        """Read a record from a JSON file or from JSON text, and check it.
 
-        text = source if isinstance(source, str) and source.lstrip().startswith("{") else None
-        if text is None:
-            text = read_text_limited(source, owner="NoisyHierarchy.from_json")
-        return cls.from_dict(loads_limited(text, owner="NoisyHierarchy.from_json"))
+        Path or text, and the bounds on what is read, as in :meth:`noiseaware.Release.from_json`.
+        """
+        from .._io import load_json_source
+
+        return cls.from_dict(load_json_source(source, owner="NoisyHierarchy.from_json"))
 
 
 def _seq(field: str, x: Any, n: int) -> tuple[Any, ...]:
