@@ -72,6 +72,7 @@ __all__ = [
     "row_moments",
     "statistics_moments",
     "statistics_params",
+    "sum_moments",
 ]
 
 #: Noise families of a regression release's entries that the likelihood models exactly.
@@ -163,10 +164,15 @@ def statistics_moments(bk: Backend, m: Any, c: Any, rows: np.ndarray, cols: np.n
     return mean, cov
 
 
-def _sum_moments(
+def sum_moments(
     bk: Backend, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: np.ndarray, cols: np.ndarray,
     intercept: bool,
 ) -> tuple[Any, Any]:
+    r"""Mean and covariance of the true statistics :math:`\sum_i z_{ia} z_{ib}` at ``(rows, cols)``, ``n`` rows.
+
+    ``n`` times :func:`statistics_moments` of one row (:func:`row_moments`); the number of covariates
+    is read from ``rows``, which always hold the response's row.
+    """
     d_x = int(np.max(rows)) - int(intercept)  # rows always hold the response's row k - 1
     m, c = row_moments(bk, beta, sigma, mu_x, cov_x, intercept, d_x)
     mean, cov = statistics_moments(bk, m, c, rows, cols)
@@ -198,7 +204,7 @@ def gaussian_statistics_logp(
     >>> round(float(lp), 4)
     -7.0388
     """
-    mean, cov = _sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
+    mean, cov = sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
     noise = bk.xp.zeros_like(mean) + noise_sd * noise_sd
     eye = bk.asarray(np.eye(np.asarray(rows).size))
     return mvn_logpdf(bk, value, mean, cov + eye * noise)
@@ -209,7 +215,7 @@ def latent_statistics(
     cols: np.ndarray, intercept: bool,
 ) -> Any:
     r"""True statistics :math:`M = n\mu_t + \mathrm{chol}(n\Sigma_t)\, w` from standard normal ``w`` (non-centred)."""
-    mean, cov = _sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
+    mean, cov = sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
     return mean + _cholesky(bk, cov) @ w
 
 

@@ -22,9 +22,8 @@ from .._core._regression import (
     gaussian_statistics_logp,
     laplace_statistics_logp,
     latent_statistics,
-    row_moments,
-    statistics_moments,
     statistics_params,
+    sum_moments,
 )
 from ..exceptions import NoiseawareValueError
 
@@ -134,10 +133,8 @@ class NoisySufficientStatistics(Distribution):
         super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
 
     def _moments(self) -> tuple[Any, Any]:
-        d_x = int(self.mu_x.shape[-1])
-        m, c = row_moments(BK, self.beta, self.sigma, self.mu_x, self.cov_x, self.intercept, d_x)
-        mean, cov = statistics_moments(BK, m, c, self.rows, self.cols)
-        return self.n * mean, self.n * cov
+        return sum_moments(BK, self.beta, self.sigma, self.mu_x, self.cov_x, self.n, self.rows, self.cols,
+                           self.intercept)
 
     def _statistics(self) -> Any:
         return latent_statistics(BK, self.latent, self.beta, self.sigma, self.mu_x, self.cov_x, self.n, self.rows,

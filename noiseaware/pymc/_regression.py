@@ -22,9 +22,8 @@ from .._core._regression import (
     gaussian_statistics_logp,
     laplace_statistics_logp,
     latent_statistics,
-    row_moments,
-    statistics_moments,
     statistics_params,
+    sum_moments,
 )
 
 __all__ = ["NoisySufficientStatistics"]
@@ -46,10 +45,8 @@ def _logp(value: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, 
 
 def _draw_one(beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, latent: Any, z: Any, e: Any, **kw: Any) -> Any:
     if latent is None:
-        d_x = int(np.shape(mu_x)[-1])
-        m, c = row_moments(_NP, beta, sigma, mu_x, cov_x, kw["intercept"], d_x)
-        mean, cov = statistics_moments(_NP, m, c, kw["rows"], kw["cols"])
-        t = kw["n"] * mean + np.linalg.cholesky(kw["n"] * cov) @ z
+        mean, cov = sum_moments(_NP, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])
+        t = mean + np.linalg.cholesky(cov) @ z
     else:
         t = latent_statistics(_NP, latent, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])
     return t + noise * e
@@ -90,9 +87,7 @@ def _support_point(rv: Any, size: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: 
         mean = latent_statistics(PT, latent[0], beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"],
                                  kw["intercept"])
     else:
-        d_x = int(kw["rows"].max()) - int(kw["intercept"])
-        m, c = row_moments(PT, beta, sigma, mu_x, cov_x, kw["intercept"], d_x)
-        mean = kw["n"] * statistics_moments(PT, m, c, kw["rows"], kw["cols"])[0]
+        mean = sum_moments(PT, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])[0]
     if not rv_size_is_none(size):
         mean = pt.full((*tuple(size), kw["rows"].size), mean)
     return mean
