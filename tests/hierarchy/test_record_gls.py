@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from noiseaware._io import MAX_RELEASE_BYTES
 from noiseaware.exceptions import NoiseawareValueError, ReleaseFormatError
 from noiseaware.hierarchy import NoisyHierarchy, aggregate, gls, gls_dense, round_to_totals, synthetic_nmf
 from noiseaware.mechanisms import DiscreteGaussianMechanism
@@ -29,6 +30,21 @@ def test_round_trip_and_views() -> None:
     nv = rel.noise_variance()
     assert nv[0, 0] == 0 and np.all(nv[rel.variance > 0] <= rel.variance[rel.variance > 0])
     assert np.all(nv[rel.variance > 0] > rel.variance[rel.variance > 0] * (1 - 1e-12))
+
+
+def test_from_json_reads_a_path_or_text_like_release(tmp_path, monkeypatch) -> None:
+    rel = synthetic_nmf(1, 2, 2, rng=3).release
+    path = tmp_path / "nmf.json"
+    rel.to_json(path)
+    assert NoisyHierarchy.from_json(path) == rel  # a PathLike
+    assert NoisyHierarchy.from_json(str(path)) == rel  # a str ending in .json is a path
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "{odd}").write_text(rel.to_json())
+    assert NoisyHierarchy.from_json("{odd}") == rel  # an existing file wins over text that starts with "{"
+    with pytest.raises(ReleaseFormatError, match=r"NoisyHierarchy\.from_json"):
+        NoisyHierarchy.from_json("{not json")
+    with pytest.raises(ReleaseFormatError, match="larger than the limit"):
+        NoisyHierarchy.from_json("{" + " " * MAX_RELEASE_BYTES + "}")
 
 
 @pytest.mark.parametrize(
