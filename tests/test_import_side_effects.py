@@ -45,7 +45,7 @@ def _run(body: str) -> dict:
 
 @pytest.fixture(scope="module")
 def unconfigured() -> dict:
-    """One fresh interpreter: import everything, release, use a distribution, then configure."""
+    """One fresh interpreter: import everything, release, use a distribution, fit, then configure."""
     return _run(
         """
         import pymc, pytensor
@@ -68,10 +68,23 @@ def unconfigured() -> dict:
             msg = ""
         except Exception as exc:
             msg = f"{type(exc).__name__}: {exc}"
+
+        # a fit, still unconfigured: it scopes float64 to itself, whatever the user's setting
+        from noiseaware import copula
+        data = noiseaware.privatize(np.random.default_rng(0).normal(size=(300, 3)), statistic="median_pairs",
+                                    epsilon=1.0, rng=np.random.default_rng(1))
+        fits = {}
+        for user_x64 in (False, True):
+            jax.config.update("jax_enable_x64", user_x64)
+            fit = copula.fit(data, chains=1, draws=30, warmup=30, seed=0, check_mixing=False)
+            fits[str(user_x64)] = {"x64": state()["x64"], "dtype": str(fit.posterior["R"].dtype),
+                                   "ll": str(fit.log_likelihood["pairs"].dtype)}
+        jax.config.update("jax_enable_x64", False)
+
         done = noiseaware.config.configure(host_devices=None, cache=False)
         value = float(nan.TwoSidedGeometric(0.0, 0.5).log_prob(1))
         print(json.dumps({"before": before, "after_import": after_import, "after_release": after_release,
-                          "secure": rel.secure, "msg": msg, "done": done, "value": value}))
+                          "secure": rel.secure, "msg": msg, "fits": fits, "done": done, "value": value}))
         """
     )
 
@@ -94,24 +107,9 @@ def test_distributions_in_a_users_model_refuse_float32_naming_the_setting(unconf
     assert unconfigured["value"] == pytest.approx(math.log((1 - 0.5) / (1 + 0.5) * 0.5), rel=1e-12)
 
 
-def test_a_fit_runs_in_float64_and_leaves_the_setting_as_it_was() -> None:
-    res = _run(
-        """
-        import numpy as np, noiseaware as na
-        from noiseaware import copula
-        rel = na.privatize(np.random.default_rng(0).normal(size=(300, 3)), statistic="median_pairs", epsilon=1.0,
-                           rng=np.random.default_rng(1))
-        out = {}
-        for user_x64 in (False, True):
-            jax.config.update("jax_enable_x64", user_x64)
-            fit = copula.fit(rel, chains=1, draws=30, warmup=30, seed=0, check_mixing=False)
-            out[str(user_x64)] = {"x64": state()["x64"], "dtype": str(fit.posterior["R"].dtype),
-                                  "ll": str(fit.log_likelihood["pairs"].dtype)}
-        print(json.dumps(out))
-        """
-    )
+def test_a_fit_runs_in_float64_and_leaves_the_setting_as_it_was(unconfigured: dict) -> None:
     for user_x64 in (False, True):
-        got = res[str(user_x64)]
+        got = unconfigured["fits"][str(user_x64)]
         assert got["x64"] is user_x64
         assert got["dtype"] == got["ll"] == "float64"
 
