@@ -1,7 +1,7 @@
 """Three backends with one interface: the NumPy core, NumPyro and PyMC.
 
 Each adapter turns a case's keyword parameters into that backend's object and exposes
-``logp``, ``cdf``, ``sample`` and ``grad`` (``None`` where a backend has no autodiff).
+``logp``, ``cdf``, ``sample`` and ``grads`` (``None`` where a backend has no autodiff).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class NumpyCore:
         event = tuple(np.shape(prepared.get("r", ())))[-case.event_dim :] if case.event_dim else ()
         return spec.draw(NB, np.random.default_rng(seed).random, (n, *event), **prepared)
 
-    grad = None
+    grads = None
 
 
 class NumPyro:
@@ -72,13 +72,15 @@ class NumPyro:
     def sample(self, case, params, n, seed):
         return np.asarray(self.dist(case, params).sample(self.jax.random.PRNGKey(seed), (n,)))
 
-    def grad(self, case, params, pname, x):
+    def grads(self, case, params, pnames, x):
+        """The gradient of the summed log-prob in each parameter of ``pnames`` (one traced function)."""
         xv = np.asarray(x, dtype=np.float64)
 
-        def f(theta):
-            return self.dist(case, {**params, pname: theta}).log_prob(xv).sum()
+        def f(thetas):
+            return self.dist(case, {**params, **dict(zip(pnames, thetas, strict=True))}).log_prob(xv).sum()
 
-        return float(self.jax.grad(f)(float(params[pname])))
+        got = self.jax.grad(f)(tuple(float(params[p]) for p in pnames))
+        return {p: float(g) for p, g in zip(pnames, got, strict=True)}
 
 
 class PyMC:
@@ -111,11 +113,17 @@ class PyMC:
         sized = getattr(self.mod, case.name).dist(**params, size=(n, *batch))
         return np.asarray(self.pm.draw(sized, random_seed=seed))
 
-    def grad(self, case, params, pname, x):
-        theta = self.pt.dscalar(pname)
-        lp = self.pm.logp(self.dist(case, {**params, pname: theta}), np.asarray(x, dtype=np.float64)).sum()
-        f = self.pytensor.function([theta], self.pt.grad(lp, theta))
-        return float(f(float(params[pname])))
+    def grads(self, case, params, pnames, x):
+        """The gradient in each parameter of ``pnames`` from one compiled function (default mode).
+
+        One function for all the parameters, not one per parameter: its C code is compiled once.
+        """
+        thetas = [self.pt.dscalar(p) for p in pnames]
+        rv = self.dist(case, {**params, **dict(zip(pnames, thetas, strict=True))})
+        lp = self.pm.logp(rv, np.asarray(x, dtype=np.float64)).sum()
+        f = self.pytensor.function(thetas, self.pt.grad(lp, thetas))
+        got = f(*(float(params[p]) for p in pnames))
+        return {p: float(g) for p, g in zip(pnames, got, strict=True)}
 
 
 @cache
