@@ -68,9 +68,44 @@ def make_mcmc(d: int, n: int, scale: np.ndarray, warmup: int, draws: int) -> Any
         low = sd_x[:, None] * corr
         numpyro.sample("stats", NoisySufficientStatistics(beta, sigma, mu_x, low @ low.T, n, scale), obs=obs)
 
-    return numpyro.infer.MCMC(
-        numpyro.infer.NUTS(model), num_warmup=warmup, num_samples=draws, progress_bar=False, jit_model_args=True
-    )
+    return make_runner(model, d, n, scale, warmup, draws)
+
+
+def make_runner(model: Any, d: int, n: int, scale: np.ndarray, warmup: int, draws: int) -> Any:
+    """One chain of NUTS as one compiled function of ``(key, obs)``, through NumPyro's functional ``hmc``.
+
+    ``MCMC.run`` compiles its sampling loop again at every call, even with ``jit_model_args``, and a process
+    that keeps the executables of hundreds of runs exhausts the memory maps (LLVM "Cannot allocate
+    memory"); this program is compiled once per cell and model. The chain starts uniform in
+    ``(-2, 2)`` on the unconstrained scale (NumPyro's default ``init_to_uniform``).
+    Returns ``(beta draws (draws, d + 1), divergent transitions after warm-up)``.
+    """
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.hmc import hmc
+    from numpyro.infer.util import initialize_model
+
+    rows, _ = (a[1:] for a in np.tril_indices(d + 2))
+    info = initialize_model(jax.random.PRNGKey(0), model, model_args=(jnp.zeros(rows.size),), dynamic_args=True)
+    init_kernel, sample_kernel = hmc(potential_fn_gen=info.potential_fn, algo="NUTS")
+    leaves, tree = jax.tree.flatten(info.param_info.z)
+
+    def run(key: Any, obs: Any) -> tuple[Any, Any]:
+        k_init, k_run = jax.random.split(key)
+        keys = jax.random.split(k_init, len(leaves))
+        z0 = jax.tree.unflatten(tree, [jax.random.uniform(k, jnp.shape(a), minval=-2.0, maxval=2.0)
+                                       for k, a in zip(keys, leaves, strict=True)])
+        state = init_kernel(z0, num_warmup=warmup, model_args=(obs,), rng_key=k_run)
+
+        def step(s: Any, _: Any) -> tuple[Any, tuple[Any, Any]]:
+            s = sample_kernel(s, model_args=(obs,))
+            return s, (s.z, s.diverging)
+
+        _, (zs, div) = jax.lax.scan(step, state, None, length=warmup + draws)
+        zs = jax.tree.map(lambda a: a[warmup:], zs)
+        return jax.vmap(info.postprocess_fn(obs))(zs)["beta"], jnp.sum(div[warmup:])
+
+    return jax.jit(run)
 
 
 def draw_truth(rng: np.random.Generator, d: int) -> dict[str, np.ndarray]:
@@ -140,10 +175,10 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
         if not models:
             models["aware"] = make_mcmc(d, n, np.asarray(st.scale), warmup, draws)
             models["blind"] = make_mcmc(d, n, np.zeros_like(np.asarray(st.scale)), warmup, draws)
-        for name, mcmc in models.items():
-            mcmc.run(jax.random.PRNGKey(seed + r), obs=obs)
-            post = np.asarray(mcmc.get_samples()["beta"])
-            divergences[name] += int(np.sum(np.asarray(mcmc.get_extra_fields()["diverging"])))
+        for name, runner in models.items():
+            beta_draws, n_div = runner(jax.random.PRNGKey(seed + r), obs)
+            post = np.asarray(beta_draws)
+            divergences[name] += int(n_div)
             for level, q in (("90", 0.05), ("95", 0.025)):
                 lo, hi = np.quantile(post, [q, 1.0 - q], axis=0)
                 hits[name][level].append((lo <= th["beta"]) & (th["beta"] <= hi))
