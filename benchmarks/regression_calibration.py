@@ -142,6 +142,7 @@ def adassp_hits(release: Any, beta: np.ndarray, n: int) -> dict[str, np.ndarray]
         var = s2 * np.diag(a_inv @ sxx @ a_inv)
     except np.linalg.LinAlgError:
         var = np.full(p, -1.0)
+    out["formed"] = np.array([bool(np.all(var > 0))])
     for level, q in (("90", 0.95), ("95", 0.975)):
         half = stats.norm.ppf(q) * np.sqrt(np.where(var > 0, var, np.nan))
         out[level] = np.abs(coef - beta) <= half  # NaN compares False: a missing interval misses
@@ -155,6 +156,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
     rows, cols = (a[1:] for a in np.tril_indices(d + 2))  # the lower triangle, row-major, without the public n
     models: dict[str, Any] = {}
     hits: dict[str, dict[str, list[np.ndarray]]] = {m: {"90": [], "95": []} for m in ("aware", "blind", "adassp")}
+    formed = 0
     ranks: list[np.ndarray] = []
     clipped, divergences = 0.0, {"aware": 0, "blind": 0}
     t0 = time.perf_counter()
@@ -169,7 +171,9 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
         st = read_regression(rel)
         ada = na.privatize(np.clip(data, -1.0, 1.0), statistic="regression", response=f"x{d}", bound=1.0, rho=rho,
                            method="adassp", rng=np.random.default_rng(seed + r + 10**6))
-        for level, h in adassp_hits(ada, th["beta"], n).items():
+        ada_hits = adassp_hits(ada, th["beta"], n)
+        formed += int(ada_hits.pop("formed")[0])
+        for level, h in ada_hits.items():
             hits["adassp"][level].append(h)
         obs = np.asarray(st.moments)[rows, cols]
         if not models:
@@ -187,7 +191,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
                 ranks.append(np.sum(thin < th["beta"], axis=0))
     from scipy import stats
 
-    out: dict[str, Any] = {"n": n, "rho": rho, "d": d, "reps": reps, "clipped": clipped}
+    out: dict[str, Any] = {"n": n, "rho": rho, "d": d, "reps": reps, "clipped": clipped, "adassp_formed": formed}
     for name in hits:
         for level in ("90", "95"):
             h = np.array(hits[name][level])  # (reps, d + 1)
@@ -231,11 +235,12 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
         "a standard error of a pooled coverage c over R replications is taken as sqrt(c (1 - c) / R), an upper bound "
         "(the coefficients of one replication are not independent): two of them are 0.042 / 0.031 at R = 200 for "
         "90% / 95%. AdaSSP: its own `adassp` release of the same rows with a plug-in ridge interval that ignores the "
-        "noise (the script's docstring).",
+        "noise (the script's docstring); 'formed': replications whose interval could be formed (else it counts as "
+        "a miss).",
         "",
         "| n | rho | d | reps | aware 90% | aware 95% | blind 90% | blind 95% | AdaSSP 90% | AdaSSP 95% "
-        "| SBC chi2 p (aware) | clipped | divergences (aware / blind) | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| AdaSSP formed | SBC chi2 p (aware) | clipped | divergences (aware / blind) | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cov(r: dict[str, Any], key: str) -> str:
@@ -243,6 +248,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
 
     for r in sorted(rows, key=lambda r: (r["d"], r["n"], r["rho"])):
         cells = [cov(r, f"{m}{lv}") for m in ("aware", "blind", "adassp") for lv in ("90", "95")]
+        cells.append(f"{r['adassp_formed']} / {r['reps']}" if "adassp_formed" in r else "not run")
         lines.append(
             f"| {r['n']} | {r['rho']:g} | {r['d']} | {r['reps']} | " + " | ".join(cells)
             + f" | {r['sbc_chi2_p']:.3f} | {r['clipped']:.1e} | {r['aware_divergences']} / {r['blind_divergences']} | "
