@@ -144,15 +144,16 @@ def statistics_moments(bk: Backend, m: Any, c: Any, rows: np.ndarray, cols: np.n
 
     Isserlis' theorem for a normal vector with mean ``m`` and covariance ``c`` (module docstring).
     """
-    a = np.asarray(rows, dtype=np.int64)
-    b = np.asarray(cols, dtype=np.int64)
-    mean = c[a, b] + m[a] * m[b]
-    c_ac = c[a[:, None], a[None, :]]
-    c_bd = c[b[:, None], b[None, :]]
-    c_ad = c[a[:, None], b[None, :]]
-    c_bc = c[b[:, None], a[None, :]]
-    ma_r, mb_r = m[a][:, None], m[b][:, None]
-    ma_c, mb_c = m[a][None, :], m[b][None, :]
+    k = int(max(np.max(rows), np.max(cols))) + 1  # c is (k, k): the last row (the response's) is always released
+    sel_a = bk.asarray(np.eye(k)[np.asarray(rows, dtype=np.int64)])  # one-hot rows: gathers as matrix products,
+    sel_b = bk.asarray(np.eye(k)[np.asarray(cols, dtype=np.int64)])  # whose gradients are products too (fast)
+    ma, mb = sel_a @ m, sel_b @ m
+    c_a, c_b = c @ sel_a.T, c @ sel_b.T  # (k, e): columns a_e, b_e of c
+    c_ac, c_bd = sel_a @ c_a, sel_b @ c_b  # (e, e): c[a_e, a_f], c[b_e, b_f]
+    c_ad, c_bc = sel_a @ c_b, sel_b @ c_a  # c[a_e, b_f], c[b_e, a_f]
+    mean = bk.xp.sum(sel_a * c_b.T, axis=-1) + ma * mb  # c[a_e, b_e] + m_a m_b
+    ma_r, mb_r = ma[:, None], mb[:, None]
+    ma_c, mb_c = ma[None, :], mb[None, :]
     cov = (
         c_ac * c_bd
         + c_ad * c_bc
