@@ -98,10 +98,11 @@ PAPERS = (
         "Not a reproduction of the paper's figures: the calibration of `regression.fit`'s model (the paper's "
         "normal approximation of the sufficient statistics, with exact moments, and the release's noise) on "
         "`ssp` releases: coverage of 90% and 95% intervals of every coefficient, noise-aware beside noise-blind "
-        "(the statistics taken as exact), parameters drawn from the prior (`docs/regression.md`).",
+        "(the statistics taken as exact) and AdaSSP with a plug-in interval, parameters drawn from the prior "
+        "(`docs/regression.md`).",
         ("regression_calibration",),
-        (Table("regression_calibration", None, 0, "Coverage per cell (worst coefficient in brackets); far fewer "
-                                                  "replications than the 200 per cell asked for"),),
+        (Table("regression_calibration", None, 0, "Coverage per cell (worst coefficient in brackets); cells "
+                                                  "with fewer than 200 replications are marked by their count"),),
     ),
     Section(
         "Li, Xiong & Jiang (2014), “Differentially Private Synthesization of Multi-Dimensional Data using Copula "
