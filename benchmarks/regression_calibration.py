@@ -213,7 +213,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
     return out
 
 
-def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
+def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str | None = None) -> None:
     """Write the raw JSON rows and (with ``write``) the record rendered into the docs."""
     raw = raw_path("regression_calibration.json")
     raw.parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +230,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
         "## Noise-aware regression posterior: interval coverage beside the noise-blind posterior and AdaSSP",
         "",
         "Commands (each row's run): " + "; ".join(f"`{c}`" for c in cmds) + "  ",
-        f"Machine: {machine()}; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after the last run.",
+        f"Machine: {machine()}; "
+        + (load_note or f"load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after the last run."),
         "",
         f"Status: {'met' if met else 'not met'} (goal: at least 200 replications in each of 12 cells, noise-aware "
         f"coverage nominal within two standard errors); {len(rows)} of 12 cells run "
@@ -281,6 +282,7 @@ def main() -> None:
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved raw rows")
     ap.add_argument("--render-only", action="store_true", help="write the record from the saved raw rows")
+    ap.add_argument("--load-note", help="with --render-only: the load during the runs (as the runner recorded it)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     load0 = os.getloadavg()[0]
@@ -289,7 +291,7 @@ def main() -> None:
     if args.append and saved.exists():  # keep the cells of earlier runs; a cell run again replaces its row
         rows = json.loads(saved.read_text())
     if args.render_only:
-        report(json.loads(saved.read_text()), load0, True)
+        report(json.loads(saved.read_text()), load0, True, args.load_note)
         return
     command = ".venv/bin/python benchmarks/regression_calibration.py " + " ".join(sys.argv[1:])
     for d in args.ds:
