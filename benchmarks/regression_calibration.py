@@ -4,9 +4,8 @@ For each cell (n, rho, d): ``--reps`` replications. Each draws the parameters fr
 (coefficients ``N(0, 0.1^2)`` for the intercept and ``N(0, 0.5^2)`` for the slopes, ``sigma ~
 HalfNormal(0.15)``, covariate means ``N(0, 0.05^2)``, scales ``HalfNormal(0.15)``, LKJ(2)
 correlation), simulates ``n`` rows ``x ~ N(mu_x, Sigma_x)``, ``y = u'beta + sigma e`` (clipped to the
-bound 1: rare values, but a replication with any clipped value breaks the model's linear-Gaussian
-law, and at n = 5000 its posterior is confident enough for that to cost coverage; the coverage of the
-replications without clipping is reported beside the pooled one), releases
+bound 1: rare values, but a clipped value breaks the model's linear-Gaussian law, so the coverage of
+the replications without a clipped value is reported beside the pooled one), releases
 ``privatize(..., statistic="regression", method="ssp", bound=1.0, rho=rho)`` (simulation mode), and
 fits two NumPyro posteriors of the model of :func:`noiseaware.regression.fit` with that prior:
 
