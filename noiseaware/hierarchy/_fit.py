@@ -10,7 +10,9 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
+    NUTS_ADVICE,
     FitResult,
+    MixingBlock,
     PooledDraws,
     SamplingOptions,
     check_settings,
@@ -360,5 +362,14 @@ def fit(
     )
     res = HierarchyFit(idata, settings=st)
     if st.check_mixing:
-        _mixing(idata, ["counts"], owner=owner)
+        _mixing(
+            idata,
+            ["counts"],
+            owner=owner,
+            block=MixingBlock(
+                "NUTS on the relaxed counts of the finest level",
+                NUTS_ADVICE,
+                "counts[u, c] is the true count of cell c in unit u of the finest level.",
+            ),
+        )
     return res
