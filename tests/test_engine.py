@@ -245,6 +245,33 @@ def test_bad_settings_one_error_shape(valid_args, name, fn, owner, result, setti
     assert type(info.value) is error
 
 
+CORES_FITS = [f for f in FITS if "cores" in inspect.signature(f[1]).parameters]
+
+
+def test_cores_has_one_meaning_in_every_fit_that_takes_it() -> None:
+    """One text and one reading (``pymc_cores``): None is PyMC's default_cores, refused under NumPyro."""
+    from noiseaware._engine._settings import CORES_DOC, CORES_MARKER
+
+    assert {f[0] for f in CORES_FITS} == {
+        "copula.fit", "dirichlet.fit", "covariance.fit", "hierarchy.fit", "regression.fit"
+    }
+    for name, fn, _, _ in CORES_FITS:
+        doc = " ".join(fn.__doc__.split())
+        assert "cores : int, optional " + CORES_DOC in doc and CORES_MARKER not in doc, name
+    assert _engine.pymc_cores("x.fit", "pymc", None) is None and _engine.pymc_cores("x.fit", "pymc", 3) == 3
+    with pytest.raises(NoiseawareValueError, match=r"^x.fit: cores must be an integer >= 1; got cores=0.$"):
+        _engine.pymc_cores("x.fit", "pymc", 0)
+
+
+@pytest.mark.parametrize(("name", "fn", "owner", "result"), CORES_FITS, ids=[f[0] for f in CORES_FITS])
+def test_cores_is_refused_with_the_numpyro_backend(valid_args, name, fn, owner, result) -> None:
+    args, kwargs = valid_args[name]
+    expected = f"{owner}: cores applies to backend='pymc' only; got cores=2."
+    with pytest.raises(NoiseawareValueError) as info:
+        fn(*args, **kwargs, backend="numpyro", cores=2)
+    assert str(info.value) == expected
+
+
 # ----------------------------------------------------------------------------- the result type
 def _idata(rng: np.random.Generator, chains: int = 3, draws: int = 400) -> az.InferenceData:
     return az.from_dict(

@@ -37,7 +37,7 @@ from ._devices import chain_groups
 from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
-from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_sample
+from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_cores, pymc_sample
 from ._result import FitResult, PooledDraws, record_run, standard_stats
 from ._settings import (
     DEFAULTS,
@@ -74,6 +74,7 @@ __all__ = [
     "build_nuts",
     "check_settings",
     "default_cores",
+    "pymc_cores",
     "jit",
     "model_potential",
     "numpyro_nuts",

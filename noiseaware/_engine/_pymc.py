@@ -18,9 +18,18 @@ import os
 import sys
 from typing import Any
 
+from .. import _validation as v
+from ..exceptions import NoiseawareValueError
 from ._settings import SamplingSettings
 
-__all__ = ["NUTS_SAMPLERS", "InterruptGuard", "default_cores", "nuts_sampler_choice", "pymc_sample"]
+__all__ = [
+    "NUTS_SAMPLERS",
+    "InterruptGuard",
+    "default_cores",
+    "nuts_sampler_choice",
+    "pymc_cores",
+    "pymc_sample",
+]
 
 #: The NUTS implementations ``pymc_sample`` can run a PyMC model with (``"auto"``: the fastest installed).
 NUTS_SAMPLERS = ("auto", "nutpie", "numpyro", "pymc")
@@ -74,6 +83,20 @@ def default_cores(chains: int) -> int:
     unguarded ``__main__`` script: the chains then run one after another in-process.
     """
     return 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
+
+
+def pymc_cores(owner: str, backend: str, cores: int | None) -> int | None:
+    """The fits' one reading of ``cores`` (``_settings.CORES_DOC``): checked for PyMC, refused for NumPyro.
+
+    None stays None: :func:`pymc_sample` reads it as :func:`default_cores`. A value other than None
+    with ``backend="numpyro"`` raises :class:`~noiseaware.exceptions.NoiseawareValueError` (NumPyro
+    vectorizes the chains in one process; a silently ignored ``cores`` would mislead).
+    """
+    if cores is None:
+        return None
+    if backend != "pymc":
+        raise NoiseawareValueError(f"{owner}: cores applies to backend='pymc' only; got cores={cores!r}.")
+    return v.integer(owner, "cores", cores, minimum=1)
 
 
 def _installed(module: str) -> bool:

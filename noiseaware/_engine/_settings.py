@@ -185,6 +185,15 @@ def check_settings(
 # ----------------------------------------------------------------------------- the fits' signatures and docs
 #: The line a fit's docstring holds in its Parameters section, replaced by :data:`SAMPLING_DOC`.
 SAMPLING_MARKER = "{sampling_parameters}"
+#: The line under ``cores : int, optional`` in a fit's docstring, replaced by :data:`CORES_DOC`.
+CORES_MARKER = "{cores_doc}"
+#: The numpydoc text of ``cores``: one meaning in every fit (``_engine._pymc.pymc_cores`` reads it).
+CORES_DOC = (
+    '``backend="pymc"`` with PyMC\'s own NUTS only: worker processes for the chains. Default (None): '
+    "one per chain up to the CPU count, or 1 (chains in sequence, in-process) when JAX is already "
+    "loaded, since forking a process with JAX's threads running can deadlock. Refused with "
+    '``backend="numpyro"``.'
+)
 _TARGET_DOC = {
     "nuts": f"{NUTS_TARGET_ACCEPT} (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro)",
     "rwm": (
@@ -292,6 +301,11 @@ def sampling_keywords(
         if at >= 0:
             indent = doc[doc.rfind("\n", 0, at) + 1 : at]
             doc = doc.replace(indent + SAMPLING_MARKER, _doc_block(indent, sampler, checked, notes), 1)
+        at = doc.find(CORES_MARKER)
+        if at >= 0:
+            indent = doc[doc.rfind("\n", 0, at) + 1 : at]
+            body = textwrap.fill(CORES_DOC, 100, initial_indent=indent, subsequent_indent=indent)
+            doc = doc.replace(indent + CORES_MARKER, body, 1)
         elif not all(name in doc for name in SETTING_NAMES):
             raise TypeError(
                 f"sampling_keywords: the docstring of {fn.__qualname__} must hold a {SAMPLING_MARKER} line "

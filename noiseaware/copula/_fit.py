@@ -29,6 +29,7 @@ from .._engine import (
     chain_groups,
     check_settings,
     nuts_sampler_choice,
+    pymc_cores,
     pymc_sample,
     record_run,
     sampling_keywords,
@@ -327,9 +328,7 @@ def fit(
         LKJ concentration; default ``LKJ(1)`` as in the paper. For other priors write the model
         with ``CompositeCopulaLikelihood.from_release`` directly.
     cores : int, optional
-        PyMC only: worker processes for the chains. Default: one per chain up to the CPU count,
-        or 1 (chains in sequence, in-process) when JAX is already loaded, since forking a process
-        with JAX's threads running can deadlock. Used by PyMC's own NUTS only.
+        {cores_doc}
     nuts_sampler : {"auto", "nutpie", "numpyro", "pymc"}
         PyMC only: the NUTS implementation that samples the PyMC model (``pm.sample``'s
         ``nuts_sampler``). ``"auto"`` (default): nutpie when installed (the extra
@@ -413,9 +412,8 @@ def fit(
     mass_matrix = v.choice(_OWNER, "mass_matrix", mass_matrix, ("diagonal", "dense"))
     variable_order = v.choice(_OWNER, "variable_order", variable_order, ("pivoted", "given"))
     p = int(release.metadata["p"])
+    cores = pymc_cores(_OWNER, backend, cores)
     if backend == "numpyro":
-        if cores is not None:
-            raise NoiseawareValueError(f"{_OWNER}: cores applies to backend='pymc' only; got cores={cores!r}.")
         if nuts_sampler != "auto":
             raise NoiseawareValueError(
                 f"{_OWNER}: nuts_sampler applies to backend='pymc' only; got nuts_sampler={nuts_sampler!r}."
@@ -435,8 +433,6 @@ def fit(
             raise NoiseawareValueError(
                 f"{_OWNER}: variable_order applies to backend='numpyro' only; got variable_order={variable_order!r}."
             )
-        if cores is not None:
-            cores = v.integer(_OWNER, "cores", cores, minimum=1)
         _plan_memory(backend, p, int(release.n or 0), st.chains, st.draws, st.warmup)  # n: a checked release has it
         idata = _pymc_fit(release, pr, st, cores, nuts_sampler_choice(_OWNER, nuts_sampler))
     record_run(idata, st, noiseaware_prior=f"LKJ(eta={pr.eta:g})")

@@ -17,6 +17,7 @@ from .._engine import (
     check_settings,
     numpyro_nuts,
     nuts_sampler_choice,
+    pymc_cores,
     pymc_sample,
     record_run,
     sampling_keywords,
@@ -97,8 +98,7 @@ def fit(
     eta : float
         LKJ concentration (> 0).
     cores : int, optional
-        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX); used by
-        PyMC's own NUTS only.
+        {cores_doc}
     route : {"moments", "wishart"}
         ``"moments"`` (default): the moment-matched normal law of the entries of ``S``
         (:class:`NoisyCovarianceEntries`). ``"wishart"``: exact — ``nS ~ Wishart(n, Sigma)`` as
@@ -140,6 +140,7 @@ def fit(
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
     v.choice(owner, "route", route, ROUTES)
+    cores = pymc_cores(owner, backend, cores)
     if backend == "numpyro" and nuts_sampler != "auto":
         raise NoiseawareValueError(
             f"{owner}: nuts_sampler applies to backend='pymc' only; got nuts_sampler={nuts_sampler!r}."
@@ -152,8 +153,7 @@ def fit(
         if backend == "numpyro":
             idata = fit_numpyro_latent(m, route, st, eta)
         else:
-            n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
-            idata = fit_pymc_latent(m, route, st, eta, n_cores, sampler)
+            idata = fit_pymc_latent(m, route, st, eta, cores, sampler)
     elif backend == "numpyro":
         idata = _fit_numpyro(m, st, eta)
     else:
@@ -206,9 +206,8 @@ def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None, nuts_
     from ..pymc import NoisyCovarianceEntries
 
     d, b = m.d, m.bound
-    n_cores = 1 if cores is None else v.integer("covariance.fit", "cores", cores, minimum=1)
     with pm.Model():
         chol, _, _ = pm.LKJCholeskyCov("chol", n=d, eta=eta, sd_dist=pm.HalfNormal.dist(b, shape=d), compute_corr=True)
         sigma = pm.Deterministic("sigma", chol @ chol.T)
         NoisyCovarianceEntries("y", sigma, m.n, m.pairs, m.precision, observed=np.asarray(m.y))
-        return pymc_sample("covariance.fit", st, cores=n_cores, nuts_sampler=nuts_sampler)
+        return pymc_sample("covariance.fit", st, cores=cores, nuts_sampler=nuts_sampler)

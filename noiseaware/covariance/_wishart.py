@@ -134,7 +134,7 @@ def pymc_model(m: Measurements, route: str, eta: float) -> Any:
 
 
 def fit_pymc_latent(
-    m: Measurements, route: str, st: SamplingSettings, eta: float, cores: int, nuts_sampler: str = "auto"
+    m: Measurements, route: str, st: SamplingSettings, eta: float, cores: int | None, nuts_sampler: str = "auto"
 ) -> Any:
     """NUTS on :func:`pymc_model` through the package's ``pymc_sample`` (``nuts_sampler``: its implementation)."""
     with pymc_model(m, route, eta):

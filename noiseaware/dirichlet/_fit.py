@@ -39,6 +39,7 @@ from .._engine import (
     chain_groups,
     check_settings,
     model_potential,
+    pymc_cores,
     pymc_sample,
     record_run,
     sampling_keywords,
@@ -436,7 +437,7 @@ def fit(
     prior_draws : int
         DPBoots replicates used to elicit p3 / p4.
     cores : int, optional
-        PyMC only: worker processes (default: 1 when JAX is loaded, else one per chain).
+        {cores_doc}
 
     Returns
     -------
@@ -486,13 +487,10 @@ def fit(
         check_censored_threshold(_OWNER, p.a, moments)
     if pr.d != obs[0].d:
         raise NoiseawareValueError(f"{_OWNER}: the prior has d={pr.d} parts but the release has d={obs[0].d}.")
+    cores = pymc_cores(_OWNER, backend, cores)
     if backend == "numpyro":
-        if cores is not None:
-            raise NoiseawareValueError(f"{_OWNER}: cores applies to backend='pymc' only; got cores={cores!r}.")
         idata = _fit_numpyro(pr, obs, moments, st)
     else:
-        if cores is not None:
-            cores = v.integer(_OWNER, "cores", cores, minimum=1)
         idata = _fit_pymc(pr, obs, moments, st, cores)
     record_run(idata, st, noiseaware_moments=moments)
     res = DirichletFit(idata, prior=pr, parts=obs, backend=backend, moments=moments, settings=st)

@@ -17,6 +17,7 @@ from .._engine import (
     SamplingOptions,
     check_settings,
     numpyro_nuts,
+    pymc_cores,
     pymc_sample,
     record_run,
     sampling_keywords,
@@ -312,7 +313,7 @@ def fit(
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized; :func:`model`) or PyMC NUTS (the same model in PyMC).
     cores : int, optional
-        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX).
+        {cores_doc}
 
     Returns
     -------
@@ -337,7 +338,7 @@ def fit(
     st = check_settings(owner, **sampling)
     v.choice(owner, "prior", prior, PRIORS)
     v.choice(owner, "backend", backend, BACKENDS)
-    n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
+    cores = pymc_cores(owner, backend, cores)
     data = model_data(release)
     if len(data.n_units) < 3 and prior == "hierarchical":
         v.fail(owner, "release", "must have three levels or more for the hierarchical prior", len(data.n_units),
@@ -348,7 +349,7 @@ def fit(
         from ._pymc import pymc_model
 
         with pymc_model(data, prior):
-            idata = pymc_sample(owner, st, cores=n_cores, compute_convergence_checks=False)
+            idata = pymc_sample(owner, st, cores=cores, compute_convergence_checks=False)
     counts = np.asarray(idata.posterior["counts"])
     integer = round_to_totals(counts, data.leaf_root, release.root_totals())
     idata.posterior["integer_counts"] = (idata.posterior["counts"].dims, integer)

@@ -14,6 +14,7 @@ from .._engine import (
     SamplingOptions,
     check_settings,
     numpyro_nuts,
+    pymc_cores,
     pymc_sample,
     record_run,
     sampling_keywords,
@@ -92,7 +93,7 @@ def fit(
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized) or PyMC NUTS.
     cores : int, optional
-        PyMC only: worker processes (default 1: chains in sequence, safe next to JAX).
+        {cores_doc}
 
     Returns
     -------
@@ -122,14 +123,14 @@ def fit(
     owner = "regression.fit"
     st = check_settings(owner, **sampling)
     v.choice(owner, "backend", backend, BACKENDS)
+    cores = pymc_cores(owner, backend, cores)
     stats = _statistics(owner, release)
     scales = prior_scales(owner, prior, stats)
     if backend == "numpyro":
         idata = numpyro_nuts(numpyro_model(stats, scales), st)
     else:
-        n_cores = 1 if cores is None else v.integer(owner, "cores", cores, minimum=1)
         with pymc_model(stats, scales):
-            idata = pymc_sample(owner, st, cores=n_cores)
+            idata = pymc_sample(owner, st, cores=cores)
     post = idata.posterior
     beta_dim = post["beta"].dims[-1]
     idata.posterior = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
