@@ -4,7 +4,9 @@
   vectorized chains for the same seed;
 * the driver's NUTS options are NumPyro's defaults (so ``augment``'s inner NUTS, built with
   ``nuts_kernel_options``, is the driver's NUTS);
-* NumPyro's HMC internals are imported by one module of the package only.
+* NumPyro's HMC internals are imported by one module of the package only;
+* the model's initialization runs as one compiled program where that stands in exactly for NumPyro's
+  eager ``initialize_model`` (the same starts), and falls back to it where it cannot.
 """
 
 from __future__ import annotations
@@ -73,3 +75,42 @@ def test_numpyro_hmc_internals_in_one_module_only() -> None:
         str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py") if pattern.search(path.read_text())
     )
     assert users == ["_engine/_nuts.py"]
+
+
+def _dynamic_support_model() -> None:
+    top = numpyro.sample("top", dist.HalfNormal(1.0))
+    numpyro.sample("u", dist.Uniform(0.0, top))  # a support that depends on a latent value
+
+
+def _param_model() -> None:
+    loc = numpyro.param("loc", 0.5)  # a param site: NumPyro substitutes its traced value into the potential
+    scale = numpyro.sample("scale", dist.HalfNormal(1.0))
+    numpyro.sample("y", dist.Normal(loc, scale), obs=0.3)
+
+
+@pytest.mark.parametrize(
+    ("model", "staged"), [(_model, True), (_dynamic_support_model, False), (_param_model, False)],
+    ids=["static", "dynamic-support", "param-site"],
+)
+def test_model_initialization_is_one_program_where_it_stands_in_for_numpyros(monkeypatch, model, staged) -> None:
+    """The staged start equals NumPyro's eager ``initialize_model``; models it cannot serve fall back."""
+    from numpyro.infer.util import initialize_model
+
+    from noiseaware._engine import _nuts
+
+    keys = jax.random.split(jax.random.PRNGKey(3), 2)
+
+    @float64
+    def both():  # type: ignore[no-untyped-def]
+        eager = initialize_model(keys, model, model_args=(), dynamic_args=True)
+        return _nuts._staged_initialize(model, (), keys, {}), _nuts.model_potential(model, (), init_keys=keys), eager
+
+    got, target, eager = both()
+    assert (got is not None) is staged
+    for name, z in eager.param_info.z.items():  # the same starts whichever path served
+        np.testing.assert_allclose(np.asarray(target.init.z[name]), np.asarray(z), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(target.init.potential_energy, eager.param_info.potential_energy, rtol=1e-10)
+    if staged:
+        z = {k: v[0] for k, v in eager.param_info.z.items()}
+        np.testing.assert_allclose(target.potential(z, ()), eager.potential_fn()(z), rtol=1e-12)
+        assert target.observed["y"].tolist() == 1.3
