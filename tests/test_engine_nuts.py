@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import pathlib
 import re
+import typing
 
 import jax
 import numpy as np
@@ -103,7 +104,7 @@ def test_model_initialization_is_one_program_where_it_stands_in_for_numpyros(mon
     @float64
     def both():  # type: ignore[no-untyped-def]
         eager = initialize_model(keys, model, model_args=(), dynamic_args=True)
-        return _nuts._staged_initialize(model, (), keys, {}), _nuts.model_potential(model, (), init_keys=keys), eager
+        return _nuts.StagedInit(model, {})(keys, ()), _nuts.model_potential(model, (), init_keys=keys), eager
 
     got, target, eager = both()
     assert (got is not None) is staged
@@ -114,3 +115,55 @@ def test_model_initialization_is_one_program_where_it_stands_in_for_numpyros(mon
         z = {k: v[0] for k, v in eager.param_info.z.items()}
         np.testing.assert_allclose(target.potential(z, ()), eager.potential_fn()(z), rtol=1e-12)
         assert target.observed["y"].tolist() == 1.3
+
+
+_COMPILES: list[str] = []
+
+
+def _count_compiles(event: str, duration: float, **kw: typing.Any) -> None:
+    if event == "/jax/core/compile/backend_compile_duration":
+        _COMPILES.append(str(kw.get("fun_name")))
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_compiles)
+
+
+def _regression_release(seed: int) -> typing.Any:
+    import noiseaware as na
+
+    g = np.random.default_rng(seed)
+    x = np.clip(g.normal(0.0, 0.4, size=(300, 1)), -1, 1)
+    data = np.column_stack([x, np.clip(0.5 * x[:, 0] + 0.2 * g.normal(size=300), -1, 1)])
+    return na.privatize(data, statistic="regression", response="x1", bound=1.0, rho=1.0, rng=g)
+
+
+def _covariance_release(seed: int) -> typing.Any:
+    import noiseaware as na
+
+    g = np.random.default_rng(seed)
+    return na.privatize(g.uniform(-1, 1, size=(200, 2)), statistic="second_moment", rho=1.0, bound=1.0, rng=g)
+
+
+@pytest.mark.parametrize("fit", ["regression", "covariance-moments", "covariance-wishart"])
+def test_a_second_release_of_the_same_shape_compiles_nothing_and_uses_its_own_data(fit: str) -> None:
+    """The model's data are arguments of cached programs: release B after A gives B's fresh-process draws."""
+    from noiseaware import covariance, regression
+    from noiseaware._engine._numpyro import PROGRAMS
+
+    kw = {"chains": 2, "draws": 40, "warmup": 40, "seed": 3, "check_mixing": False}
+    run, make = {
+        "regression": (lambda r: regression.fit(r, **kw), _regression_release),
+        "covariance-moments": (lambda r: covariance.fit(r, **kw), _covariance_release),
+        "covariance-wishart": (lambda r: covariance.fit(r, route="wishart", **kw), _covariance_release),
+    }[fit]
+    var = "beta" if fit == "regression" else "sigma"
+    PROGRAMS.clear()
+    fresh_b = run(make(2)).posterior[var].values  # B in an empty cache
+    PROGRAMS.clear()
+    first_a = run(make(1)).posterior[var].values
+    del _COMPILES[:]
+    cached_b = run(make(2)).posterior[var].values
+    assert not any(name in {"jit(staged)", "jit(start)", "jit(advance)"} for name in _COMPILES), _COMPILES
+    assert PROGRAMS.info["hits"] == 1
+    np.testing.assert_array_equal(cached_b, fresh_b)  # B's own data, bit for bit
+    assert not np.allclose(cached_b, first_a)

@@ -2,28 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
+from ._cache import ProgramCache
 from ._settings import SamplingSettings
 
-__all__ = ["numpyro_nuts"]
+__all__ = ["PROGRAMS", "numpyro_nuts"]
+
+#: The compiled initialization and NUTS programs of :func:`numpyro_nuts` fits given a ``cache_key``.
+PROGRAMS = ProgramCache(maxsize=16)
 
 
 def numpyro_nuts(
-    model: Callable[[], None], settings: SamplingSettings, *, init_strategy: Any = None) -> Any:
-    """NUTS on ``model`` (a NumPyro model of no arguments) at ``settings``, as ArviZ ``InferenceData``.
+    model: Callable[..., None],
+    settings: SamplingSettings,
+    *,
+    data: tuple[Any, ...] = (),
+    cache_key: Hashable | None = None,
+    init_strategy: Any = None,
+) -> Any:
+    """NUTS on ``model(*data)`` (a NumPyro model) at ``settings``, as ArviZ ``InferenceData``.
 
     The run of ``numpyro.infer.MCMC(NUTS(model, target_accept_prob=...), chain_method="vectorized")``:
     the same per-chain keys (the seed's key split per chain, then as ``HMC.init`` does), each chain's
     start drawn by ``init_strategy`` (NumPyro's default ``init_to_uniform`` when None) through
-    ``initialize_model``, and NumPyro's NUTS kernel and warmup adaptation -- driven by
-    :func:`~._nuts.build_nuts` (chains over the local devices, vectorized within a device, a chunked
-    run that Ctrl-C interrupts). The posterior holds every latent and deterministic site; the
-    sample statistics are named as every fit's (``accept_rate``, ``diverging``, ``n_steps``,
-    ``tree_depth``, ``lp``); the observed sites are the ``observed_data`` group. No
-    ``log_likelihood`` group (the covariance fits observe one joint vector of correlated entries,
-    so there is no pointwise log-likelihood for ``az.loo`` to leave out).
+    ``initialize_model`` (compiled as one program, :class:`~._nuts.StagedInit`), and NumPyro's NUTS
+    kernel and warmup adaptation -- driven by :func:`~._nuts.build_nuts` (chains over the local
+    devices, vectorized within a device, a chunked run that Ctrl-C interrupts). The posterior holds
+    every latent and deterministic site; the sample statistics are named as every fit's
+    (``accept_rate``, ``diverging``, ``n_steps``, ``tree_depth``, ``lp``); the observed sites are the
+    ``observed_data`` group. No ``log_likelihood`` group (the covariance fits observe one joint vector
+    of correlated entries, so there is no pointwise log-likelihood for ``az.loo`` to leave out).
+
+    ``data`` are the model's arguments: arrays, never constants of the compiled programs. With a
+    ``cache_key`` (hashable: everything that shapes ``model`` besides ``data``, e.g. the sizes and the
+    noise family; the caller guarantees that one key means one model function of ``data``) the
+    programs are kept in :data:`PROGRAMS` with the settings and the data's shapes, and a later fit
+    of the same key, settings and shapes -- another release of the same size -- compiles nothing.
     """
     import arviz as az
     import jax
@@ -31,18 +47,30 @@ def numpyro_nuts(
     import numpyro
 
     from ._devices import chain_groups
-    from ._nuts import NutsConfig, build_nuts, model_potential
+    from ._nuts import NutsConfig, StagedInit, build_nuts, model_potential
 
     chains = settings.chains
     key = jax.random.PRNGKey(settings.seed)
     chain_keys = jax.random.split(key, chains) if chains > 1 else key[None]  # MCMC.run's keys
     pair = jax.vmap(jax.random.split)(chain_keys)  # HMC.init: (the kernel's key, the initial point's key)
-    target = model_potential(model, (), init_keys=pair[:, 1], init_strategy=init_strategy)
     config = NutsConfig(
         chains, settings.draws, settings.warmup, float(settings.target_accept), groups=chain_groups(chains),
         dense_mass=(), vectorize=True, keys="given",  # NUTS(model)'s structured form of dense_mass=False
     )
-    run = build_nuts(target.potential, target.record, config)
+    kwargs = {} if init_strategy is None else {"init_strategy": init_strategy}
+
+    def build() -> dict[str, Any]:
+        return {"init": StagedInit(model, kwargs), "run": None}
+
+    if cache_key is None:
+        entry = build()
+    else:
+        shapes = tuple((np.shape(a), np.result_type(a).str) for a in jax.tree.leaves(data))
+        entry = PROGRAMS.get((cache_key, config, shapes, repr(init_strategy)), build)
+    target = model_potential(model, data, init_keys=pair[:, 1], init_strategy=init_strategy, staged_init=entry["init"])
+    if entry["run"] is None:
+        entry["run"] = build_nuts(target.potential, target.record, config)
+    run = entry["run"]
     bar = None
     if settings.progressbar:
         from tqdm.auto import tqdm
@@ -50,7 +78,7 @@ def numpyro_nuts(
         bar = tqdm(total=config.total, desc=f"NUTS, {chains} chain(s)")
     try:
         init = target.init
-        out = run(pair[:, 0], init.z, init.potential_energy, init.z_grad, (), (), bar)
+        out = run(pair[:, 0], init.z, init.potential_energy, init.z_grad, (), data, bar)
     finally:
         if bar is not None:
             bar.close()

@@ -42,6 +42,7 @@ __all__ = [
     "NutsConfig",
     "NutsDraws",
     "NutsRun",
+    "StagedInit",
     "after_chunk",
     "build_nuts",
     "model_potential",
@@ -386,6 +387,7 @@ def model_potential(
     start: dict[str, Any] | None = None,
     init_keys: Any = None,
     init_strategy: Any = None,
+    staged_init: StagedInit | None = None,
 ) -> ModelTarget:
     """A NumPyro model ``model(*data)`` as the driver's ``(potential, record)``, and the chains' start.
 
@@ -397,7 +399,9 @@ def model_potential(
     its sites and supports; the start is then the caller's, and the third value None) or
     ``init_keys`` (one key per chain: NumPyro's ``initialize_model`` draws each chain's start with
     ``init_strategy`` as ``HMC.init`` does; the third value is its batched ``ParamInfo``
-    ``(z, potential_energy, z_grad)``).
+    ``(z, potential_energy, z_grad)``). ``staged_init``: a :class:`StagedInit` of this model and init
+    strategy kept by the caller (its compiled program serves every call of the same data shapes);
+    by default a new one.
     """
     from numpyro import handlers
     from numpyro.distributions import biject_to
@@ -414,7 +418,7 @@ def model_potential(
         init = None
     else:
         kwargs = {} if init_strategy is None else {"init_strategy": init_strategy}
-        staged = _staged_initialize(model, data, init_keys, kwargs)
+        staged = (staged_init or StagedInit(model, kwargs))(init_keys, data)
         if staged is not None:
             potential_gen, postprocess_gen, init, observed = staged
             return ModelTarget(_call(potential_gen), _call(postprocess_gen), init, observed)
@@ -434,54 +438,71 @@ def _call(gen: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     return call
 
 
-def _staged_initialize(
-    model: Callable[..., Any], data: tuple[Any, ...], init_keys: Any, kwargs: dict[str, Any]
-) -> tuple[Any, Any, Any, dict[str, Any]] | None:
-    """NumPyro's ``initialize_model`` as one compiled program, or None where that cannot stand in for it.
+class StagedInit:
+    """NumPyro's ``initialize_model`` of ``model(*data)`` as one compiled program (kept for later calls).
 
     Run eagerly, ``initialize_model`` traces the model op by op: each new operation shape is an XLA
-    compilation of its own (about 60-120 for a fit's model, a third of a small fit's time on a fresh
+    compilation of its own (about 40-120 for a fit's model, a third of a small fit's time in a fresh
     process), before the chains' starts are searched in a compiled ``lax.map``. Here the same call
     (the same keys, init strategy and arithmetic, so the same starts up to floating-point order) runs
-    inside one ``jax.jit``: one trace and one compilation. Its potential and postprocess functions,
-    built while tracing, are kept when they hold no traced value: the model has no ``param`` or
-    ``mutable`` site, no discrete latent site, and no latent site's support depends on a traced value
-    (a constraint is a pytree; its leaves are checked). Otherwise, or when a chain found no valid
-    start (NumPyro's eager call then raises its own error, with the sites' validation warnings), the
-    caller falls back to the eager ``initialize_model``.
+    inside one ``jax.jit``, compiled once per data shape: a later call with other data of the same
+    shapes compiles nothing. Its potential and postprocess functions, built while tracing, are kept
+    when they hold no traced value: the model has no ``param`` or ``mutable`` site, no discrete
+    latent site, and no latent site's support depends on a traced value (a constraint is a pytree;
+    its leaves are checked). Calling returns None where that does not hold, or where a chain found no
+    valid start (NumPyro's eager call then raises its own error, with the sites' validation
+    warnings): the caller falls back to the eager ``initialize_model``.
     """
-    import jax
-    import jax.numpy as jnp
-    from numpyro.infer.util import initialize_model
 
-    box: dict[str, Any] = {}
+    def __init__(self, model: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+        import jax
+        import jax.numpy as jnp
+        from numpyro.infer.util import initialize_model
 
-    def staged(keys: Any, args: tuple[Any, ...]) -> Any:
-        info = initialize_model(keys, model, model_args=args, dynamic_args=True, **kwargs)
-        box["info"] = info
-        grads = jax.tree_util.tree_leaves(info.param_info.z_grad)
-        valid = jnp.all(jnp.isfinite(info.param_info.potential_energy))
-        for g in grads:
-            valid = valid & jnp.all(jnp.isfinite(g))
-        observed = {
-            k: site["value"] for k, site in info.model_trace.items() if site["type"] == "sample" and site["is_observed"]
-        }
-        return info.param_info, valid, observed
+        self._box: dict[str, Any] = {}
+        self.usable: bool | None = None  # unknown until the first trace
 
-    try:
-        param_info, valid, observed = jax.jit(staged)(init_keys, data)
-    except Exception:  # a model that cannot be traced abstractly (Python control flow on values): eager
-        return None
-    info = box["info"]
-    for site in info.model_trace.values():
-        if site["type"] in ("param", "mutable"):
+        def staged(keys: Any, args: tuple[Any, ...]) -> Any:
+            info = initialize_model(keys, model, model_args=args, dynamic_args=True, **kwargs)
+            self._box["info"] = info
+            valid = jnp.all(jnp.isfinite(info.param_info.potential_energy))
+            for g in jax.tree_util.tree_leaves(info.param_info.z_grad):
+                valid = valid & jnp.all(jnp.isfinite(g))
+            observed = {
+                k: site["value"]
+                for k, site in info.model_trace.items()
+                if site["type"] == "sample" and site["is_observed"]
+            }
+            return info.param_info, valid, observed
+
+        self._staged = jax.jit(staged)
+
+    @staticmethod
+    def _closed(trace: Any) -> bool:
+        import jax
+
+        for site in trace.values():
+            if site["type"] in ("param", "mutable"):
+                return False
+            if site["type"] == "sample" and not site["is_observed"]:
+                support = site["fn"].support
+                leaves = jax.tree_util.tree_leaves(support)
+                if support.is_discrete or any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+                    return False
+        return True
+
+    def __call__(self, init_keys: Any, data: tuple[Any, ...]) -> tuple[Any, Any, Any, dict[str, Any]] | None:
+        """``(potential_gen, postprocess_gen, ParamInfo, observed)``, or None: use the eager call."""
+        if self.usable is False:
             return None
-        if site["type"] == "sample" and not site["is_observed"]:
-            support = site["fn"].support
-            if support.is_discrete or any(
-                isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(support)
-            ):
-                return None
-    if not bool(valid):
-        return None
-    return info.potential_fn, info.postprocess_fn, param_info, observed
+        try:
+            param_info, valid, observed = self._staged(init_keys, data)
+        except Exception:  # a model that cannot be traced abstractly: NumPyro's eager call says why
+            self.usable = False
+            return None
+        info = self._box["info"]
+        if self.usable is None:
+            self.usable = self._closed(info.model_trace)
+        if not self.usable or not bool(valid):
+            return None
+        return info.potential_fn, info.postprocess_fn, param_info, observed

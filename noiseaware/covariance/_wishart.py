@@ -50,8 +50,12 @@ def _dims(m: Measurements) -> tuple[int, int, float, np.ndarray, np.ndarray, boo
     return m.d, nu, float(m.n), m.pairs[:, 0].copy(), m.pairs[:, 1].copy(), centred
 
 
-def numpyro_model(m: Measurements, route: str, eta: float) -> Any:
-    """The NumPyro model function (no arguments) of the module docstring."""
+def numpyro_model(m: Measurements, route: str, eta: float) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
+    """The NumPyro model of the module docstring: ``(model, data, cache_key)`` for ``numpyro_nuts``.
+
+    ``model(y, mean_obs, center)`` takes the release's measurements (the noisy mean and the centre
+    are zeros, unused, for an uncentred release); everything else it uses is in ``cache_key``.
+    """
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
@@ -62,10 +66,10 @@ def numpyro_model(m: Measurements, route: str, eta: float) -> Any:
     d, nu, n, rows, cols, centred = _dims(m)
     b = m.bound if m.data_bound is None else m.data_bound
     k = bartlett_dof(nu, d)
-    y = jnp.asarray(m.y)
-    lam = jnp.asarray(m.precision)
+    lam = np.asarray(m.precision, dtype=np.float64)
+    mean_sigma = float(m.mean_sigma) if centred and m.mean_sigma is not None else 1.0
 
-    def model() -> None:
+    def model(y: Any, mean_obs: Any, center: Any) -> None:
         s = numpyro.sample("scale", dist.HalfNormal(b * jnp.ones(d)).to_event(1))
         lr = numpyro.sample("corr_chol", dist.LKJCholesky(d, eta))
         low = s[:, None] * lr
@@ -75,27 +79,38 @@ def numpyro_model(m: Measurements, route: str, eta: float) -> Any:
             mu = numpyro.sample("mu", dist.Normal(jnp.zeros(d), b).to_event(1))
             xi = numpyro.sample("xbar_std", dist.Normal(jnp.zeros(d), 1.0).to_event(1))
             xbar = numpyro.deterministic("xbar", mu + low @ xi / math.sqrt(n))
-            numpyro.sample("mean_obs", dist.Normal(xbar, m.mean_sigma).to_event(1), obs=jnp.asarray(m.mean_values))
-            delta = xbar - jnp.asarray(m.center)
+            numpyro.sample("mean_obs", dist.Normal(xbar, mean_sigma).to_event(1), obs=mean_obs)
+            delta = xbar - center
             shift = delta[rows] * delta[cols]
         if route == "wishart":
             u = numpyro.sample("bartlett_u", dist.Gamma(jnp.asarray(k / 2.0), jnp.asarray(k / 2.0)).to_event(1))
             z = numpyro.sample("bartlett_normal", dist.Normal(jnp.zeros(d * (d - 1) // 2), 1.0).to_event(1))
             ent = bartlett_entries(jx, low, jnp.sqrt(u * jnp.asarray(k)), z, rows, cols, n, d)
-            numpyro.factor("y", gaussian_entries_logp(jx, y, ent + shift, lam))
+            numpyro.factor("y", gaussian_entries_logp(jx, y, ent + shift, jnp.asarray(lam)))
         else:
             sig_c = sigma * (nu / n)  # E[S] (E[C] = (n-1)/n Sigma when centred)
             # Isserlis: Cov(C) = nu/n^2 C(Sigma) = C(sig_c)/nu
-            numpyro.factor("y", noisy_covariance_entries_logp(jx, y - shift, sig_c, rows, cols, lam, float(nu)))
+            numpyro.factor("y", noisy_covariance_entries_logp(jx, y - shift, sig_c, rows, cols, jnp.asarray(lam),
+                                                              float(nu)))
 
-    return model
+    zeros = np.zeros(d)
+    data = (
+        np.asarray(m.y, dtype=np.float64),
+        np.asarray(m.mean_values, dtype=np.float64) if centred else zeros,
+        np.asarray(m.center, dtype=np.float64) if centred else zeros,
+    )
+    key = ("covariance", route, d, float(nu), n, rows.tobytes(), cols.tobytes(), centred, float(b), float(eta),
+           lam.tobytes(), mean_sigma)
+    return model, data, key
 
 
 def fit_numpyro_latent(m: Measurements, route: str, st: SamplingSettings, eta: float) -> Any:
     """The engine's NUTS on :func:`numpyro_model`, started at NumPyro's ``init_to_median``, as ``InferenceData``."""
     import numpyro
 
-    return numpyro_nuts(numpyro_model(m, route, eta), st, init_strategy=numpyro.infer.init_to_median(num_samples=15))
+    model, data, key = numpyro_model(m, route, eta)
+    start = numpyro.infer.init_to_median(num_samples=15)
+    return numpyro_nuts(model, st, data=data, cache_key=key, init_strategy=start)
 
 
 def pymc_model(m: Measurements, route: str, eta: float) -> Any:

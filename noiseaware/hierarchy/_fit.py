@@ -344,7 +344,11 @@ def fit(
         v.fail(owner, "release", "must have three levels or more for the hierarchical prior", len(data.n_units),
                "Use prior='uniform'.")
     if backend == "numpyro":
-        idata = numpyro_nuts(partial(model, data, prior=prior), st)
+        # the measurements and totals are the model's arguments; the tree shapes the program, so a later
+        # release of the same tree (another year, another noise draw) compiles nothing
+        key = ("hierarchy", prior, data.n_units, tuple(p.tobytes() for p in data.parents), data.leaf_root.tobytes(),
+               data.n_cells, data.index.tobytes(), data.sigma.tobytes())
+        idata = numpyro_nuts(partial(model, data, prior=prior), st, data=(data.y, data.totals), cache_key=key)
     else:
         from ._pymc import pymc_model
 

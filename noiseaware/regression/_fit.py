@@ -127,7 +127,8 @@ def fit(
     stats = _statistics(owner, release)
     scales = prior_scales(owner, prior, stats)
     if backend == "numpyro":
-        idata = numpyro_nuts(numpyro_model(stats, scales), st)
+        model, data, key = numpyro_model(stats, scales)
+        idata = numpyro_nuts(model, st, data=data, cache_key=key)
     else:
         with pymc_model(stats, scales):
             idata = pymc_sample(owner, st, cores=cores)

@@ -78,20 +78,35 @@ def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatis
     }
 
 
-def numpyro_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
-    """The NumPyro model of ``fit`` (a function of no arguments)."""
+def numpyro_model(st: RegressionStatistics, sc: dict[str, Any]) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
+    """The NumPyro model of ``fit``: ``(model, data, cache_key)`` for :func:`~noiseaware._engine.numpyro_nuts`.
+
+    ``model(obs)`` takes the release's noisy entries as its argument; everything else it uses (``n``,
+    the noise scales and family, the intercept, the prior scales) is in ``cache_key``, so a second
+    release with the same public settings reuses the compiled programs.
+    """
+    from .._core._regression import released_entries
+
+    rows, cols = released_entries(len(st.columns), st.intercept)
+    obs = np.asarray(st.moments, dtype=np.float64)[rows, cols]
+    scale = np.asarray(st.scale, dtype=np.float64)
+    key = (
+        "regression", st.family, bool(st.intercept), float(st.n), scale.shape, scale.tobytes(),
+        tuple((k, np.asarray(v, dtype=np.float64).tobytes()) for k, v in sorted(sc.items())),
+    )
+    return _numpyro_model(st.family, bool(st.intercept), float(st.n), scale, sc, rows.size), (obs,), key
+
+
+def _numpyro_model(family: str, intercept: bool, n: float, scale: np.ndarray, sc: dict[str, Any], m: int) -> Any:
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
 
-    from .._core._regression import released_entries
     from ..numpyro import NoisySufficientStatistics
 
-    rows, cols = released_entries(len(st.columns), st.intercept)
-    obs = jnp.asarray(np.asarray(st.moments)[rows, cols])
     d_x = sc["x"].size
 
-    def model() -> None:
+    def model(obs: Any) -> None:
         beta = numpyro.sample("beta", dist.Normal(jnp.zeros(sc["beta"].size), jnp.asarray(sc["beta"])).to_event(1))
         sigma = numpyro.sample("sigma", dist.HalfNormal(sc["sigma"]))
         mu_x = numpyro.sample("mu_x", dist.Normal(jnp.zeros(d_x), jnp.asarray(sc["x_loc"])).to_event(1))
@@ -103,10 +118,9 @@ def numpyro_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
         else:
             cov_x = numpyro.deterministic("cov_x", (sd_x * sd_x)[:, None])
         latent = None
-        if st.family == "laplace":
-            latent = numpyro.sample("stats_w", dist.Normal(jnp.zeros(rows.size), 1.0).to_event(1))
-        law = NoisySufficientStatistics(beta, sigma, mu_x, cov_x, st.n, np.asarray(st.scale), st.intercept,
-                                        st.family, latent)
+        if family == "laplace":
+            latent = numpyro.sample("stats_w", dist.Normal(jnp.zeros(m), 1.0).to_event(1))
+        law = NoisySufficientStatistics(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent)
         numpyro.sample("stats", law, obs=obs)
 
     return model
