@@ -401,3 +401,37 @@ def test_censored_moments_remove_the_bias_of_eq6_at_large_a():
         else:
             assert chi2 > 10 * limit, (hat, chi2)
             assert np.all(np.abs(diff / alpha_true) > 0.05)  # and the bias is material (> 5%)
+
+
+def test_pymc_censored_moments_are_one_jax_node_in_both_pytensor_backends():
+    """The censored moments in PyMC: one node run by the core's JAX code, the same under the C and JAX linkers.
+
+    The joint log-density and its gradient in ``alpha`` against the core in NumPy and central
+    differences of it.
+    """
+    import pytensor
+    import pytensor.graph.traversal
+    import pytensor.tensor as pt
+
+    import noiseaware.pymc as nap
+    from noiseaware.pymc._dirichlet import CensoredMoments
+
+    sl, s0, n, a, scale = np.array([-1.5, -1.0, -0.8]), np.array([-1.45, -1.05, -0.82]), 400, 0.05, 0.05
+    alpha = pt.tensor("alpha", dtype="float64", shape=(3,))  # a model's alpha has a static shape
+    lp = nap.LaplaceCensoredDirichletStat.joint_logp(sl, s0, alpha, n, a, scale)
+    grad = pt.grad(lp, alpha)
+    nodes = pytensor.graph.traversal.ancestors([lp, grad])
+    assert len({v.owner for v in nodes if v.owner is not None and isinstance(v.owner.op, CensoredMoments)}) == 1
+    x = np.array([1.7, 2.9, 4.2])
+    lc, gc = pytensor.function([alpha], [lp, grad])(x)
+    with pytest.warns(UserWarning, match="Skipping Check"):  # PyTensor's JAX linker drops PyMC's parameter checks
+        lj, gj = pytensor.function([alpha], [lp, grad], mode="JAX")(x)
+    np.testing.assert_allclose([lj, *np.asarray(gj)], [lc, *gc], rtol=1e-12, atol=1e-12)
+
+    def ref(al: np.ndarray) -> float:
+        return float(core.stat_joint_logdensity(NP, sl, s0, al, n, math.log(a), scale, "censored"))
+
+    assert abs(float(lc) - ref(x)) < 1e-9
+    h = 1e-6
+    fd = [(ref(x + h * e) - ref(x - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(gc, fd, rtol=1e-6, atol=1e-6)
