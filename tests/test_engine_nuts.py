@@ -104,7 +104,7 @@ def test_model_initialization_is_one_program_where_it_stands_in_for_numpyros(mon
     @float64
     def both():  # type: ignore[no-untyped-def]
         eager = initialize_model(keys, model, model_args=(), dynamic_args=True)
-        return _nuts.StagedInit(model, {})(keys, ()), _nuts.model_potential(model, (), init_keys=keys), eager
+        return _nuts.StagedInit(model)(keys, ()), _nuts.model_potential(model, (), init_keys=keys), eager
 
     got, target, eager = both()
     assert (got is not None) is staged

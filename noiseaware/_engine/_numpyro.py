@@ -57,10 +57,9 @@ def numpyro_nuts(
         chains, settings.draws, settings.warmup, float(settings.target_accept), groups=chain_groups(chains),
         dense_mass=(), vectorize=True, keys="given",  # NUTS(model)'s structured form of dense_mass=False
     )
-    kwargs = {} if init_strategy is None else {"init_strategy": init_strategy}
 
     def build() -> dict[str, Any]:
-        return {"init": StagedInit(model, kwargs), "run": None}
+        return {"init": StagedInit(model, init_strategy), "run": None}  # the run: built at the first call
 
     if cache_key is None:
         entry = build()

@@ -417,16 +417,20 @@ def model_potential(
         potential_gen, postprocess_gen = get_potential_fn(model, inv_transforms, replay_model=True, dynamic_args=True)
         init = None
     else:
-        kwargs = {} if init_strategy is None else {"init_strategy": init_strategy}
-        staged = (staged_init or StagedInit(model, kwargs))(init_keys, data)
+        staged = (staged_init or StagedInit(model, init_strategy))(init_keys, data)
         if staged is not None:
             potential_gen, postprocess_gen, init, observed = staged
             return ModelTarget(_call(potential_gen), _call(postprocess_gen), init, observed)
-        info = initialize_model(init_keys, model, model_args=data, dynamic_args=True, **kwargs)
+        info = initialize_model(init_keys, model, model_args=data, dynamic_args=True, **_init_kwargs(init_strategy))
         potential_gen, postprocess_gen = info.potential_fn, info.postprocess_fn
         init, trace = info.param_info, info.model_trace
     observed = {k: site["value"] for k, site in trace.items() if site["type"] == "sample" and site["is_observed"]}
     return ModelTarget(_call(potential_gen), _call(postprocess_gen), init, observed)
+
+
+def _init_kwargs(init_strategy: Any) -> dict[str, Any]:
+    """``initialize_model``'s keyword for ``init_strategy`` (none: NumPyro's default, ``init_to_uniform``)."""
+    return {} if init_strategy is None else {"init_strategy": init_strategy}
 
 
 def _call(gen: Callable[..., Any]) -> Callable[[Any, Any], Any]:
@@ -454,11 +458,12 @@ class StagedInit:
     warnings): the caller falls back to the eager ``initialize_model``.
     """
 
-    def __init__(self, model: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    def __init__(self, model: Callable[..., Any], init_strategy: Any = None) -> None:
         import jax
         import jax.numpy as jnp
         from numpyro.infer.util import initialize_model
 
+        kwargs = _init_kwargs(init_strategy)
         self._box: dict[str, Any] = {}
         self.usable: bool | None = None  # unknown until the first trace
 

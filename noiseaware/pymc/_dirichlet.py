@@ -42,22 +42,25 @@ def _moments(alpha: Any, n: int, a: float, moments: str) -> tuple[Any, Any]:
 
 
 @functools.cache
-def _jax_censored(log_a: float) -> tuple[Any, Any]:
-    """The core's censored moments of ``alpha`` at ``log a`` and their vector-Jacobian product, compiled by JAX."""
+def _jax_censored(terms: int) -> tuple[Any, Any]:
+    """The censored moments ``(alpha, log a) -> (mean, cov)`` and their vector-Jacobian product in ``alpha``.
+
+    The moments are the core's own compiled JAX function (cached per series length, the threshold an
+    argument); the product is compiled once per series length, so thresholds of one length share it.
+    """
     import jax
 
     from .._core import get_backend
 
     jbk = get_backend("jax")
-    terms = core.pair_series_terms(log_a)
 
-    def moments(alpha: Any) -> Any:
+    def moments(alpha: Any, log_a: Any) -> Any:
         return core.logmean_moments(jbk, alpha, log_a, "censored", terms)
 
-    def pullback(alpha: Any, g_mean: Any, g_cov: Any) -> Any:
-        return jax.vjp(moments, alpha)[1]((g_mean, g_cov))[0]
+    def pullback(alpha: Any, log_a: Any, g_mean: Any, g_cov: Any) -> Any:
+        return jax.vjp(lambda al: moments(al, log_a), alpha)[1]((g_mean, g_cov))[0]
 
-    return jax.jit(moments), jax.jit(pullback)
+    return moments, jax.jit(pullback)
 
 
 class CensoredMoments(Op):
@@ -77,6 +80,7 @@ class CensoredMoments(Op):
 
     def __init__(self, log_a: float) -> None:
         self.log_a = float(log_a)
+        self.terms = core.pair_series_terms(self.log_a)  # follows from log_a (not a prop of its own)
         _register_jax()  # JAX evaluates this node anyway
 
     def make_node(self, *inputs: Any) -> Apply:
@@ -89,7 +93,7 @@ class CensoredMoments(Op):
         return Apply(self, [alpha], [pt.tensor(dtype="float64", shape=(d,)), pt.tensor(dtype="float64", shape=(d, d))])
 
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
-        mean, cov = _jax_censored(self.log_a)[0](inputs[0])
+        mean, cov = _jax_censored(self.terms)[0](inputs[0], self.log_a)
         outputs[0][0] = np.asarray(mean, dtype=np.float64)
         outputs[1][0] = np.asarray(cov, dtype=np.float64)
 
@@ -111,13 +115,15 @@ class CensoredMomentsGrad(Op):
 
     def __init__(self, log_a: float) -> None:
         self.log_a = float(log_a)
+        self.terms = core.pair_series_terms(self.log_a)  # follows from log_a (not a prop of its own)
 
     def make_node(self, *inputs: Any) -> Apply:
         ins = [pt.as_tensor_variable(x, dtype="float64") for x in inputs]  # alpha, g_mean, g_cov
         return Apply(self, ins, [ins[0].type()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
-        outputs[0][0] = np.asarray(_jax_censored(self.log_a)[1](*inputs), dtype=np.float64)
+        alpha, g_mean, g_cov = inputs
+        outputs[0][0] = np.asarray(_jax_censored(self.terms)[1](alpha, self.log_a, g_mean, g_cov), dtype=np.float64)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         return [shapes[0]]
@@ -130,12 +136,13 @@ def _register_jax() -> None:
 
     @jax_funcify.register(CensoredMoments)
     def _moments_jax(op: CensoredMoments, **kwargs: Any) -> Any:
-        fn = _jax_censored(op.log_a)[0]
-        return lambda alpha: fn(alpha)
+        fn = _jax_censored(op.terms)[0]
+        return lambda alpha: fn(alpha, op.log_a)
 
     @jax_funcify.register(CensoredMomentsGrad)
     def _grad_jax(op: CensoredMomentsGrad, **kwargs: Any) -> Any:
-        return _jax_censored(op.log_a)[1]
+        fn = _jax_censored(op.terms)[1]
+        return lambda alpha, g_mean, g_cov: fn(alpha, op.log_a, g_mean, g_cov)
 
 
 def _checked_scale(scale: Any) -> Any:
