@@ -27,6 +27,10 @@ cell and model (the release's entries are the model's argument). Run one cell pe
 ran several cells died of an LLVM "Cannot allocate memory" at its second cell)::
 
     .venv/bin/python benchmarks/regression_calibration.py --reps 200 --ds 2 --ns 500 --rhos 0.1 --write --append
+
+A long cell can run in chunks, in parallel processes (each its own checkout, as two processes must not write one
+raw file), whose rows are then put into one raw file: ``--reps 50 --first-rep 50`` runs replications 50-99 of
+the same stream, and chunks tiling ``0 .. R`` are pooled into one row (:func:`pool`).
 """
 
 from __future__ import annotations
@@ -150,34 +154,42 @@ def adassp_hits(release: Any, beta: np.ndarray, n: int) -> dict[str, np.ndarray]
     return out
 
 
-def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, seed: int) -> dict[str, Any]:
+def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, seed: int,
+             first: int = 0) -> dict[str, Any]:
+    """Replications ``first .. first + reps - 1`` of a cell: its summary row and per-replication record.
+
+    The replications of a cell are one stream (the data of replication ``r`` come from the cell's generator after
+    those of ``0, ..., r - 1``; its releases and chain from seeds ``seed + r``), so the chunks ``[0, 50)``,
+    ``[50, 100)``, ... run in separate processes are together the same replications as one run of ``[0, 200)``:
+    :func:`pool` joins them. The data of skipped replications are drawn and discarded (cheap beside NUTS).
+    """
     import jax
 
     rng = np.random.default_rng(seed)
     rows, cols = (a[1:] for a in np.tril_indices(d + 2))  # the lower triangle, row-major, without the public n
     models: dict[str, Any] = {}
-    hits: dict[str, dict[str, list[np.ndarray]]] = {m: {"90": [], "95": []} for m in ("aware", "blind", "adassp")}
-    formed = 0
-    ranks: list[np.ndarray] = []
-    clipped, divergences = 0.0, {"aware": 0, "blind": 0}
-    clean: list[bool] = []  # replications without a clipped value
+    rec: dict[str, list[Any]] = {"clean": [], "clipped": [], "formed": [], "ranks": [],
+                                 **{f"{m}{lv}": [] for m in ("aware", "blind", "adassp") for lv in ("90", "95")}}
+    divergences = {"aware": 0, "blind": 0}
     t0 = time.perf_counter()
-    for r in range(reps):
+    for r in range(first + reps):
         th = draw_truth(rng, d)
         x = rng.multivariate_normal(th["mu_x"], th["cov_x"], size=n)
         y = th["beta"][0] + x @ th["beta"][1:] + th["sigma"] * rng.normal(size=n)
+        if r < first:
+            continue
         data = np.column_stack([x, y])
-        clipped += float(np.mean(np.abs(data) > 1.0)) / reps
-        clean.append(bool(np.all(np.abs(data) <= 1.0)))
+        rec["clipped"].append(float(np.mean(np.abs(data) > 1.0)))
+        rec["clean"].append(bool(np.all(np.abs(data) <= 1.0)))
         rel = na.privatize(np.clip(data, -1.0, 1.0), statistic="regression", response=f"x{d}", bound=1.0, rho=rho,
                            rng=np.random.default_rng(seed + r))
         st = read_regression(rel)
         ada = na.privatize(np.clip(data, -1.0, 1.0), statistic="regression", response=f"x{d}", bound=1.0, rho=rho,
                            method="adassp", rng=np.random.default_rng(seed + r + 10**6))
         ada_hits = adassp_hits(ada, th["beta"], n)
-        formed += int(ada_hits.pop("formed")[0])
+        rec["formed"].append(bool(ada_hits.pop("formed")[0]))
         for level, h in ada_hits.items():
-            hits["adassp"][level].append(h)
+            rec[f"adassp{level}"].append(h.tolist())
         obs = np.asarray(st.moments)[rows, cols]
         if not models:
             models["aware"] = make_mcmc(d, n, np.asarray(st.scale), warmup, draws)
@@ -188,36 +200,76 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
             divergences[name] += int(n_div)
             for level, q in (("90", 0.05), ("95", 0.025)):
                 lo, hi = np.quantile(post, [q, 1.0 - q], axis=0)
-                hits[name][level].append((lo <= th["beta"]) & (th["beta"] <= hi))
+                rec[f"{name}{level}"].append(((lo <= th["beta"]) & (th["beta"] <= hi)).tolist())
             if name == "aware":
                 thin = post[:: max(1, post.shape[0] // 99)][:99]
-                ranks.append(np.sum(thin < th["beta"], axis=0))
+                rec["ranks"].append(np.sum(thin < th["beta"], axis=0).tolist())
+    row: dict[str, Any] = {"n": n, "rho": rho, "d": d, "first_rep": first, "per_rep": rec,
+                           "aware_divergences": divergences["aware"], "blind_divergences": divergences["blind"],
+                           "seconds": time.perf_counter() - t0}
+    return summarise(row)
+
+
+def summarise(row: dict[str, Any]) -> dict[str, Any]:
+    """Fill a row's summary (coverage, its worst coefficient, SBC, clipping) from its per-replication record."""
     from scipy import stats
 
-    out: dict[str, Any] = {"n": n, "rho": rho, "d": d, "reps": reps, "clipped": clipped, "adassp_formed": formed,
-                           "unclipped_reps": int(np.sum(clean))}
+    rec = row["per_rep"]
+    clean = np.array(rec["clean"], dtype=bool)
+    out = dict(row, reps=int(clean.size), clipped=float(np.mean(rec["clipped"])), adassp_formed=int(sum(rec["formed"])),
+               unclipped_reps=int(clean.sum()))
     for level in ("90", "95"):
-        h = np.array(hits["aware"][level])[np.array(clean, dtype=bool)]
+        h = np.array(rec[f"aware{level}"], dtype=bool)[clean]
         out[f"aware{level}_unclipped"] = float(h.mean()) if h.size else float("nan")
-    for name in hits:
+    for name in ("aware", "blind", "adassp"):
         for level in ("90", "95"):
-            h = np.array(hits[name][level])  # (reps, d + 1)
+            h = np.array(rec[f"{name}{level}"], dtype=bool)  # (reps, d + 1)
             out[f"{name}{level}"] = float(h.mean())
             out[f"{name}{level}_min"] = float(h.mean(axis=0).min())
-        if name in divergences:
-            out[f"{name}_divergences"] = divergences[name]
-    counts = np.histogram(np.array(ranks).ravel(), bins=10, range=(0, 100))[0]
+    counts = np.histogram(np.array(rec["ranks"]).ravel(), bins=10, range=(0, 100))[0]
     out["sbc_chi2_p"] = float(stats.chisquare(counts).pvalue)
-    out["seconds"] = time.perf_counter() - t0
     return out
 
 
-def _key(r: dict[str, Any]) -> tuple[int, int, float, int]:
-    return r["d"], r["n"], r["rho"], r.get("seed_offset", 0)
+def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Join the chunks of one cell run (same cell and seed offset, replication ranges that tile ``[0, R)``).
+
+    Rows without a per-replication record, or chunks that do not tile a range from 0, are kept as they are.
+    The joined row's seconds are the chunks' sum (CPU of separate processes, not wall time).
+    """
+    groups: dict[tuple[int, int, float, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(_key(r)[:4], []).append(r)
+    out: list[dict[str, Any]] = []
+    for group in groups.values():
+        chunks = sorted((r for r in group if "per_rep" in r), key=lambda r: r.get("first_rep", 0))
+        ends = [r.get("first_rep", 0) for r in chunks[1:]]
+        tiled = len(chunks) > 1 and chunks[0].get("first_rep", 0) == 0 and all(
+            c.get("first_rep", 0) + c["reps"] == e for c, e in zip(chunks, ends, strict=False))
+        if not tiled:
+            out.extend(group)
+            continue
+        rec = {k: [v for c in chunks for v in c["per_rep"][k]] for k in chunks[0]["per_rep"]}
+        joined = dict(chunks[0], first_rep=0, per_rep=rec, chunks=len(chunks),
+                      seconds=sum(c["seconds"] for c in chunks),
+                      aware_divergences=sum(c["aware_divergences"] for c in chunks),
+                      blind_divergences=sum(c["blind_divergences"] for c in chunks),
+                      command="; ".join(dict.fromkeys(c["command"] for c in chunks)))
+        out.extend([r for r in group if "per_rep" not in r] + [summarise(joined)])
+    return out
+
+
+def _key(r: dict[str, Any]) -> tuple[int, int, float, int, int]:
+    return r["d"], r["n"], r["rho"], r.get("seed_offset", 0), r.get("first_rep", 0)
 
 
 def _offset(r: dict[str, Any]) -> str:
-    return f" (replication, seed offset {r['seed_offset']})" if r.get("seed_offset", 0) else ""
+    notes = [f"replication, seed offset {r['seed_offset']}"] if r.get("seed_offset", 0) else []
+    if r.get("first_rep", 0):
+        notes.append(f"replications {r['first_rep']}-{r['first_rep'] + r['reps'] - 1} alone, not counted")
+    if r.get("chunks", 0):
+        notes.append(f"{r['chunks']} chunks pooled")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str | None = None) -> None:
@@ -226,8 +278,9 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
     raw.parent.mkdir(parents=True, exist_ok=True)
     raw.write_text(json.dumps(rows, indent=1) + "\n")
     cmds = list(dict.fromkeys(r["command"] for r in rows))
-    replications = [r for r in rows if r.get("seed_offset", 0)]
-    rows = [r for r in rows if not r.get("seed_offset", 0)]
+    rows = pool(rows)
+    replications = [r for r in rows if r.get("seed_offset", 0) or r.get("first_rep", 0)]  # repeats, lone chunks
+    rows = [r for r in rows if not (r.get("seed_offset", 0) or r.get("first_rep", 0))]
     aware = [r["aware90"] for r in rows] + [r["aware95"] for r in rows]
     blind = [r["blind90"] for r in rows] + [r["blind95"] for r in rows]
     full = [r for r in rows if r["reps"] >= 200]
@@ -255,7 +308,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
         "90% / 95%. AdaSSP: its own `adassp` release of the same rows with a plug-in ridge interval that ignores the "
         "noise (the script's docstring); 'formed': replications whose interval could be formed (else it counts as "
         "a miss). A row marked 'replication' repeats a cell with other seeds (`--seed-offset`): the status counts "
-        "the first run of each cell only.",
+        "the first run of each cell only. A cell run in chunks (`--first-rep`, separate processes) is one stream "
+        "of replications pooled into one row; its seconds are the chunks' sum.",
         "",
         "| n | rho | d | reps | aware 90% | aware 95% | blind 90% | blind 95% | AdaSSP 90% | AdaSSP 95% "
         "| AdaSSP formed | aware 90% / 95%, replications without clipping | SBC chi2 p (aware) | clipped "
@@ -291,6 +345,9 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--seed-offset", type=int, default=0,
                     help="added to each cell's seed: an independent replication of a cell (its row records the offset)")
+    ap.add_argument("--first-rep", type=int, default=0,
+                    help="run replications first-rep .. first-rep + reps - 1 of each cell's stream (a chunk; "
+                    "chunks that tile 0 .. R are pooled into one row)")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved raw rows")
     ap.add_argument("--render-only", action="store_true", help="write the record from the saved raw rows")
@@ -310,7 +367,7 @@ def main() -> None:
         for n in args.ns:
             for rho in args.rhos:
                 seed = 1000 * n + 10 * d + int(rho * 100) + args.seed_offset
-                res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=seed)
+                res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=seed, first=args.first_rep)
                 res["command"] = command
                 res["seed_offset"] = args.seed_offset
                 rows = [r for r in rows if _key(r) != _key(res)] + [res]
