@@ -237,9 +237,9 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Rows without a per-replication record, or chunks that do not tile a range from 0, are kept as they are.
     The joined row's seconds are the chunks' sum (CPU of separate processes, not wall time).
     """
-    groups: dict[tuple[int, int, float, int], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        groups.setdefault(_key(r)[:4], []).append(r)
+        groups.setdefault(_key(r)[:5], []).append(r)
     out: list[dict[str, Any]] = []
     for group in groups.values():
         chunks = sorted((r for r in group if "per_rep" in r), key=lambda r: r.get("first_rep", 0))
@@ -259,14 +259,29 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _key(r: dict[str, Any]) -> tuple[int, int, float, int, int]:
-    return r["d"], r["n"], r["rho"], r.get("seed_offset", 0), r.get("first_rep", 0)
+STUDY_CHAIN = (250, 250)  # warm-up and kept draws of the study's one chain per fit; other lengths are side runs
+
+
+def _chain(r: dict[str, Any]) -> tuple[int, int]:
+    """A row's (warm-up, draws): its fields, else its command's options (rows written before the fields)."""
+    if "warmup" in r:
+        return r["warmup"], r["draws"]
+    words = r["command"].split()
+    return tuple(int(words[words.index(f"--{k}") + 1]) if f"--{k}" in words else 300  # the options' defaults
+                 for k in ("warmup", "draws"))  # type: ignore[return-value]
+
+
+def _key(r: dict[str, Any]) -> tuple[int, int, float, int, tuple[int, int], int]:
+    """A row's cell, run (seed offset, chain length) and chunk; :func:`pool` joins rows alike but for the chunk."""
+    return r["d"], r["n"], r["rho"], r.get("seed_offset", 0), _chain(r), r.get("first_rep", 0)
 
 
 def _offset(r: dict[str, Any]) -> str:
     notes = [f"replication, seed offset {r['seed_offset']}"] if r.get("seed_offset", 0) else []
     if r.get("first_rep", 0):
         notes.append(f"replications {r['first_rep']}-{r['first_rep'] + r['reps'] - 1} alone, not counted")
+    if _chain(r) != STUDY_CHAIN:
+        notes.append(f"chain {_chain(r)[0]} + {_chain(r)[1]}, not counted")
     if r.get("chunks", 0):
         notes.append(f"{r['chunks']} chunks pooled")
     return f" ({'; '.join(notes)})" if notes else ""
@@ -279,8 +294,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
     raw.write_text(json.dumps(rows, indent=1) + "\n")
     cmds = list(dict.fromkeys(r["command"] for r in rows))
     rows = pool(rows)
-    replications = [r for r in rows if r.get("seed_offset", 0) or r.get("first_rep", 0)]  # repeats, lone chunks
-    rows = [r for r in rows if not (r.get("seed_offset", 0) or r.get("first_rep", 0))]
+    side = [r for r in rows if r.get("seed_offset", 0) or r.get("first_rep", 0) or _chain(r) != STUDY_CHAIN]
+    rows = [r for r in rows if r not in side]  # the study: each cell's first run at the study's chain length
     aware = [r["aware90"] for r in rows] + [r["aware95"] for r in rows]
     blind = [r["blind90"] for r in rows] + [r["blind95"] for r in rows]
     full = [r for r in rows if r["reps"] >= 200]
@@ -308,8 +323,9 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
         "90% / 95%. AdaSSP: its own `adassp` release of the same rows with a plug-in ridge interval that ignores the "
         "noise (the script's docstring); 'formed': replications whose interval could be formed (else it counts as "
         "a miss). A row marked 'replication' repeats a cell with other seeds (`--seed-offset`): the status counts "
-        "the first run of each cell only. A cell run in chunks (`--first-rep`, separate processes) is one stream "
-        "of replications pooled into one row; its seconds are the chunks' sum.",
+        "the first run of each cell at the study's chain length (one chain of 250 + 250) only; a row marked "
+        "'chain w + d' ran longer chains on the same seeds. A cell run in chunks (`--first-rep`, separate "
+        "processes) is one stream of replications pooled into one row; its seconds are the chunks' sum.",
         "",
         "| n | rho | d | reps | aware 90% | aware 95% | blind 90% | blind 95% | AdaSSP 90% | AdaSSP 95% "
         "| AdaSSP formed | aware 90% / 95%, replications without clipping | SBC chi2 p (aware) | clipped "
@@ -320,7 +336,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
     def cov(r: dict[str, Any], key: str) -> str:
         return f"{r[key]:.3f} ({r[key + '_min']:.2f})" if key in r else "not run"
 
-    for r in sorted(rows + replications, key=_key):
+    for r in sorted(rows + side, key=_key):
         cells = [cov(r, f"{m}{lv}") for m in ("aware", "blind", "adassp") for lv in ("90", "95")]
         cells.append(f"{r['adassp_formed']} / {r['reps']}" if "adassp_formed" in r else "not run")
         cells.append(f"{r['aware90_unclipped']:.3f} / {r['aware95_unclipped']:.3f} ({r['unclipped_reps']})"
@@ -370,8 +386,9 @@ def main() -> None:
                 res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=seed, first=args.first_rep)
                 res["command"] = command
                 res["seed_offset"] = args.seed_offset
+                res["warmup"], res["draws"] = args.warmup, args.draws
                 rows = [r for r in rows if _key(r) != _key(res)] + [res]
-                print(json.dumps(res), flush=True)
+                print(json.dumps({k: v for k, v in res.items() if k != "per_rep"}), flush=True)
                 report(rows, load0, args.write)  # after every cell: a run cut short keeps its results
 
 
