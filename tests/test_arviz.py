@@ -99,8 +99,9 @@ def _covariance() -> Any:
 
 
 # The hierarchy and regression fits are those of docs/published-hierarchy.md (tests/hierarchy/test_docs.py) and of
-# tests/regression/test_fit.py, release and settings alike: their NUTS programs (the data are constants in them)
-# are compiled once in the fast suite and the second fit loads them from JAX's persistent cache.
+# tests/regression/test_fit.py, release and settings alike: their NUTS programs (the release's numbers are their
+# arguments) are compiled once in the fast suite; a second fit reuses them from the engine's program cache in the
+# same worker, and from JAX's persistent cache in the other.
 def _hierarchy() -> Any:
     from noiseaware import hierarchy
 
