@@ -122,7 +122,7 @@ def compiles() -> typing.Iterator[list[str]]:
     """The names of the programs XLA compiles while the test runs (a listener registered for the test only)."""
     names: list[str] = []
 
-    def listen(event: str, duration: float, **kw: typing.Any) -> None:
+    def listen(event: str, duration_secs: float, **kw: str | int) -> None:
         if event == "/jax/core/compile/backend_compile_duration":
             names.append(str(kw.get("fun_name")))
 
