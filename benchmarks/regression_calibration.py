@@ -260,6 +260,11 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 STUDY_CHAIN = (250, 250)  # warm-up and kept draws of the study's one chain per fit; other lengths are side runs
+STUDY_GRID = {"n": (500, 5000), "rho": (0.01, 0.1, 1.0), "d": (2, 5)}  # the study's cells; others are side runs
+
+
+def _in_grid(r: dict[str, Any]) -> bool:
+    return all(r[k] in v for k, v in STUDY_GRID.items())
 
 
 def _chain(r: dict[str, Any]) -> tuple[int, int]:
@@ -280,6 +285,8 @@ def _offset(r: dict[str, Any]) -> str:
     notes = [f"replication, seed offset {r['seed_offset']}"] if r.get("seed_offset", 0) else []
     if r.get("first_rep", 0):
         notes.append(f"replications {r['first_rep']}-{r['first_rep'] + r['reps'] - 1} alone, not counted")
+    if not _in_grid(r):
+        notes.append("outside the study's grid, not counted")
     if _chain(r) != STUDY_CHAIN:
         notes.append(f"chain {_chain(r)[0]} + {_chain(r)[1]}, not counted")
     if r.get("chunks", 0):
@@ -294,7 +301,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
     raw.write_text(json.dumps(rows, indent=1) + "\n")
     cmds = list(dict.fromkeys(r["command"] for r in rows))
     rows = pool(rows)
-    side = [r for r in rows if r.get("seed_offset", 0) or r.get("first_rep", 0) or _chain(r) != STUDY_CHAIN]
+    side = [r for r in rows if r.get("seed_offset", 0) or r.get("first_rep", 0) or _chain(r) != STUDY_CHAIN
+            or not _in_grid(r)]
     rows = [r for r in rows if r not in side]  # the study: each cell's first run at the study's chain length
     aware = [r["aware90"] for r in rows] + [r["aware95"] for r in rows]
     blind = [r["blind90"] for r in rows] + [r["blind95"] for r in rows]
