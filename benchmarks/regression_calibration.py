@@ -189,7 +189,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
         ada_hits = adassp_hits(ada, th["beta"], n)
         rec["formed"].append(bool(ada_hits.pop("formed")[0]))
         for level, h in ada_hits.items():
-            rec[f"adassp{level}"].append(h.tolist())
+            rec[f"adassp{level}"].append(_bits(h))
         obs = np.asarray(st.moments)[rows, cols]
         if not models:
             models["aware"] = make_mcmc(d, n, np.asarray(st.scale), warmup, draws)
@@ -200,7 +200,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
             divergences[name] += int(n_div)
             for level, q in (("90", 0.05), ("95", 0.025)):
                 lo, hi = np.quantile(post, [q, 1.0 - q], axis=0)
-                rec[f"{name}{level}"].append(((lo <= th["beta"]) & (th["beta"] <= hi)).tolist())
+                rec[f"{name}{level}"].append(_bits((lo <= th["beta"]) & (th["beta"] <= hi)))
             if name == "aware":
                 thin = post[:: max(1, post.shape[0] // 99)][:99]
                 rec["ranks"].append(np.sum(thin < th["beta"], axis=0).tolist())
@@ -208,6 +208,31 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
                            "aware_divergences": divergences["aware"], "blind_divergences": divergences["blind"],
                            "seconds": time.perf_counter() - t0}
     return summarise(row)
+
+
+def _bits(hits: np.ndarray) -> str:
+    """One replication's hits, one per coefficient, as a string of 0 and 1 (compact in the raw file)."""
+    return "".join("1" if h else "0" for h in np.asarray(hits, dtype=bool))
+
+
+def _unbits(reps: list[str]) -> np.ndarray:
+    """``(reps, d + 1)`` booleans from :func:`_bits` strings."""
+    return np.array([[c == "1" for c in r] for r in reps], dtype=bool).reshape(len(reps), -1)
+
+
+def _dump(rows: list[dict[str, Any]]) -> str:
+    """The raw rows as JSON, each row's per-replication record on one line of its own per field."""
+    marks = {}
+    out = []
+    for i, r in enumerate(rows):
+        if "per_rep" in r:
+            r = dict(r, per_rep={k: f"@{i}:{k}@" for k in r["per_rep"]})
+            marks.update({f'"@{i}:{k}@"': json.dumps(v, separators=(",", ":")) for k, v in rows[i]["per_rep"].items()})
+        out.append(r)
+    text = json.dumps(out, indent=1)
+    for mark, value in marks.items():
+        text = text.replace(mark, value)
+    return text + "\n"
 
 
 def summarise(row: dict[str, Any]) -> dict[str, Any]:
@@ -219,11 +244,11 @@ def summarise(row: dict[str, Any]) -> dict[str, Any]:
     out = dict(row, reps=int(clean.size), clipped=float(np.mean(rec["clipped"])), adassp_formed=int(sum(rec["formed"])),
                unclipped_reps=int(clean.sum()))
     for level in ("90", "95"):
-        h = np.array(rec[f"aware{level}"], dtype=bool)[clean]
+        h = _unbits(rec[f"aware{level}"])[clean]
         out[f"aware{level}_unclipped"] = float(h.mean()) if h.size else float("nan")
     for name in ("aware", "blind", "adassp"):
         for level in ("90", "95"):
-            h = np.array(rec[f"{name}{level}"], dtype=bool)  # (reps, d + 1)
+            h = _unbits(rec[f"{name}{level}"])  # (reps, d + 1)
             out[f"{name}{level}"] = float(h.mean())
             out[f"{name}{level}_min"] = float(h.mean(axis=0).min())
     counts = np.histogram(np.array(rec["ranks"]).ravel(), bins=10, range=(0, 100))[0]
@@ -298,7 +323,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
     """Write the raw JSON rows and (with ``write``) the record rendered into the docs."""
     raw = raw_path("regression_calibration.json")
     raw.parent.mkdir(parents=True, exist_ok=True)
-    raw.write_text(json.dumps(rows, indent=1) + "\n")
+    raw.write_text(_dump(rows))
     cmds = list(dict.fromkeys(r["command"] for r in rows))
     rows = pool(rows)
     side = [r for r in rows if r.get("seed_offset", 0) or r.get("first_rep", 0) or _chain(r) != STUDY_CHAIN
