@@ -260,7 +260,7 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Join the chunks of one cell run (same cell and seed offset, replication ranges that tile ``[0, R)``).
 
     Rows without a per-replication record, or chunks that do not tile a range from 0, are kept as they are.
-    The joined row's seconds are the chunks' sum (CPU of separate processes, not wall time).
+    The joined row's seconds are the sum of the chunks' wall times (processes that may have run side by side).
     """
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
