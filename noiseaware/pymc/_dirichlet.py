@@ -71,9 +71,9 @@ class CensoredMoments(Op):
     (:class:`CensoredMomentsGrad`). Built as a PyTensor graph instead, the censored moments (a
     256-term series and a 141-node quadrature, with their gradient) compiled to 75-180 C modules on a
     fresh machine, about a minute before a first censored PyMC fit could start; JAX compiles the two
-    functions once per threshold in seconds. PyTensor's JAX backend (nutpie, NumPyro through PyMC)
-    gets the JAX function itself. ``alpha`` is one ``(d,)`` vector; ``log_a`` is the release's public
-    threshold.
+    functions once per censoring-series length in seconds (thresholds of one length share them).
+    PyTensor's JAX backend (nutpie, NumPyro through PyMC) gets the JAX function itself. ``alpha`` is
+    one ``(d,)`` vector; ``log_a`` is the release's public threshold.
     """
 
     __props__ = ("log_a",)
