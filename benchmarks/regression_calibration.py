@@ -293,12 +293,13 @@ def _in_grid(r: dict[str, Any]) -> bool:
 
 
 def _chain(r: dict[str, Any]) -> tuple[int, int]:
-    """A row's (warm-up, draws): its fields, else its command's options (rows written before the fields)."""
-    if "warmup" in r:
-        return r["warmup"], r["draws"]
-    words = r["command"].split()
-    return tuple(int(words[words.index(f"--{k}") + 1]) if f"--{k}" in words else 300  # the options' defaults
-                 for k in ("warmup", "draws"))  # type: ignore[return-value]
+    """A row's (warm-up, draws)."""
+    return r["warmup"], r["draws"]
+
+
+def _counted(r: dict[str, Any]) -> bool:
+    """Whether a row is a study cell's first run (no seed offset, not a lone chunk, the study's chain and grid)."""
+    return not (r.get("seed_offset", 0) or r.get("first_rep", 0)) and _chain(r) == STUDY_CHAIN and _in_grid(r)
 
 
 def _key(r: dict[str, Any]) -> tuple[int, int, float, int, tuple[int, int], int]:
@@ -326,9 +327,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
     raw.write_text(_dump(rows))
     cmds = list(dict.fromkeys(r["command"] for r in rows))
     rows = pool(rows)
-    side = [r for r in rows if r.get("seed_offset", 0) or r.get("first_rep", 0) or _chain(r) != STUDY_CHAIN
-            or not _in_grid(r)]
-    rows = [r for r in rows if r not in side]  # the study: each cell's first run at the study's chain length
+    side = [r for r in rows if not _counted(r)]
+    rows = [r for r in rows if _counted(r)]
     aware = [r["aware90"] for r in rows] + [r["aware95"] for r in rows]
     blind = [r["blind90"] for r in rows] + [r["blind95"] for r in rows]
     full = [r for r in rows if r["reps"] >= 200]
