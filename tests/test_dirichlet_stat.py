@@ -414,14 +414,14 @@ def test_pymc_censored_moments_are_one_jax_node_in_both_pytensor_backends():
     import pytensor.tensor as pt
 
     import noiseaware.pymc as nap
-    from noiseaware.pymc._dirichlet import CensoredMoments
+    from noiseaware._core._pytensor_ops import JaxMeanCov
 
     sl, s0, n, a, scale = np.array([-1.5, -1.0, -0.8]), np.array([-1.45, -1.05, -0.82]), 400, 0.05, 0.05
     alpha = pt.tensor("alpha", dtype="float64", shape=(3,))  # a model's alpha has a static shape
     lp = nap.LaplaceCensoredDirichletStat.joint_logp(sl, s0, alpha, n, a, scale)
     grad = pt.grad(lp, alpha)
     nodes = pytensor.graph.traversal.ancestors([lp, grad])
-    assert len({v.owner for v in nodes if v.owner is not None and isinstance(v.owner.op, CensoredMoments)}) == 1
+    assert len({v.owner for v in nodes if v.owner is not None and isinstance(v.owner.op, JaxMeanCov)}) == 1
     x = np.array([1.7, 2.9, 4.2])
     lc, gc = pytensor.function([alpha], [lp, grad])(x)
     with pytest.warns(UserWarning, match="Skipping Check"):  # PyTensor's JAX linker drops PyMC's parameter checks
@@ -435,3 +435,25 @@ def test_pymc_censored_moments_are_one_jax_node_in_both_pytensor_backends():
     h = 1e-6
     fd = [(ref(x + h * e) - ref(x - h * e)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(gc, fd, rtol=1e-6, atol=1e-6)
+
+
+def test_pytensor_censored_moments_take_a_traced_threshold_and_refuse_its_gradient():
+    """The core's PyTensor route: a symbolic threshold is an input of the node (its value matches NumPy).
+
+    The threshold is public data: a gradient in it is refused, not silently zero. The second-order term
+    alone has no PyTensor route of its own (it is inside the node), which says so.
+    """
+    from pytensor.gradient import NullTypeGradError
+
+    pbk = get_backend("pytensor")
+    alpha, log_a = pt.tensor("alpha", dtype="float64", shape=(3,)), pt.dscalar("log_a")
+    mean, cov = core.logmean_moments(pbk, alpha, log_a, "censored", core.pair_series_terms(math.log(0.05)))
+    x = np.array([0.4, 1.3, 2.2])
+    got = pytensor.function([alpha, log_a], [mean, cov])(x, math.log(0.05))
+    want = core.logmean_moments(NP, x, math.log(0.05), "censored")
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-14)
+    with pytest.raises(NullTypeGradError):
+        pt.grad(pt.sum(cov), log_a)
+    with pytest.raises(NoiseawareValueError, match="logmean_moments"):
+        core.pair_censoring_term(pbk, alpha, math.log(0.05))

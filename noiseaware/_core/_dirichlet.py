@@ -324,7 +324,8 @@ def pair_censoring_term(bk: Backend, alpha: Any, log_a: Any, terms: int | None =
     :math:`x_k/(1-x_j)\sim\mathrm{Beta}(\alpha_k,\gamma_{jk})`. The ``v``-integral is a fixed
     141-node exp-sinh rule (:data:`DE_STEP`), evaluated in both orientations ``(j, k)`` and
     ``(k, j)`` and averaged. Needs ``a < 1/2``; with ``d = 2`` (:math:`\gamma=0`) both parts cannot
-    lie below ``a < 1/2`` at once and the term is 0.
+    lie below ``a < 1/2`` at once and the term is 0. NumPy and JAX backends; with PyTensor the term
+    is inside the one JAX-evaluated node of :func:`logmean_moments`.
 
     Examples
     --------
@@ -337,22 +338,14 @@ def pair_censoring_term(bk: Backend, alpha: Any, log_a: Any, terms: int | None =
     if terms is None:
         terms = pair_series_terms(log_a)
     if bk.name == "pytensor":
-        # one opaque node (gradient included), so that PyTensor's fusion of the gradient of alpha
-        # does not build one Add of more than 32 inputs, which its Python implementation cannot run
-        return _pt_pair_op(terms)(bk.as_float(alpha), bk.as_float(bk.asarray(log_a)))
+        v.fail(
+            "pair_censoring_term",
+            "bk",
+            "must be NumPy or JAX (with PyTensor the censored moments are one JAX-evaluated node)",
+            bk.name,
+            "call logmean_moments(bk, alpha, log_a, 'censored'), whose covariance holds this term",
+        )
     return _pair_censoring_term(bk, alpha, log_a, terms)
-
-
-@functools.cache
-def _pt_pair_op(terms: int) -> Any:
-    import pytensor.tensor as pt
-    from pytensor.compile.builders import OpFromGraph
-
-    from ._backend import get_backend
-
-    alpha, log_a = pt.dvector("alpha"), pt.dscalar("log_a")
-    out = _pair_censoring_term(get_backend("pytensor"), alpha, log_a, terms)
-    return OpFromGraph([alpha, log_a], [out], inline=False)
 
 
 def _pair_censoring_term(bk: Backend, alpha: Any, log_a: Any, terms: int) -> Any:
@@ -407,7 +400,9 @@ def logmean_moments(bk: Backend, alpha: Any, log_a: Any, moments: str, terms: in
     term of two parts censored at once, :func:`pair_censoring_term`), plus the diagonal guard of
     the module docstring, so the covariance is positive definite. Divide the covariance by ``n``
     for the mean of ``n`` records. ``alpha`` is a single ``(d,)`` vector; ``a < 1/2``. With JAX the
-    computation is one compiled function (cached per shape), also when called eagerly. ``terms``:
+    censored computation is one compiled function (cached per shape), also when called eagerly; with
+    PyTensor it is one node evaluated by that JAX function, its gradient by JAX's vector-Jacobian
+    product (:class:`noiseaware._core._pytensor_ops.JaxMeanCov`). ``terms``:
     the inner series' length of :func:`pair_censoring_term`; default :func:`pair_series_terms` of
     ``log_a``, which is :data:`SERIES_TERMS` (256) for a traced threshold. A caller that passes a
     traced threshold but knows its value (a fit with the data as arguments) passes
@@ -418,6 +413,10 @@ def logmean_moments(bk: Backend, alpha: Any, log_a: Any, moments: str, terms: in
         terms = pair_series_terms(log_a)
     if bk.name == "jax" and moments == "censored":
         return _jax_moments(bk, terms)(alpha, log_a)
+    if bk.name == "pytensor" and moments == "censored":
+        from ._pytensor_ops import jax_mean_cov
+
+        return jax_mean_cov(_censored_moments, alpha, log_a, (terms,))
     return _logmean_moments(bk, alpha, log_a, moments, terms)
 
 
@@ -425,7 +424,11 @@ def logmean_moments(bk: Backend, alpha: Any, log_a: Any, moments: str, terms: in
 def _jax_moments(bk: Backend, terms: int) -> Any:
     import jax
 
-    return jax.jit(lambda alpha, log_a: _logmean_moments(bk, alpha, log_a, "censored", terms))
+    return jax.jit(lambda alpha, log_a: _censored_moments(bk, alpha, log_a, terms))
+
+
+def _censored_moments(bk: Backend, alpha: Any, log_a: Any, terms: int) -> tuple[Any, Any]:
+    return _logmean_moments(bk, alpha, log_a, "censored", terms)
 
 
 def _logmean_moments(bk: Backend, alpha: Any, log_a: Any, moments: str, terms: int | None) -> tuple[Any, Any]:

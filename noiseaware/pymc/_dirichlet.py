@@ -2,11 +2,9 @@ r"""PyMC shell of :class:`LaplaceCensoredDirichletStat` (Guo et al. 2022, eq. 6;
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Sequence
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -15,8 +13,6 @@ from ._common import PT  # isort: split
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
-from pytensor.graph.basic import Apply
-from pytensor.graph.op import Op
 from pytensor.tensor import slinalg
 
 from .. import _validation as v
@@ -34,115 +30,8 @@ def _moments(alpha: Any, n: int, a: float, moments: str) -> tuple[Any, Any]:
     """Mean and covariance of ``S_0``; a bad ``alpha`` raises ``ParameterValueError`` when evaluated."""
     alpha = pt.as_tensor_variable(alpha, dtype="float64")
     alpha = check_parameters(alpha, pt.all(alpha > 0), pt.all(pt.lt(alpha, np.inf)), msg=_SPEC.rules["alpha"])
-    if moments == "censored":
-        mean, cov = cast(list[Any], CensoredMoments(math.log(a))(alpha))
-    else:
-        mean, cov = core.logmean_moments(PT, alpha, math.log(a), moments)
+    mean, cov = core.logmean_moments(PT, alpha, math.log(a), moments)
     return mean, cov / n
-
-
-@functools.cache
-def _jax_censored(terms: int) -> tuple[Any, Any]:
-    """The censored moments ``(alpha, log a) -> (mean, cov)`` and their vector-Jacobian product in ``alpha``.
-
-    The moments are the core's own compiled JAX function (cached per series length, the threshold an
-    argument); the product is compiled once per series length, so thresholds of one length share it.
-    """
-    import jax
-
-    from .._core import get_backend
-
-    jbk = get_backend("jax")
-
-    def moments(alpha: Any, log_a: Any) -> Any:
-        return core.logmean_moments(jbk, alpha, log_a, "censored", terms)
-
-    def pullback(alpha: Any, log_a: Any, g_mean: Any, g_cov: Any) -> Any:
-        return jax.vjp(lambda al: moments(al, log_a), alpha)[1]((g_mean, g_cov))[0]
-
-    return moments, jax.jit(pullback)
-
-
-class CensoredMoments(Op):
-    r"""``alpha -> (mean, cov)``: the censored per-record moments of the core's ``logmean_moments``.
-
-    One PyTensor node evaluated by the core's JAX implementation (the same math as the NumPyro front
-    end, written once), with its gradient by JAX's vector-Jacobian product
-    (:class:`CensoredMomentsGrad`). Built as a PyTensor graph instead, the censored moments (a
-    256-term series and a 141-node quadrature, with their gradient) compiled to 75-180 C modules on a
-    fresh machine, about a minute before a first censored PyMC fit could start; JAX compiles the two
-    functions once per censoring-series length in seconds (thresholds of one length share them).
-    PyTensor's JAX backend (nutpie, NumPyro through PyMC) gets the JAX function itself. ``alpha`` is
-    one ``(d,)`` vector; ``log_a`` is the release's public threshold.
-    """
-
-    __props__ = ("log_a",)
-
-    def __init__(self, log_a: float) -> None:
-        self.log_a = float(log_a)
-        self.terms = core.pair_series_terms(self.log_a)  # follows from log_a (not a prop of its own)
-        _register_jax()  # JAX evaluates this node anyway
-
-    def make_node(self, *inputs: Any) -> Apply:
-        alpha = pt.as_tensor_variable(inputs[0], dtype="float64")
-        if alpha.type.ndim != 1:
-            raise NoiseawareValueError(
-                f"LaplaceCensoredDirichletStat: alpha must be one vector; got ndim {alpha.type.ndim}."
-            )
-        d = alpha.type.shape[0]
-        return Apply(self, [alpha], [pt.tensor(dtype="float64", shape=(d,)), pt.tensor(dtype="float64", shape=(d, d))])
-
-    def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
-        mean, cov = _jax_censored(self.terms)[0](inputs[0], self.log_a)
-        outputs[0][0] = np.asarray(mean, dtype=np.float64)
-        outputs[1][0] = np.asarray(cov, dtype=np.float64)
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
-        (d,) = shapes[0]
-        return [(d,), (d, d)]
-
-    def L_op(self, inputs: Sequence[Any], outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
-        from pytensor.gradient import DisconnectedType
-
-        g = [pt.zeros_like(o) if isinstance(gr.type, DisconnectedType) else gr for o, gr in zip(outputs, grads)]
-        return [CensoredMomentsGrad(self.log_a)(inputs[0], *g)]
-
-
-class CensoredMomentsGrad(Op):
-    """``(alpha, g_mean, g_cov) -> d<g, moments>/d alpha`` by JAX (the gradient of :class:`CensoredMoments`)."""
-
-    __props__ = ("log_a",)
-
-    def __init__(self, log_a: float) -> None:
-        self.log_a = float(log_a)
-        self.terms = core.pair_series_terms(self.log_a)  # follows from log_a (not a prop of its own)
-
-    def make_node(self, *inputs: Any) -> Apply:
-        ins = [pt.as_tensor_variable(x, dtype="float64") for x in inputs]  # alpha, g_mean, g_cov
-        return Apply(self, ins, [ins[0].type()])
-
-    def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
-        alpha, g_mean, g_cov = inputs
-        outputs[0][0] = np.asarray(_jax_censored(self.terms)[1](alpha, self.log_a, g_mean, g_cov), dtype=np.float64)
-
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
-        return [shapes[0]]
-
-
-@functools.cache
-def _register_jax() -> None:
-    """PyTensor's JAX backend (nutpie, NumPyro through PyMC) runs the core's JAX functions themselves."""
-    from pytensor.link.jax.dispatch import jax_funcify
-
-    @jax_funcify.register(CensoredMoments)
-    def _moments_jax(op: CensoredMoments, **kwargs: Any) -> Any:
-        fn = _jax_censored(op.terms)[0]
-        return lambda alpha: fn(alpha, op.log_a)
-
-    @jax_funcify.register(CensoredMomentsGrad)
-    def _grad_jax(op: CensoredMomentsGrad, **kwargs: Any) -> Any:
-        fn = _jax_censored(op.terms)[1]
-        return lambda alpha, g_mean, g_cov: fn(alpha, op.log_a, g_mean, g_cov)
 
 
 def _checked_scale(scale: Any) -> Any:
