@@ -17,6 +17,7 @@ import re
 import typing
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
@@ -117,6 +118,40 @@ def test_model_initialization_is_one_program_where_it_stands_in_for_numpyros(mon
         assert target.observed["y"].tolist() == 1.3
 
 
+def test_a_model_that_needs_concrete_data_is_served_eagerly() -> None:
+    """NumPy on a data argument cannot be traced abstractly (a JAX tracer error): the eager call serves it."""
+    from noiseaware._engine import _nuts
+
+    def model(obs: typing.Any) -> None:
+        obs = np.asarray(obs)  # NumPy on the data: concrete in NumPyro's eager call only
+        scale = numpyro.sample("scale", dist.HalfNormal(1.0))
+        numpyro.sample("y", dist.Normal(0.0, scale), obs=obs)
+
+    keys = jax.random.split(jax.random.PRNGKey(3), 2)
+    data = (np.array([0.3, -0.2]),)
+    staged = _nuts.StagedInit(model)
+    assert staged(keys, data) is None and staged.usable is False
+    target = _nuts.model_potential(model, data, init_keys=keys, staged_init=staged)
+    assert np.all(np.isfinite(np.asarray(target.init.potential_energy)))
+
+
+def test_a_model_error_is_raised_at_once_not_traced_again_eagerly() -> None:
+    """An error of the model's own (not a JAX tracer error) leaves the staged start, after one trace."""
+    from noiseaware._engine import _nuts
+
+    calls = []
+
+    def broken() -> None:
+        calls.append(1)
+        scale = numpyro.sample("scale", dist.HalfNormal(1.0))
+        numpyro.sample("y", dist.Normal(jnp.zeros(2), scale), obs=jnp.zeros(3))  # shapes that cannot broadcast
+
+    keys = jax.random.split(jax.random.PRNGKey(3), 2)
+    with pytest.raises(ValueError, match=r"broadcast|shape|Incompatible"):
+        _nuts.model_potential(broken, (), init_keys=keys)
+    assert len(calls) == 1  # NumPyro's prototype trace only; the eager initialize_model never ran
+
+
 @pytest.fixture
 def compiles() -> typing.Iterator[list[str]]:
     """The names of the programs XLA compiles while the test runs (a listener registered for the test only)."""
@@ -176,3 +211,21 @@ def test_a_second_release_of_the_same_shape_compiles_nothing_and_uses_its_own_da
     assert PROGRAMS.info["hits"] == 2
     np.testing.assert_array_equal(cached_b, fresh_b)  # B's own data, bit for bit, after A's run
     assert not np.allclose(cached_a, fresh_b)
+
+
+def test_init_strategy_key_is_equal_for_equal_strategies_and_never_shared_by_other_values() -> None:
+    """The compiled start is kept per strategy: equal ``partial`` strategies share it, unhashable ones are not kept."""
+    from noiseaware._engine import _cache
+    from noiseaware._engine._numpyro import strategy_key
+
+    median = numpyro.infer.init_to_median
+    assert strategy_key(median(num_samples=15)) == strategy_key(median(num_samples=15))  # two partial objects
+    assert strategy_key(median(num_samples=15)) != strategy_key(median(num_samples=16))
+    assert strategy_key(None) is None
+    a, b = np.zeros(2000), np.zeros(2000)
+    b[1000] = 1.0
+    first, second = numpyro.infer.init_to_value(values={"x": a}), numpyro.infer.init_to_value(values={"x": b})
+    assert repr(first) == repr(second)  # why a repr key was wrong: NumPy elides the middle of a large array
+    cache = _cache.ProgramCache()
+    assert cache.get(("fit", strategy_key(first)), lambda: "first") == "first"
+    assert cache.get(("fit", strategy_key(second)), lambda: "second") == "second"  # built for its own values

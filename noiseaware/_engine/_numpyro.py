@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -65,7 +66,7 @@ def numpyro_nuts(
         entry = build()
     else:
         shapes = tuple((np.shape(a), np.result_type(a).str) for a in jax.tree.leaves(data))
-        entry = PROGRAMS.get((cache_key, config, shapes, repr(init_strategy)), build)
+        entry = PROGRAMS.get((cache_key, config, shapes, strategy_key(init_strategy)), build)
     target = model_potential(model, data, init_keys=pair[:, 1], init_strategy=init_strategy, staged_init=entry["init"])
     if entry["run"] is None:
         entry["run"] = build_nuts(target.potential, target.record, config)
@@ -88,3 +89,19 @@ def numpyro_nuts(
         observed_data={k: np.asarray(x) for k, x in target.observed.items()},
         attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__},
     )
+
+
+def strategy_key(init_strategy: Any) -> Hashable:
+    """What of an init strategy keys the compiled start: equal for equal strategies, unhashable if unknown.
+
+    NumPyro's strategies are ``functools.partial`` objects made anew by each call
+    (``init_to_median(num_samples=15)``), which compare by identity; the key is their function and
+    arguments instead, so a second fit with an equal strategy reuses the compiled start. Arguments
+    that cannot be hashed (``init_to_value(values={...})``) make the key unhashable, and
+    :class:`~._cache.ProgramCache` then builds the programs for that call only: never a start kept
+    for other values (a ``repr`` key would be, as NumPy shortens the ``repr`` of a large array).
+    """
+    if isinstance(init_strategy, functools.partial):
+        keywords = tuple(sorted(init_strategy.keywords.items()))
+        return ("partial", strategy_key(init_strategy.func), init_strategy.args, keywords)
+    return init_strategy

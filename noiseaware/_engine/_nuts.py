@@ -453,9 +453,11 @@ class StagedInit:
     shapes compiles nothing. Its potential and postprocess functions, built while tracing, are kept
     when they hold no traced value: the model has no ``param`` or ``mutable`` site, no discrete
     latent site, and no latent site's support depends on a traced value (a constraint is a pytree;
-    its leaves are checked). Calling returns None where that does not hold, or where a chain found no
-    valid start (NumPyro's eager call then raises its own error, with the sites' validation
-    warnings): the caller falls back to the eager ``initialize_model``.
+    its leaves are checked), and the model can be traced abstractly (no JAX tracer error: a model
+    that branches on a value, or calls NumPy on one, is served eagerly). Calling returns None where
+    that does not hold, or where a chain found no valid start (NumPyro's eager call then raises its
+    own error, with the sites' validation warnings): the caller falls back to the eager
+    ``initialize_model``. Any other error while tracing is the model's own and is raised at once.
     """
 
     def __init__(self, model: Callable[..., Any], init_strategy: Any = None) -> None:
@@ -500,9 +502,14 @@ class StagedInit:
         """``(potential_gen, postprocess_gen, ParamInfo, observed)``, or None: use the eager call."""
         if self.usable is False:
             return None
+        import jax
+
         try:
             param_info, valid, observed = self._staged(init_keys, data)
-        except Exception:  # a model that cannot be traced abstractly: NumPyro's eager call says why
+        except (jax.errors.JAXTypeError, jax.errors.JAXIndexError):
+            # a model that needs concrete values (Python control flow on a value, NumPy on a traced
+            # array, a value-dependent boolean index): the eager call serves it. Any other error is
+            # the model's own, raised here once rather than traced again eagerly.
             self.usable = False
             return None
         info = self._box["info"]
