@@ -325,6 +325,21 @@ def test_subclasses_keep_their_extras() -> None:
     assert res.default_var == "alpha" and res.settings is None
 
 
+def test_records_are_required_keywords_kept_as_attributes_and_shared_by_selections() -> None:
+    class _Fit(FitResult):
+        records = ("release", "columns")
+
+    idata = az.from_dict(posterior={"mu": np.zeros((2, 10))})
+    rel = object()
+    res = _Fit(idata, release=rel, columns=("a",))
+    assert res.release is rel and res.columns == ("a",) and res.groups() == ["posterior"]
+    sub = res.isel(draw=slice(0, 5))
+    assert isinstance(sub, _Fit) and sub.release is rel and sub.columns == ("a",)
+    assert sub.posterior.sizes["draw"] == 5 and res.posterior.sizes["draw"] == 10
+    with pytest.raises(NoiseawareTypeError, match=r"^_Fit: the records \['release', 'columns'\] .*; got no columns\.$"):
+        _Fit(idata, release=rel)
+
+
 # ----------------------------------------------------------------------------- mixing
 def test_one_mixing_check_everywhere() -> None:
     assert na.augment.check_mixing is check_mixing  # the public name is a re-export

@@ -75,8 +75,9 @@ class FitResult(InferenceData):
         The groups and ``attrs`` to take over (the datasets are shared, not copied).
     settings : SamplingSettings, optional
         The resolved sampler settings (the seed used, chains, draws, warmup, target_accept).
-    **groups : xarray.Dataset
-        Further groups, as for :class:`arviz.InferenceData` (they win over ``idata``'s).
+    **groups : xarray.Dataset or record
+        Further groups, as for :class:`arviz.InferenceData` (they win over ``idata``'s); and the
+        fit's own records, one keyword for each name in :attr:`records` (all required).
 
     Notes
     -----
@@ -101,10 +102,21 @@ class FitResult(InferenceData):
 
     #: The variable :meth:`interval`, :meth:`draws_of` and :attr:`diagnostics` use by default.
     default_var: ClassVar[str | None] = None
+    #: The fit's own records (the release, the prior, the column names, ...): keyword arguments of
+    #: the constructor, all required, kept as attributes of the same names and, like
+    #: :attr:`settings`, shared by selections (``sel``, ``isel``, ``copy``) rather than copied.
+    records: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, idata: InferenceData | None = None, /, *, settings: SamplingSettings | None = None, **groups: Any
     ) -> None:
+        missing = [name for name in self.records if name not in groups]
+        if missing:
+            raise NoiseawareTypeError(
+                f"{type(self).__name__}: the records {list(self.records)} must be given as keywords; "
+                f"got no {', '.join(missing)}."
+            )
+        own = {name: groups.pop(name) for name in self.records}
         attrs: dict[str, Any] = {}
         if idata is not None:
             if not isinstance(idata, InferenceData):
@@ -119,6 +131,8 @@ class FitResult(InferenceData):
         attrs["noiseaware_result"] = type(self).__name__
         super().__init__(attrs=attrs, **groups)
         self.settings = settings
+        for name, value in own.items():
+            setattr(self, name, value)
         self._lazy_groups: dict[str, Callable[[FitResult], Any]] = {}
         for name, compute in lazy.items():
             if name not in groups:

@@ -72,24 +72,12 @@ class DirichletFit(FitResult):
     """
 
     default_var = "alpha"
+    records = ("prior", "parts", "backend", "moments")
 
-    def __init__(
-        self,
-        idata: Any = None,
-        /,
-        *,
-        prior: GammaCopulaPrior,
-        parts: list[LogMeanPart],
-        backend: str,
-        moments: str,
-        settings: SamplingSettings | None = None,
-        **groups: Any,
-    ) -> None:
-        super().__init__(idata, settings=settings, **groups)
-        self.prior = prior
-        self.parts = parts
-        self.backend = backend
-        self.moments = moments
+    prior: GammaCopulaPrior
+    parts: list[LogMeanPart]
+    backend: str
+    moments: str
 
     @property
     def alpha(self) -> np.ndarray:
