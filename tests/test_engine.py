@@ -30,12 +30,15 @@ import noiseaware as na
 from noiseaware import _engine
 from noiseaware._engine import (
     DEFAULTS,
+    NUTS_ADVICE,
     SETTING_NAMES,
     FitResult,
+    MixingBlock,
     ProgramCache,
     _adapt,
     check_mixing,
     check_settings,
+    finish_fit,
     standard_stats,
 )
 from noiseaware.augment import AugmentationModel
@@ -358,6 +361,35 @@ def test_one_mixing_check_everywhere() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert check_mixing(az.from_dict(posterior={"theta": rng.normal(size=(2, 300))})) == []
+
+
+class _RecordedFit(FitResult):
+    records = ("release",)
+
+
+def test_finish_fit_records_the_run_wraps_it_and_checks_mixing_when_asked() -> None:
+    rng = np.random.default_rng(4)
+    block = MixingBlock.nuts("NUTS on theta", "theta is the toy parameter.")
+    assert block == MixingBlock("NUTS on theta", NUTS_ADVICE, "theta is the toy parameter.")
+
+    def walk() -> az.InferenceData:
+        return az.from_dict(
+            posterior={"theta": np.cumsum(rng.normal(size=(2, 300)), axis=1)},
+            sample_stats={"acceptance_rate": np.full((2, 300), 0.5)},
+        )
+
+    st = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7)
+    expected = r"^toy\.fit: poor mixing in NUTS on theta; need bulk ESS .* theta is the toy parameter\. .*NUTS alone"
+    with pytest.warns(MixingWarning, match=expected):
+        res = finish_fit(_RecordedFit, walk(), st, owner="toy.fit", check=["theta"], block=block, attrs={"x": 1},
+                         release="rel")
+    assert type(res) is _RecordedFit and res.release == "rel" and res.settings is st
+    assert res.attrs["x"] == 1 and res.attrs["noiseaware_seed"] == 7 and "accept_rate" in res.sample_stats
+    quiet = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7, check_mixing=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = finish_fit(_RecordedFit, walk(), quiet, owner="toy.fit", check=["theta"], block=block, release="rel")
+    assert res.settings is quiet and "x" not in res.attrs
 
 
 def test_a_deliberately_short_run_warns_and_records_its_settings() -> None:

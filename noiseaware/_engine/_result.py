@@ -5,20 +5,21 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 import numpy as np
 from arviz import InferenceData
 
 from .. import _validation as v
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+from ._mixing import MixingBlock, check_mixing
 from ._settings import SamplingSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["FitResult", "PooledDraws", "record_run", "standard_stats"]
+__all__ = ["FitResult", "PooledDraws", "finish_fit", "record_run", "standard_stats"]
 
 #: Names other samplers give the acceptance statistic; every fit stores it as ``accept_rate``.
 _ACCEPT_ALIASES = ("acceptance_rate", "accept_prob", "mean_tree_accept")
@@ -300,3 +301,31 @@ class PooledDraws(property):
 
     def __get__(self, obj: FitResult | None, objtype: type | None = None) -> np.ndarray | PooledDraws:
         return super().__get__(obj, objtype)  # type: ignore[no-any-return]
+
+
+_Fit = TypeVar("_Fit", bound=FitResult)
+
+
+def finish_fit(
+    result: type[_Fit],
+    idata: Any,
+    settings: SamplingSettings,
+    *,
+    owner: str,
+    check: Sequence[str],
+    block: MixingBlock,
+    attrs: Mapping[str, Any] | None = None,
+    **records: Any,
+) -> _Fit:
+    """The end of a fit: record the run, wrap it in its result class, and check its mixing when asked.
+
+    :func:`record_run` puts the settings and ``attrs`` into ``idata.attrs``; the result is
+    ``result(idata, settings=settings, **records)``; with ``settings.check_mixing``,
+    :func:`check_mixing` checks the posterior variables ``check`` and warns in the name of ``owner``
+    and ``block``.
+    """
+    record_run(idata, settings, **(attrs or {}))
+    res = result(idata, settings=settings, **records)
+    if settings.check_mixing:
+        check_mixing(idata, check, owner=owner, block=block)
+    return res
