@@ -328,9 +328,9 @@ def test_subclasses_keep_their_extras() -> None:
     assert res.default_var == "alpha" and res.settings is None
 
 
-def test_records_are_required_keywords_kept_as_attributes_and_shared_by_selections() -> None:
+def test_fields_are_required_keywords_kept_as_attributes_and_shared_by_selections() -> None:
     class _Fit(FitResult):
-        records = ("release", "columns")
+        fields = ("release", "columns")
 
     idata = az.from_dict(posterior={"mu": np.zeros((2, 10))})
     rel = object()
@@ -339,7 +339,7 @@ def test_records_are_required_keywords_kept_as_attributes_and_shared_by_selectio
     sub = res.isel(draw=slice(0, 5))
     assert isinstance(sub, _Fit) and sub.release is rel and sub.columns == ("a",)
     assert sub.posterior.sizes["draw"] == 5 and res.posterior.sizes["draw"] == 10
-    with pytest.raises(NoiseawareTypeError, match=r"^_Fit: the records \['release', 'columns'\] .*; got no columns\.$"):
+    with pytest.raises(NoiseawareTypeError, match=r"^_Fit: the fields \['release', 'columns'\] .*; got no columns\.$"):
         _Fit(idata, release=rel)
 
 
@@ -363,8 +363,8 @@ def test_one_mixing_check_everywhere() -> None:
         assert check_mixing(az.from_dict(posterior={"theta": rng.normal(size=(2, 300))})) == []
 
 
-class _RecordedFit(FitResult):
-    records = ("release",)
+class _FitWithRelease(FitResult):
+    fields = ("release",)
 
 
 def test_finish_fit_records_the_run_wraps_it_and_checks_mixing_when_asked() -> None:
@@ -381,14 +381,14 @@ def test_finish_fit_records_the_run_wraps_it_and_checks_mixing_when_asked() -> N
     st = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7)
     expected = r"^toy\.fit: poor mixing in NUTS on theta; need bulk ESS .* theta is the toy parameter\. .*NUTS alone"
     with pytest.warns(MixingWarning, match=expected):
-        res = finish_fit(_RecordedFit, walk(), st, owner="toy.fit", check=["theta"], block=block, attrs={"x": 1},
+        res = finish_fit(_FitWithRelease, walk(), st, owner="toy.fit", check=["theta"], block=block, attrs={"x": 1},
                          release="rel")
-    assert type(res) is _RecordedFit and res.release == "rel" and res.settings is st
+    assert type(res) is _FitWithRelease and res.release == "rel" and res.settings is st
     assert res.attrs["x"] == 1 and res.attrs["noiseaware_seed"] == 7 and "accept_rate" in res.sample_stats
     quiet = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7, check_mixing=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = finish_fit(_RecordedFit, walk(), quiet, owner="toy.fit", check=["theta"], block=block, release="rel")
+        res = finish_fit(_FitWithRelease, walk(), quiet, owner="toy.fit", check=["theta"], block=block, release="rel")
     assert res.settings is quiet and "x" not in res.attrs
 
 

@@ -78,7 +78,7 @@ class FitResult(InferenceData):
         The resolved sampler settings (the seed used, chains, draws, warmup, target_accept).
     **groups : xarray.Dataset or record
         Further groups, as for :class:`arviz.InferenceData` (they win over ``idata``'s); and the
-        fit's own records, one keyword for each name in :attr:`records` (all required).
+        fit's own fields, one keyword for each name in :attr:`fields` (all required).
 
     Notes
     -----
@@ -103,21 +103,21 @@ class FitResult(InferenceData):
 
     #: The variable :meth:`interval`, :meth:`draws_of` and :attr:`diagnostics` use by default.
     default_var: ClassVar[str | None] = None
-    #: The fit's own records (the release, the prior, the column names, ...): keyword arguments of
+    #: The fit's own fields (the release, the prior, the column names, ...): keyword arguments of
     #: the constructor, all required, kept as attributes of the same names and, like
     #: :attr:`settings`, shared by selections (``sel``, ``isel``, ``copy``) rather than copied.
-    records: ClassVar[tuple[str, ...]] = ()
+    fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, idata: InferenceData | None = None, /, *, settings: SamplingSettings | None = None, **groups: Any
     ) -> None:
-        missing = [name for name in self.records if name not in groups]
+        missing = [name for name in self.fields if name not in groups]
         if missing:
             raise NoiseawareTypeError(
-                f"{type(self).__name__}: the records {list(self.records)} must be given as keywords; "
+                f"{type(self).__name__}: the fields {list(self.fields)} must be given as keywords; "
                 f"got no {', '.join(missing)}."
             )
-        own = {name: groups.pop(name) for name in self.records}
+        own = {name: groups.pop(name) for name in self.fields}
         attrs: dict[str, Any] = {}
         if idata is not None:
             if not isinstance(idata, InferenceData):
@@ -163,7 +163,7 @@ class FitResult(InferenceData):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FitResult:
         # ArviZ's sel/isel/copy deep-copy the object: the groups and attrs are copied, the fit's own
-        # records (release, settings, prior: immutable) are shared, as they describe the same fit
+        # fields and settings (release, prior: immutable) are shared, as they describe the same fit
         new = copy.copy(self)
         new._groups = list(self._groups)
         new._groups_warmup = list(self._groups_warmup)
@@ -315,17 +315,17 @@ def finish_fit(
     check: Sequence[str],
     block: MixingBlock,
     attrs: Mapping[str, Any] | None = None,
-    **records: Any,
+    **fields: Any,
 ) -> _Fit:
     """The end of a fit: record the run, wrap it in its result class, and check its mixing when asked.
 
     :func:`record_run` puts the settings and ``attrs`` into ``idata.attrs``; the result is
-    ``result(idata, settings=settings, **records)``; with ``settings.check_mixing``,
+    ``result(idata, settings=settings, **fields)``; with ``settings.check_mixing``,
     :func:`check_mixing` checks the posterior variables ``check`` and warns in the name of ``owner``
     and ``block``.
     """
     record_run(idata, settings, **(attrs or {}))
-    res = result(idata, settings=settings, **records)
+    res = result(idata, settings=settings, **fields)
     if settings.check_mixing:
         check_mixing(idata, check, owner=owner, block=block)
     return res

@@ -41,7 +41,7 @@ class DPCopulaFit(FitResult):
     """
 
     default_var = "R"
-    records = ("correlation", "margins", "columns", "dtypes", "domains", "release", "copula_fit")
+    fields = ("correlation", "margins", "columns", "dtypes", "domains", "release", "copula_fit")
 
     correlation: np.ndarray
     margins: tuple[np.ndarray, ...]

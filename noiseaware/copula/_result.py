@@ -99,7 +99,7 @@ class CopulaFit(FitResult):
     """
 
     default_var = "R"
-    records = ("columns", "backend", "release")
+    fields = ("columns", "backend", "release")
 
     columns: tuple[str, ...]
     backend: str

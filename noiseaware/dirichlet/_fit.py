@@ -75,7 +75,7 @@ class DirichletFit(FitResult):
     """
 
     default_var = "alpha"
-    records = ("prior", "parts", "backend", "moments")
+    fields = ("prior", "parts", "backend", "moments")
 
     prior: GammaCopulaPrior
     parts: list[LogMeanPart]
