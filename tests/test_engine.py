@@ -30,12 +30,15 @@ import noiseaware as na
 from noiseaware import _engine
 from noiseaware._engine import (
     DEFAULTS,
+    NUTS_ADVICE,
     SETTING_NAMES,
     FitResult,
+    MixingBlock,
     ProgramCache,
     _adapt,
     check_mixing,
     check_settings,
+    finish_fit,
     standard_stats,
 )
 from noiseaware.augment import AugmentationModel
@@ -325,6 +328,21 @@ def test_subclasses_keep_their_extras() -> None:
     assert res.default_var == "alpha" and res.settings is None
 
 
+def test_fields_are_required_keywords_kept_as_attributes_and_shared_by_selections() -> None:
+    class _Fit(FitResult):
+        fields = ("release", "columns")
+
+    idata = az.from_dict(posterior={"mu": np.zeros((2, 10))})
+    rel = object()
+    res = _Fit(idata, release=rel, columns=("a",))
+    assert res.release is rel and res.columns == ("a",) and res.groups() == ["posterior"]
+    sub = res.isel(draw=slice(0, 5))
+    assert isinstance(sub, _Fit) and sub.release is rel and sub.columns == ("a",)
+    assert sub.posterior.sizes["draw"] == 5 and res.posterior.sizes["draw"] == 10
+    with pytest.raises(NoiseawareTypeError, match=r"^_Fit: the fields \['release', 'columns'\] .*; got no columns\.$"):
+        _Fit(idata, release=rel)
+
+
 # ----------------------------------------------------------------------------- mixing
 def test_one_mixing_check_everywhere() -> None:
     assert na.augment.check_mixing is check_mixing  # the public name is a re-export
@@ -343,6 +361,35 @@ def test_one_mixing_check_everywhere() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert check_mixing(az.from_dict(posterior={"theta": rng.normal(size=(2, 300))})) == []
+
+
+class _FitWithRelease(FitResult):
+    fields = ("release",)
+
+
+def test_finish_fit_records_the_run_wraps_it_and_checks_mixing_when_asked() -> None:
+    rng = np.random.default_rng(4)
+    block = MixingBlock.nuts("NUTS on theta", "theta is the toy parameter.")
+    assert block == MixingBlock("NUTS on theta", NUTS_ADVICE, "theta is the toy parameter.")
+
+    def walk() -> az.InferenceData:
+        return az.from_dict(
+            posterior={"theta": np.cumsum(rng.normal(size=(2, 300)), axis=1)},
+            sample_stats={"acceptance_rate": np.full((2, 300), 0.5)},
+        )
+
+    st = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7)
+    expected = r"^toy\.fit: poor mixing in NUTS on theta; need bulk ESS .* theta is the toy parameter\. .*NUTS alone"
+    with pytest.warns(MixingWarning, match=expected):
+        res = finish_fit(_FitWithRelease, walk(), st, owner="toy.fit", check=["theta"], block=block, attrs={"x": 1},
+                         release="rel")
+    assert type(res) is _FitWithRelease and res.release == "rel" and res.settings is st
+    assert res.attrs["x"] == 1 and res.attrs["noiseaware_seed"] == 7 and "accept_rate" in res.sample_stats
+    quiet = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7, check_mixing=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = finish_fit(_FitWithRelease, walk(), quiet, owner="toy.fit", check=["theta"], block=block, release="rel")
+    assert res.settings is quiet and "x" not in res.attrs
 
 
 def test_a_deliberately_short_run_warns_and_records_its_settings() -> None:

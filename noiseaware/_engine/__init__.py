@@ -11,7 +11,8 @@ Every fit of the package builds on these pieces, so that they behave alike:
   ``interval()``, ``plot()``, ``diagnostics``, ``settings``; other attributes fall through to the
   ``InferenceData``);
 * :func:`check_mixing` -- bulk ESS and R-hat (Vehtari et al. 2021), one
-  :class:`~noiseaware.exceptions.MixingWarning` text;
+  :class:`~noiseaware.exceptions.MixingWarning` text; :func:`finish_fit` -- the end every fit
+  shares (:func:`record_run`, the result, the mixing check when asked);
 * :mod:`._adapt` -- dual averaging and the warmup-then-freeze step-size adaptation of the package's
   own Metropolis moves (the joint moves of ``augment`` and ``dirichlet.dpmcmc``); imported on
   demand (it needs JAX);
@@ -38,7 +39,7 @@ from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, 
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
 from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_cores, pymc_sample
-from ._result import FitResult, PooledDraws, record_run, standard_stats
+from ._result import FitResult, PooledDraws, finish_fit, record_run, standard_stats
 from ._settings import (
     DEFAULTS,
     NUTS_TARGET_ACCEPT,
@@ -74,6 +75,7 @@ __all__ = [
     "build_nuts",
     "check_settings",
     "default_cores",
+    "finish_fit",
     "pymc_cores",
     "jit",
     "model_potential",

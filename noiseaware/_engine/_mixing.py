@@ -61,6 +61,11 @@ class MixingBlock:
     advice: str
     names: str = ""
 
+    @classmethod
+    def nuts(cls, text: str, names: str = "") -> MixingBlock:
+        """A block that NUTS alone samples (no latent records), with :data:`NUTS_ADVICE`."""
+        return cls(text, NUTS_ADVICE, names)
+
 
 def _label(name: str, da: Any, j: int, size: int) -> str:
     """``name[j]``, with the coordinate values of entry ``j`` where its dimensions carry named labels."""

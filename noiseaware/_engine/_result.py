@@ -5,20 +5,21 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 import numpy as np
 from arviz import InferenceData
 
 from .. import _validation as v
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
+from ._mixing import MixingBlock, check_mixing
 from ._settings import SamplingSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["FitResult", "PooledDraws", "record_run", "standard_stats"]
+__all__ = ["FitResult", "PooledDraws", "finish_fit", "record_run", "standard_stats"]
 
 #: Names other samplers give the acceptance statistic; every fit stores it as ``accept_rate``.
 _ACCEPT_ALIASES = ("acceptance_rate", "accept_prob", "mean_tree_accept")
@@ -75,8 +76,9 @@ class FitResult(InferenceData):
         The groups and ``attrs`` to take over (the datasets are shared, not copied).
     settings : SamplingSettings, optional
         The resolved sampler settings (the seed used, chains, draws, warmup, target_accept).
-    **groups : xarray.Dataset
-        Further groups, as for :class:`arviz.InferenceData` (they win over ``idata``'s).
+    **groups : xarray.Dataset or record
+        Further groups, as for :class:`arviz.InferenceData` (they win over ``idata``'s); and the
+        fit's own fields, one keyword for each name in :attr:`fields` (all required).
 
     Notes
     -----
@@ -101,10 +103,21 @@ class FitResult(InferenceData):
 
     #: The variable :meth:`interval`, :meth:`draws_of` and :attr:`diagnostics` use by default.
     default_var: ClassVar[str | None] = None
+    #: The fit's own fields (the release, the prior, the column names, ...): keyword arguments of
+    #: the constructor, all required, kept as attributes of the same names and, like
+    #: :attr:`settings`, shared by selections (``sel``, ``isel``, ``copy``) rather than copied.
+    fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, idata: InferenceData | None = None, /, *, settings: SamplingSettings | None = None, **groups: Any
     ) -> None:
+        missing = [name for name in self.fields if name not in groups]
+        if missing:
+            raise NoiseawareTypeError(
+                f"{type(self).__name__}: the fields {list(self.fields)} must be given as keywords; "
+                f"got no {', '.join(missing)}."
+            )
+        own = {name: groups.pop(name) for name in self.fields}
         attrs: dict[str, Any] = {}
         if idata is not None:
             if not isinstance(idata, InferenceData):
@@ -119,6 +132,8 @@ class FitResult(InferenceData):
         attrs["noiseaware_result"] = type(self).__name__
         super().__init__(attrs=attrs, **groups)
         self.settings = settings
+        for name, value in own.items():
+            setattr(self, name, value)
         self._lazy_groups: dict[str, Callable[[FitResult], Any]] = {}
         for name, compute in lazy.items():
             if name not in groups:
@@ -148,7 +163,7 @@ class FitResult(InferenceData):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FitResult:
         # ArviZ's sel/isel/copy deep-copy the object: the groups and attrs are copied, the fit's own
-        # records (release, settings, prior: immutable) are shared, as they describe the same fit
+        # fields and settings (release, prior: immutable) are shared, as they describe the same fit
         new = copy.copy(self)
         new._groups = list(self._groups)
         new._groups_warmup = list(self._groups_warmup)
@@ -286,3 +301,31 @@ class PooledDraws(property):
 
     def __get__(self, obj: FitResult | None, objtype: type | None = None) -> np.ndarray | PooledDraws:
         return super().__get__(obj, objtype)  # type: ignore[no-any-return]
+
+
+_Fit = TypeVar("_Fit", bound=FitResult)
+
+
+def finish_fit(
+    result: type[_Fit],
+    idata: Any,
+    settings: SamplingSettings,
+    *,
+    owner: str,
+    check: Sequence[str],
+    block: MixingBlock,
+    attrs: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> _Fit:
+    """The end of a fit: record the run, wrap it in its result class, and check its mixing when asked.
+
+    :func:`record_run` puts the settings and ``attrs`` into ``idata.attrs``; the result is
+    ``result(idata, settings=settings, **fields)``; with ``settings.check_mixing``,
+    :func:`check_mixing` checks the posterior variables ``check`` and warns in the name of ``owner``
+    and ``block``.
+    """
+    record_run(idata, settings, **(attrs or {}))
+    res = result(idata, settings=settings, **fields)
+    if settings.check_mixing:
+        check_mixing(idata, check, owner=owner, block=block)
+    return res

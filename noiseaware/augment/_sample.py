@@ -34,6 +34,7 @@ from .._engine import (
     SamplingSettings,
     check_mixing,
     check_settings,
+    finish_fit,
     jit,
     sampling_keywords,
 )
@@ -310,9 +311,6 @@ def _stack(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {k: np.stack([np.asarray(d[k]) for d in dicts]) for k in dicts[0]}
 
 
-_mixing = check_mixing  # `sample` has a parameter of the same name
-
-
 class AugmentationFit(FitResult):
     """Result of :func:`sample`: the run's ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`).
 
@@ -537,21 +535,20 @@ def sample(
         stats["joint_accept_prob"] = np.asarray(fields["joint_accept_prob"])
         stats["joint_step_size"] = np.asarray(fields["step_size"])
     attrs |= {"sampler": sampler, "n_records": n, "per_record": int(per_record), "warmup": warmup}
-    attrs |= settings.as_attrs()
     idata = az.from_dict(posterior=samples, sample_stats=stats, attrs=attrs)
-    if settings.check_mixing:
-        _mixing(
-            idata,
-            [k for k in samples if k not in names],
-            owner=_OWNER,
-            block=MixingBlock(
-                "the data-augmentation Gibbs sampler (a sweep over the latent records, then NUTS on the "
-                "parameters given them)",
-                AUGMENTATION_ADVICE,
-                "name[j] is entry j of a vector parameter, in row order.",
-            ),
-        )
-    return AugmentationFit(idata, settings=settings)
+    return finish_fit(
+        AugmentationFit,
+        idata,
+        settings,
+        owner=_OWNER,
+        check=[k for k in samples if k not in names],
+        block=MixingBlock(
+            "the data-augmentation Gibbs sampler (a sweep over the latent records, then NUTS on the "
+            "parameters given them)",
+            AUGMENTATION_ADVICE,
+            "name[j] is entry j of a vector parameter, in row order.",
+        ),
+    )
 
 
 def _with_target(settings: SamplingSettings, target: float) -> SamplingSettings:

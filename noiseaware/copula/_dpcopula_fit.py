@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
-from .._engine import FitResult, SamplingOptions, SamplingSettings, check_settings, sampling_keywords
+from .._engine import FitResult, SamplingOptions, check_settings, sampling_keywords
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._dpcopula_release import _check, _domains, _split
@@ -41,30 +41,15 @@ class DPCopulaFit(FitResult):
     """
 
     default_var = "R"
+    fields = ("correlation", "margins", "columns", "dtypes", "domains", "release", "copula_fit")
 
-    def __init__(
-        self,
-        idata: Any = None,
-        /,
-        *,
-        correlation: np.ndarray,
-        margins: tuple[np.ndarray, ...],
-        columns: tuple[str, ...],
-        dtypes: tuple[str, ...],
-        domains: tuple[Domain, ...],
-        release: Release,
-        copula_fit: Any,
-        settings: SamplingSettings | None = None,
-        **groups: Any,
-    ) -> None:
-        super().__init__(idata, settings=settings, **groups)
-        self.correlation = correlation
-        self.margins = tuple(margins)
-        self.columns = tuple(columns)
-        self.dtypes = tuple(dtypes)
-        self.domains = tuple(domains)
-        self.release = release
-        self.copula_fit = copula_fit
+    correlation: np.ndarray
+    margins: tuple[np.ndarray, ...]
+    columns: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    domains: tuple[Domain, ...]
+    release: Release
+    copula_fit: Any
 
 
 @sampling_keywords(

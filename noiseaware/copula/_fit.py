@@ -20,7 +20,6 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
-    NUTS_ADVICE,
     MixingBlock,
     NutsConfig,
     SamplingOptions,
@@ -61,9 +60,8 @@ from ._result import CopulaFit, partial_slope
 __all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope", "pointwise_log_likelihood"]
 
 #: The block the mixing check of the copula fits names (``copula.fit``, ``copula.fit_dpcopula``).
-R_BLOCK = MixingBlock(
+R_BLOCK = MixingBlock.nuts(
     "NUTS on the correlation matrix R",
-    NUTS_ADVICE,
     "R[j] is the j-th of the p(p-1)/2 free correlations above the diagonal, in row order; the pair of "
     "variables it correlates is named beside it.",
 )

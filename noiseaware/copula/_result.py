@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult, SamplingSettings
+from .._engine import FitResult
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 
@@ -99,22 +99,11 @@ class CopulaFit(FitResult):
     """
 
     default_var = "R"
+    fields = ("columns", "backend", "release")
 
-    def __init__(
-        self,
-        idata: Any = None,
-        /,
-        *,
-        columns: tuple[str, ...],
-        backend: str,
-        release: Release,
-        settings: SamplingSettings | None = None,
-        **groups: Any,
-    ) -> None:
-        super().__init__(idata, settings=settings, **groups)
-        self.columns = tuple(columns)
-        self.backend = backend
-        self.release = release
+    columns: tuple[str, ...]
+    backend: str
+    release: Release
 
     @property
     def _draws(self) -> np.ndarray:

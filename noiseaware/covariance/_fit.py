@@ -8,21 +8,19 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
-    NUTS_ADVICE,
     FitResult,
     MixingBlock,
     PooledDraws,
     SamplingOptions,
     SamplingSettings,
     check_settings,
+    finish_fit,
     numpyro_nuts,
     nuts_sampler_choice,
     pymc_cores,
     pymc_sample,
-    record_run,
     sampling_keywords,
 )
-from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
 from ..release import Release
@@ -51,6 +49,11 @@ class CovarianceFit(FitResult):
 
 BACKENDS = ("numpyro", "pymc")
 ROUTES = ("moments", "wishart")
+#: The sampler block that :func:`fit`'s mixing check names.
+_BLOCK = MixingBlock.nuts(
+    "NUTS on the covariance matrix sigma",
+    "sigma[j] is entry j of the d x d matrix in row order (sigma[i * d + k] is row i, column k).",
+)
 
 
 @float64
@@ -158,27 +161,13 @@ def fit(
         idata = _fit_numpyro(m, st, eta)
     else:
         idata = _fit_pymc(m, st, eta, cores, sampler)
-    record_run(
-        idata,
-        st,
-        seed=st.seed,
-        noiseaware_route=route,
-        noiseaware_statistic=release.statistic,
-        noiseaware_selection="not used (conditioned on the selected entries); see fit's docstring",
-    )
-    res = CovarianceFit(idata, settings=st)
-    if st.check_mixing:
-        _mixing(
-            idata,
-            ["sigma"],
-            owner=owner,
-            block=MixingBlock(
-                "NUTS on the covariance matrix sigma",
-                NUTS_ADVICE,
-                "sigma[j] is entry j of the d x d matrix in row order (sigma[i * d + k] is row i, column k).",
-            ),
-        )
-    return res
+    attrs = {
+        "seed": st.seed,
+        "noiseaware_route": route,
+        "noiseaware_statistic": release.statistic,
+        "noiseaware_selection": "not used (conditioned on the selected entries); see fit's docstring",
+    }
+    return finish_fit(CovarianceFit, idata, st, owner=owner, check=["sigma"], block=_BLOCK, attrs=attrs)
 
 
 def _fit_numpyro(m: Any, st: SamplingSettings, eta: float) -> Any:

@@ -56,10 +56,10 @@ from .._engine import (
     SamplingSettings,
     chain_groups,
     check_settings,
+    finish_fit,
     jit,
     sampling_keywords,
 )
-from .._engine import check_mixing as _mixing  # dpmcmc has a parameter of that name
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from .._engine._compile import options_key
 from .._engine._x64 import float64
@@ -487,7 +487,6 @@ def _idata(
         "epsilon_1": p.epsilon_1,
         "prior": prior_text,
         "warmup": settings.warmup,
-        **settings.as_attrs(),
     }
     stats = {"accept_rate": raw["accept_rate"][k], "alpha_accept_prob": raw["alpha_accept_prob"][k]}
     if prep.joint:
@@ -689,10 +688,8 @@ def dpmcmc(
     st = check_settings(_OWNER, default_target=RWM_TARGET_ACCEPT, **sampling)
     prep = _prepare(release, prior, st.chains, st.seed, replicates, part=part, init=init, joint_move=joint_move)
     raw = _run([prep], prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
-    res = DPMCMCFit(_idata(raw, 0, prep, release, prior, st), settings=st)
-    if st.check_mixing:
-        _mixing(res.idata, [_ALPHA], owner=_OWNER, block=_BLOCK)
-    return res
+    return finish_fit(DPMCMCFit, _idata(raw, 0, prep, release, prior, st), st, owner=_OWNER, check=[_ALPHA],
+                      block=_BLOCK)
 
 
 @float64
@@ -761,10 +758,7 @@ def dpmcmc_batch(
             sorted(f"d={d}, b={b}" for d, b in shapes), "Group the releases by n and d.",
         )
     raw = _run(preps, prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
-    out = []
-    for k, (prep, rel) in enumerate(zip(preps, releases, strict=True)):
-        res = DPMCMCFit(_idata(raw, k, prep, rel, prior, st), settings=st)
-        if st.check_mixing:
-            _mixing(res.idata, [_ALPHA], owner=_OWNER, block=_BLOCK)
-        out.append(res)
-    return out
+    return [
+        finish_fit(DPMCMCFit, _idata(raw, k, prep, rel, prior, st), st, owner=_OWNER, check=[_ALPHA], block=_BLOCK)
+        for k, (prep, rel) in enumerate(zip(preps, releases, strict=True))
+    ]

@@ -28,7 +28,6 @@ from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_seri
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._deprecation import renamed_attribute
 from .._engine import (
-    NUTS_ADVICE,
     FitResult,
     MixingBlock,
     NutsConfig,
@@ -38,13 +37,12 @@ from .._engine import (
     build_nuts,
     chain_groups,
     check_settings,
+    finish_fit,
     model_potential,
     pymc_cores,
     pymc_sample,
-    record_run,
     sampling_keywords,
 )
-from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
@@ -53,6 +51,11 @@ __all__ = ["DirichletFit", "fit"]
 
 _OWNER = "dirichlet.fit"
 _LOG_2PI = math.log(2 * math.pi)
+#: The sampler block that :func:`fit`'s mixing check names.
+_BLOCK = MixingBlock.nuts(
+    "NUTS on the Dirichlet parameters alpha (with the latent statistics)",
+    "alpha[j] is the concentration of part j.",
+)
 
 
 class DirichletFit(FitResult):
@@ -72,24 +75,12 @@ class DirichletFit(FitResult):
     """
 
     default_var = "alpha"
+    fields = ("prior", "parts", "backend", "moments")
 
-    def __init__(
-        self,
-        idata: Any = None,
-        /,
-        *,
-        prior: GammaCopulaPrior,
-        parts: list[LogMeanPart],
-        backend: str,
-        moments: str,
-        settings: SamplingSettings | None = None,
-        **groups: Any,
-    ) -> None:
-        super().__init__(idata, settings=settings, **groups)
-        self.prior = prior
-        self.parts = parts
-        self.backend = backend
-        self.moments = moments
+    prior: GammaCopulaPrior
+    parts: list[LogMeanPart]
+    backend: str
+    moments: str
 
     @property
     def alpha(self) -> np.ndarray:
@@ -492,17 +483,16 @@ def fit(
         idata = _fit_numpyro(pr, obs, moments, st)
     else:
         idata = _fit_pymc(pr, obs, moments, st, cores)
-    record_run(idata, st, noiseaware_moments=moments)
-    res = DirichletFit(idata, prior=pr, parts=obs, backend=backend, moments=moments, settings=st)
-    if st.check_mixing:
-        _mixing(
-            idata,
-            ["alpha"],
-            owner=_OWNER,
-            block=MixingBlock(
-                "NUTS on the Dirichlet parameters alpha (with the latent statistics)",
-                NUTS_ADVICE,
-                "alpha[j] is the concentration of part j.",
-            ),
-        )
-    return res
+    return finish_fit(
+        DirichletFit,
+        idata,
+        st,
+        owner=_OWNER,
+        check=["alpha"],
+        block=_BLOCK,
+        attrs={"noiseaware_moments": moments},
+        prior=pr,
+        parts=obs,
+        backend=backend,
+        moments=moments,
+    )

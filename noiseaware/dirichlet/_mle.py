@@ -214,12 +214,8 @@ def dirichlet_mle(
     ----------
     x : array_like, shape (n, d)
         Compositions: positive parts, rows summing to 1 within ``simplex_tol`` (then renormalized).
-    method : {"newton", "fixed-point"}
-        See :func:`dirichlet_mle_from_stats`.
-    tol : float
-        Relative tolerance on :math:`\alpha`.
-    max_iter : int
-        Iteration cap.
+    method, tol, max_iter
+        Passed to :func:`dirichlet_mle_from_stats`, which maximizes the likelihood given :math:`S_0`.
     simplex_tol : float
         Allowed absolute deviation of a row sum from 1.
 

@@ -10,19 +10,17 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
-    NUTS_ADVICE,
     FitResult,
     MixingBlock,
     PooledDraws,
     SamplingOptions,
     check_settings,
+    finish_fit,
     numpyro_nuts,
     pymc_cores,
     pymc_sample,
-    record_run,
     sampling_keywords,
 )
-from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareTypeError
 from ._record import NoisyHierarchy
@@ -34,6 +32,11 @@ __all__ = ["BACKENDS", "PRIORS", "HierarchyFit", "ModelData", "fit", "model", "m
 PRIORS = ("hierarchical", "uniform")
 #: The samplers of :func:`fit`.
 BACKENDS = ("numpyro", "pymc")
+#: The sampler block that :func:`fit`'s mixing check names.
+_BLOCK = MixingBlock.nuts(
+    "NUTS on the relaxed counts of the finest level",
+    "counts[u, c] is the true count of cell c in unit u of the finest level.",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -357,24 +360,10 @@ def fit(
     counts = np.asarray(idata.posterior["counts"])
     integer = round_to_totals(counts, data.leaf_root, release.root_totals())
     idata.posterior["integer_counts"] = (idata.posterior["counts"].dims, integer)
-    record_run(
-        idata,
-        st,
-        seed=st.seed,
-        noiseaware_prior=prior,
-        noiseaware_backend=backend,
-        noiseaware_provenance=release.provenance,
-    )
-    res = HierarchyFit(idata, settings=st)
-    if st.check_mixing:
-        _mixing(
-            idata,
-            ["counts"],
-            owner=owner,
-            block=MixingBlock(
-                "NUTS on the relaxed counts of the finest level",
-                NUTS_ADVICE,
-                "counts[u, c] is the true count of cell c in unit u of the finest level.",
-            ),
-        )
-    return res
+    attrs = {
+        "seed": st.seed,
+        "noiseaware_prior": prior,
+        "noiseaware_backend": backend,
+        "noiseaware_provenance": release.provenance,
+    }
+    return finish_fit(HierarchyFit, idata, st, owner=owner, check=["counts"], block=_BLOCK, attrs=attrs)

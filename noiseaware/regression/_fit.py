@@ -7,25 +7,28 @@ from typing import Any, Unpack
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics, read_regression
 from .._engine import (
-    NUTS_ADVICE,
     FitResult,
     MixingBlock,
     PooledDraws,
     SamplingOptions,
     check_settings,
+    finish_fit,
     numpyro_nuts,
     pymc_cores,
     pymc_sample,
-    record_run,
     sampling_keywords,
 )
-from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._x64 import float64
 from ._model import RegressionPrior, numpyro_model, prior_scales, pymc_model
 
 __all__ = ["BACKENDS", "RegressionFit", "fit"]
 
 BACKENDS = ("numpyro", "pymc")
+#: The sampler block that :func:`fit`'s mixing check names.
+_BLOCK = MixingBlock.nuts(
+    "NUTS on the coefficients and the residual sd",
+    "beta[j] is the coefficient of the release's column j (the coordinate 'coefficient' names it).",
+)
 
 
 class RegressionFit(FitResult):
@@ -135,17 +138,5 @@ def fit(
     post = idata.posterior
     beta_dim = post["beta"].dims[-1]
     idata.posterior = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
-    record_run(idata, st, seed=st.seed, noiseaware_statistic="regression", noiseaware_noise=stats.family)
-    res = RegressionFit(idata, settings=st)
-    if st.check_mixing:
-        _mixing(
-            idata,
-            ["beta", "sigma"],
-            owner=owner,
-            block=MixingBlock(
-                "NUTS on the coefficients and the residual sd",
-                NUTS_ADVICE,
-                "beta[j] is the coefficient of the release's column j (the coordinate 'coefficient' names it).",
-            ),
-        )
-    return res
+    attrs = {"seed": st.seed, "noiseaware_statistic": "regression", "noiseaware_noise": stats.family}
+    return finish_fit(RegressionFit, idata, st, owner=owner, check=["beta", "sigma"], block=_BLOCK, attrs=attrs)
