@@ -108,12 +108,15 @@ class Float:
 
 
 @dataclass(frozen=True)
-class Str:
-    """A string."""
+class Instance:
+    """A value of one Python type as JSON reads it (``str``, ``bool``), named in words for the message."""
 
-    def __call__(self, name: str, x: Any) -> str:
-        if not isinstance(x, str):
-            _fail(name, "must be a string", x)
+    kind: type
+    words: str
+
+    def __call__(self, name: str, x: Any) -> Any:
+        if not isinstance(x, self.kind):
+            _fail(name, f"must be {self.words}", x)
         return x
 
 
@@ -127,16 +130,6 @@ class OneOf:
         if not isinstance(x, str) or x not in self.options:
             rule = f"must be {self.options[0]!r}" if len(self.options) == 1 else f"must be one of {list(self.options)}"
             _fail(name, rule, x)
-        return x
-
-
-@dataclass(frozen=True)
-class Bool:
-    """``true`` or ``false``."""
-
-    def __call__(self, name: str, x: Any) -> bool:
-        if not isinstance(x, bool):
-            _fail(name, "must be true or false", x)
         return x
 
 
@@ -179,8 +172,8 @@ FLOAT: FieldType = Float()
 POSITIVE: FieldType = Float(gt=0.0)
 NONNEGATIVE: FieldType = Float(ge=0.0)
 OPEN_UNIT: FieldType = Float(gt=0.0, lt=1.0)
-STR: FieldType = Str()
-BOOL: FieldType = Bool()
+STR: FieldType = Instance(str, "a string")
+BOOL: FieldType = Instance(bool, "true or false")
 ANY_LIST: FieldType = ListOf()
 STR_LIST: FieldType = ListOf(STR)
 FLOAT_LIST: FieldType = ListOf(FLOAT)
