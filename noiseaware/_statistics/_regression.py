@@ -70,7 +70,7 @@ def regression_entries(k: int, intercept: bool) -> list[tuple[int, int]]:
     return [(j, m) for j in range(k) for m in range(j + 1) if not (intercept and j == 0)]
 
 
-def _check_columns(meta: Mapping[str, Any]) -> tuple[int, list[str], bool]:
+def _check_w_columns(meta: Mapping[str, Any]) -> tuple[int, list[str], bool]:
     """``(k, columns, intercept)``: the columns of ``W``, agreeing with the intercept, predictors and response."""
     cols, intercept = meta["columns"], meta["intercept"]
     k = len(cols)
@@ -126,7 +126,7 @@ def _check_eigen_release(c: Any, where: str, n: int, design: list[str], rho_eig:
 
 def _check_regression(release: Any, meta: Mapping[str, Any]) -> None:
     n, method = release.n, meta["method"]
-    k, cols, intercept = _check_columns(meta)
+    k, cols, intercept = _check_w_columns(meta)
     fam = release.mechanism.family
     comps = release.components
     if method == "ssp":
