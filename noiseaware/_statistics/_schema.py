@@ -1,7 +1,9 @@
 """The schema types: what a release of one statistic may hold, its field types and the rules every family shares.
 
-Field types and messages come from :mod:`noiseaware._validation` (one message shape,
-``"Release: <field> <rule>; got <field>=<value>."``); every failure is a
+A schema states each metadata field once, with a field type that knows its range (:class:`Int`,
+:class:`Float`, :class:`OneOf`, :class:`ListOf`, :class:`Record`); :meth:`StatisticSchema.validate`
+checks them all in one loop. Field types and messages come from :mod:`noiseaware._validation` (one
+message shape, ``"Release: <field> <rule>; got <field>=<value>."``); every failure is a
 :class:`~noiseaware.exceptions.ReleaseFormatError` naming the field and the rule.
 """
 
@@ -74,7 +76,17 @@ class Int:
 
 @dataclass(frozen=True)
 class Float:
-    """A finite number, bounded below by ``gt`` (open) or ``ge`` (closed), above by ``lt`` or ``le``."""
+    """A finite number, bounded below by ``gt`` (open) or ``ge`` (closed), above by ``lt`` or ``le``.
+
+    Examples
+    --------
+    >>> Float(gt=0.0, le=1.0)("metadata.rate", 1)
+    1.0
+    >>> Float(gt=0.0, le=1.0)("metadata.rate", 1.5)
+    Traceback (most recent call last):
+    ...
+    noiseaware.exceptions.ReleaseFormatError: Release: metadata.rate must be in (0, 1]; got metadata.rate=1.5.
+    """
 
     gt: float | None = None
     ge: float | None = None
