@@ -429,6 +429,30 @@ def _f(x: Any) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
+def _observed(kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """``(constructor kwargs, observed values)`` from a reader of :mod:`._release` that returns both in one dict."""
+    return kwargs, kwargs.pop("observed")
+
+
+def _integer_noise(family: str) -> tuple[Callable[..., Any], ReleaseArgs]:
+    """``(draw, release_args)`` of the distribution of ``loc`` plus the integer noise of ``family`` alone.
+
+    Its parameter is the family's (:data:`NOISE_FAMILIES`: ``alpha`` or ``sigma``), read from a
+    release of that family by :func:`~noiseaware._core._release.noise_params`.
+    """
+    name = NOISE_FAMILIES[family]
+
+    def draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, **par: Any) -> Any:
+        u = uniform(noise_uniform_shape(family, shape))
+        return loc + noise_from_uniforms(bk, family, bk.xp.broadcast_to(par[name], shape), u)
+
+    def release_args(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+        _, value, values = _release.noise_params(owner, release, (family,))
+        return {name: value}, values
+
+    return draw, release_args
+
+
 # TwoSidedGeometric ---------------------------------------------------------------
 def _tsg_prepare(loc: Any = 0, alpha: Any = None, *, epsilon: Any = None, sensitivity: Any = 1.0) -> dict[str, Any]:
     return {"loc": _f(loc), "alpha": resolve_alpha("TwoSidedGeometric", alpha, epsilon, sensitivity, to_float=_f)}
@@ -438,14 +462,7 @@ def _tsg_logcdf(bk: Backend, value: Any, *, loc: Any, alpha: Any) -> Any:
     return two_sided_geometric_logcdf(bk, value, loc, alpha)
 
 
-def _tsg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, alpha: Any) -> Any:
-    u = uniform(noise_uniform_shape("geometric", shape))
-    return loc + noise_from_uniforms(bk, "geometric", bk.xp.broadcast_to(alpha, shape), u)
-
-
-def _tsg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    _, alpha, values = _release.noise_params(owner, release, ("geometric",))
-    return {"alpha": alpha}, values
+_tsg_draw, _tsg_release = _integer_noise("geometric")
 
 
 # DiscreteGaussian ----------------------------------------------------------------
@@ -453,14 +470,7 @@ def _dg_prepare(loc: Any = 0, sigma: Any = 1.0) -> dict[str, Any]:
     return {"loc": _f(loc), "sigma": _f(sigma)}
 
 
-def _dg_draw(bk: Backend, uniform: Callable[..., Any], shape: tuple[int, ...], *, loc: Any, sigma: Any) -> Any:
-    u = uniform(noise_uniform_shape("discrete_gaussian", shape))
-    return loc + noise_from_uniforms(bk, "discrete_gaussian", bk.xp.broadcast_to(sigma, shape), u)
-
-
-def _dg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    _, sigma, values = _release.noise_params(owner, release, ("discrete_gaussian",))
-    return {"sigma": sigma}, values
+_dg_draw, _dg_release = _integer_noise("discrete_gaussian")
 
 
 # NoisyHypergeom ------------------------------------------------------------------
@@ -493,9 +503,7 @@ def _hyper_draw(
 
 
 def _hyper_release(owner: str, release: Any, N: Any = None, K: Any = None, m: Any = None) -> tuple[dict[str, Any], Any]:
-    args = _release.hypergeom_params(owner, release, N, K, m)
-    values = args.pop("observed")
-    return args, values
+    return _observed(_release.hypergeom_params(owner, release, N, K, m))
 
 
 # NoisyTwoWayTable ----------------------------------------------------------------
@@ -517,9 +525,7 @@ def _twoway_draw(
 
 
 def _twoway_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    args = _release.two_way_params(owner, release)
-    values = args.pop("observed")
-    return args, values
+    return _observed(_release.two_way_params(owner, release))
 
 
 # CompositeCopulaLikelihood -------------------------------------------------------
@@ -535,9 +541,7 @@ def _composite_prepare(
 
 
 def _composite_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    args = _release.composite_params(owner, release)
-    values = args.pop("observed")
-    return args, values
+    return _observed(_release.composite_params(owner, release))
 
 
 # Noisy ---------------------------------------------------------------------------
@@ -613,117 +617,120 @@ _GEOM = "alpha must be in (0, 1)"
 
 #: One spec per public distribution, keyed by class name (both front ends export exactly these).
 SPECS: dict[str, DistSpec] = {
-    "TwoSidedGeometric": DistSpec(
-        name="TwoSidedGeometric",
-        params=("loc", "alpha", "epsilon", "sensitivity"),
-        rules={"alpha": _GEOM},
-        release_args=_tsg_release,
-        prepare=_tsg_prepare,
-        logp=two_sided_geometric_logp,
-        logcdf=_tsg_logcdf,
-        draw=_tsg_draw,
-        seed="Wang et al. (2026) Definition 2.3, eq. 3",
-    ),
-    "DiscreteGaussian": DistSpec(
-        name="DiscreteGaussian",
-        params=("loc", "sigma"),
-        rules={"sigma": "sigma must be > 0"},
-        release_args=_dg_release,
-        prepare=_dg_prepare,
-        logp=discrete_gaussian_logp,
-        draw=_dg_draw,
-        seed="CKS20; Eng et al. (2024)",
-    ),
-    "NoisyHypergeom": DistSpec(
-        name="NoisyHypergeom",
-        params=("N", "K", "m", "log_odds", "alpha", "sigma"),
-        rules={"alpha": _GEOM, "sigma": "sigma must be > 0"},
-        data=("N", "K", "m"),
-        release_args=_hyper_release,
-        prepare=_hyper_prepare,
-        logp=noisy_hypergeom_logp,
-        logcdf=noisy_hypergeom_logcdf,
-        draw=_hyper_draw,
-        seed="Wang et al. (2026) eq. 17",
-    ),
-    "NoisyTwoWayTable": DistSpec(
-        name="NoisyTwoWayTable",
-        params=("r", "n", "alpha", "epsilon_per_pair"),
-        rules={"r": "r must be in (-1, 1)", "alpha": _GEOM},
-        data=("n",),
-        release_args=_twoway_release,
-        prepare=_twoway_prepare,
-        logp=two_way_logp,
-        logcdf=two_way_logcdf,
-        draw=_twoway_draw,
-        seed="Wang et al. (2026) eqs. 7-10, 17",
-    ),
-    "CompositeCopulaLikelihood": DistSpec(
-        name="CompositeCopulaLikelihood",
-        params=("R", "n", "alpha", "pairs", "epsilon_per_pair"),
-        rules={"R": "R must have off-diagonal entries in (-1, 1)", "alpha": _GEOM},
-        data=("n", "pairs"),
-        event_dim=1,
-        release_args=_composite_release,
-        prepare=_composite_prepare,
-        logp=composite_logp,
-        # pairs are independent: the same transform as NoisyTwoWayTable, the pairs on the last axis
-        draw=_twoway_draw,
-        seed="Wang et al. (2026) eq. 18",
-    ),
-    "RandomizedResponse": DistSpec(
-        name="RandomizedResponse",
-        params=("probs", "p", "k"),
-        rules={"probs": "probs must be a probability vector", "p": "p must be in [1/k, 1)"},
-        data=("k",),
-        release_args=_rr_release,
-        prepare=_rr_prepare,
-        logp=randomized_response_answer_logp,
-        draw=randomized_response_answer_draw,
-        seed="Warner (1965); Eng et al. (2024) Example 1 (the answer's marginal law)",
-    ),
-    "Noisy": DistSpec(
-        name="Noisy",
-        params=("dist", "noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
-        rules={"alpha": _GEOM, "sigma": "sigma must be > 0"},
-        data=("noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
-        release_args=_noisy_release,
-        seed="noiseaware._core._noisy (exact windowed convolution)",
-    ),
-    "LaplaceCensoredDirichletStat": DistSpec(
-        name="LaplaceCensoredDirichletStat",
-        params=("alpha", "n", "a", "scale", "s0", "moments"),
-        rules={"alpha": "alpha must be > 0", "scale": "scale must be > 0"},
-        data=("n", "a", "moments"),
-        event_dim=1,
-        discrete=False,
-        release_args=_lcds_release,
-        seed="Guo et al. (2022) eq. 6",
-    ),
-    "NoisyCovarianceEntries": DistSpec(
-        name="NoisyCovarianceEntries",
-        params=("sigma", "n", "pairs", "precision"),
-        rules={"sigma": "sigma must be symmetric"},
-        data=("n", "pairs"),
-        event_dim=1,
-        discrete=False,
-        release_args=_cov_release,
-        prepare=_cov_prepare,
-        logp=_cov_logp,
-        seed="Ferrando et al. (2026) (Isserlis moments of the measured entries)",
-    ),
-    "NoisySufficientStatistics": DistSpec(
-        name="NoisySufficientStatistics",
-        params=("beta", "sigma", "mu_x", "cov_x", "n", "scale", "intercept", "family"),
-        rules={"sigma": "sigma must be > 0", "cov_x": "cov_x must be symmetric"},
-        data=("n", "scale", "intercept", "family"),
-        event_dim=1,
-        discrete=False,
-        release_args=_reg_release,
-        prepare=_reg_prepare,
-        logp=_reg_logp,
-        seed="Bernstein & Sheldon (2019) (normal approximation of the sufficient statistics, exact moments)",
-    ),
+    spec.name: spec
+    for spec in (
+        DistSpec(
+            name="TwoSidedGeometric",
+            params=("loc", "alpha", "epsilon", "sensitivity"),
+            rules={"alpha": _GEOM},
+            release_args=_tsg_release,
+            prepare=_tsg_prepare,
+            logp=two_sided_geometric_logp,
+            logcdf=_tsg_logcdf,
+            draw=_tsg_draw,
+            seed="Wang et al. (2026) Definition 2.3, eq. 3",
+        ),
+        DistSpec(
+            name="DiscreteGaussian",
+            params=("loc", "sigma"),
+            rules={"sigma": "sigma must be > 0"},
+            release_args=_dg_release,
+            prepare=_dg_prepare,
+            logp=discrete_gaussian_logp,
+            draw=_dg_draw,
+            seed="CKS20; Eng et al. (2024)",
+        ),
+        DistSpec(
+            name="NoisyHypergeom",
+            params=("N", "K", "m", "log_odds", "alpha", "sigma"),
+            rules={"alpha": _GEOM, "sigma": "sigma must be > 0"},
+            data=("N", "K", "m"),
+            release_args=_hyper_release,
+            prepare=_hyper_prepare,
+            logp=noisy_hypergeom_logp,
+            logcdf=noisy_hypergeom_logcdf,
+            draw=_hyper_draw,
+            seed="Wang et al. (2026) eq. 17",
+        ),
+        DistSpec(
+            name="NoisyTwoWayTable",
+            params=("r", "n", "alpha", "epsilon_per_pair"),
+            rules={"r": "r must be in (-1, 1)", "alpha": _GEOM},
+            data=("n",),
+            release_args=_twoway_release,
+            prepare=_twoway_prepare,
+            logp=two_way_logp,
+            logcdf=two_way_logcdf,
+            draw=_twoway_draw,
+            seed="Wang et al. (2026) eqs. 7-10, 17",
+        ),
+        DistSpec(
+            name="CompositeCopulaLikelihood",
+            params=("R", "n", "alpha", "pairs", "epsilon_per_pair"),
+            rules={"R": "R must have off-diagonal entries in (-1, 1)", "alpha": _GEOM},
+            data=("n", "pairs"),
+            event_dim=1,
+            release_args=_composite_release,
+            prepare=_composite_prepare,
+            logp=composite_logp,
+            # pairs are independent: the same transform as NoisyTwoWayTable, the pairs on the last axis
+            draw=_twoway_draw,
+            seed="Wang et al. (2026) eq. 18",
+        ),
+        DistSpec(
+            name="RandomizedResponse",
+            params=("probs", "p", "k"),
+            rules={"probs": "probs must be a probability vector", "p": "p must be in [1/k, 1)"},
+            data=("k",),
+            release_args=_rr_release,
+            prepare=_rr_prepare,
+            logp=randomized_response_answer_logp,
+            draw=randomized_response_answer_draw,
+            seed="Warner (1965); Eng et al. (2024) Example 1 (the answer's marginal law)",
+        ),
+        DistSpec(
+            name="Noisy",
+            params=("dist", "noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
+            rules={"alpha": _GEOM, "sigma": "sigma must be > 0"},
+            data=("noise", "alpha", "sigma", "epsilon", "sensitivity", "tol"),
+            release_args=_noisy_release,
+            seed="noiseaware._core._noisy (exact windowed convolution)",
+        ),
+        DistSpec(
+            name="LaplaceCensoredDirichletStat",
+            params=("alpha", "n", "a", "scale", "s0", "moments"),
+            rules={"alpha": "alpha must be > 0", "scale": "scale must be > 0"},
+            data=("n", "a", "moments"),
+            event_dim=1,
+            discrete=False,
+            release_args=_lcds_release,
+            seed="Guo et al. (2022) eq. 6",
+        ),
+        DistSpec(
+            name="NoisyCovarianceEntries",
+            params=("sigma", "n", "pairs", "precision"),
+            rules={"sigma": "sigma must be symmetric"},
+            data=("n", "pairs"),
+            event_dim=1,
+            discrete=False,
+            release_args=_cov_release,
+            prepare=_cov_prepare,
+            logp=_cov_logp,
+            seed="Ferrando et al. (2026) (Isserlis moments of the measured entries)",
+        ),
+        DistSpec(
+            name="NoisySufficientStatistics",
+            params=("beta", "sigma", "mu_x", "cov_x", "n", "scale", "intercept", "family"),
+            rules={"sigma": "sigma must be > 0", "cov_x": "cov_x must be symmetric"},
+            data=("n", "scale", "intercept", "family"),
+            event_dim=1,
+            discrete=False,
+            release_args=_reg_release,
+            prepare=_reg_prepare,
+            logp=_reg_logp,
+            seed="Bernstein & Sheldon (2019) (normal approximation of the sufficient statistics, exact moments)",
+        ),
+    )
 }
 
 

@@ -74,6 +74,18 @@ class Context:
             self.budget.charge(guarantee, label=label)
         self.charged.append(guarantee)
 
+    def charge_release(self, guarantee: Guarantee, label: str, owner: str, fix: str, **parts: Any) -> None:
+        """Refuse a release too large to read back, then :meth:`charge` its ``guarantee``; before any noise.
+
+        ``parts`` are the release's public parts for :func:`check_size` (shape, labels, mechanism,
+        metadata as the statistic writes it, components); the size bound takes ``guarantee`` and the
+        metadata as this run writes it (:meth:`metadata`), so the checked release is the charged one.
+        ``fix`` tells the caller what to change when it is too large.
+        """
+        metadata = self.metadata(parts.pop("metadata"))
+        check_size(owner, fix, guarantee=guarantee, metadata=metadata, **parts)
+        self.charge(guarantee, label)
+
     @property
     def secure(self) -> bool:
         """True unless a simulation rng was given."""
@@ -274,17 +286,18 @@ def finish(
     metadata: dict[str, Any],
 ) -> Release:
     """Charge the budget, draw the noise and assemble the :class:`Release` of one mechanism."""
-    guarantee = expected_guarantee(mech, composition, tuple(np.shape(truth)))
-    check_size(
+    shape = tuple(np.shape(truth))
+    guarantee = expected_guarantee(mech, composition, shape)
+    ctx.charge_release(
+        guarantee,
+        statistic,
         f"privatize(statistic={statistic!r})",
         "Release fewer values (fewer cells, columns or pairs).",
-        shape=tuple(np.shape(truth)),
+        shape=shape,
         labels=labels,
         mechanism=mech,
-        guarantee=guarantee,
-        metadata=ctx.metadata(metadata),
+        metadata=metadata,
     )
-    ctx.charge(guarantee, label=statistic)
     noisy = mech.release(truth, rng=ctx.rng)
     return ctx.release(statistic, noisy, labels, mech, composition, guarantee, n, metadata)
 

@@ -55,7 +55,7 @@ from .._statistics import kendall_sensitivity
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import STATISTICS, Context, check_size, even_share, fit_sum, no_extra, shares_of_checked_budget, statistic
+from ._common import STATISTICS, Context, even_share, fit_sum, no_extra, shares_of_checked_budget, statistic
 from ._kendall import _s_codes, kendall_s, kendall_tau_a_fast
 from ._pairs import _pair_labels_and_meta
 
@@ -297,17 +297,17 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         "metadata": ctx.metadata(meta_c),
         "extra": 1024 if corr == "median" else 0,
     }
-    check_size(
+    ctx.charge_release(
+        total,
+        "dpcopula",
         owner,
         "Use smaller domains (fewer cells: coarser intervals, fewer listed values) or fewer columns.",
         shape=hist.shape,
         labels=labels,
         mechanism=margins,
-        guarantee=total,
-        metadata=ctx.metadata(meta),
+        metadata=meta,
         components=(comp_parts,),
     )
-    ctx.charge(total, label="dpcopula")
 
     noisy = margins.release(hist, rng=ctx.rng)
     if corr == "median":

@@ -57,7 +57,7 @@ from .._domains import Domain
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, LaplaceMechanism
 from ..release import Release, expected_guarantee
-from ._common import Context, check_size, fit_sum, shares_of_checked_budget
+from ._common import Context, fit_sum, shares_of_checked_budget
 from ._kendall import _s_codes
 
 __all__ = ["HYBRID_THRESHOLD", "hybrid_columns", "hybrid_kendall", "partition_index"]
@@ -241,20 +241,20 @@ def hybrid_release(
     }
     if isinstance(hyb, str):
         meta["hybrid_threshold"] = int(thr)  # type: ignore[arg-type]
-    check_size(
+    ctx.charge_release(
+        total,
+        "dpcopula_hybrid",
         owner,
         "Partition on fewer or smaller columns, or use smaller domains (fewer cells).",
         shape=counts.shape,
         labels=plabels,
         mechanism=m_counts,
-        guarantee=total,
-        metadata=ctx.metadata(meta),
+        metadata=meta,
         components=(
             dict(shape=hist.shape, labels=marg_labels, mechanism=m_marg, guarantee=g_marg, metadata=marg_meta),
             dict(shape=tau.shape, labels=kend_labels, mechanism=m_tau, guarantee=g_tau, metadata=kend_meta),
         ),
     )
-    ctx.charge(total, label="dpcopula_hybrid")
 
     # the noise in this order: margins, Kendall's taus, partition counts
     marg = ctx.release(

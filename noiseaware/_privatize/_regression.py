@@ -69,7 +69,7 @@ from .._statistics._regression import EIGEN_SHARE, INTERCEPT, METHODS, regressio
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GaussianMechanism, Guarantee, LaplaceMechanism
 from ..release import Release
-from ._common import STATISTICS, Context, as_matrix, check_size, fit_sum, no_extra, statistic
+from ._common import STATISTICS, Context, as_matrix, fit_sum, no_extra, statistic
 from ._covariance import _check_entries, _check_pace_budgets
 
 __all__: list[str] = []
@@ -231,9 +231,8 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
         else:
             mech = LaplaceMechanism.from_epsilon(ctx.require(owner, "epsilon"), regression_l1_sensitivity(k, intercept))
         g = mech.guarantee()
-        check_size(owner, "Release fewer columns.", shape=truth.shape, labels=labels, mechanism=mech, guarantee=g,
-                   metadata=ctx.metadata(meta))
-        ctx.charge(g, label="regression")
+        ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
+                           mechanism=mech, metadata=meta)
         return ctx.release("regression", mech.release(truth, rng=ctx.rng), labels, mech, "joint", g, n, meta)
     v.choice(owner, "mechanism", mechanism or "gaussian", ("gaussian",))
     rho = ctx.require(owner, "rho")
@@ -248,9 +247,8 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     if method == "adassp":
         mech = GaussianMechanism.from_rho(rho_rest, regression_sensitivity(k))
         g = mech.guarantee().compose(eig_mech.guarantee())
-        check_size(owner, "Release fewer columns.", shape=truth.shape, labels=labels, mechanism=mech, guarantee=g,
-                   metadata=ctx.metadata(meta))
-        ctx.charge(g, label="regression")
+        ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
+                           mechanism=mech, metadata=meta)
         noisy = mech.release(truth, rng=ctx.rng)
         eig = ctx.release("regression_eigen", eig_mech.release(lam_min, rng=ctx.rng), [("lambda_min",)], eig_mech,
                           "joint", eig_mech.guarantee(), n, eig_meta)

@@ -13,8 +13,9 @@ the domains), so that :mod:`noiseaware.release` can use it and the curator side
 (:mod:`noiseaware._privatize`) registers its implementations against the same names; a test
 checks that the two registries hold the same statistics. Its modules, by concern:
 
-- ``_schema``: :class:`StatisticSchema`, the field types (on :mod:`noiseaware._validation`) and the
-  rules every family shares (pairs, columns, sensitivity, noise reach);
+- ``_schema``: :class:`StatisticSchema`, the field types with their ranges (``Int(minimum=2)``,
+  ``Float(gt=0.0)``, ``ListOf(...)``, ``Record(...)``, on :mod:`noiseaware._validation`) and the rules
+  every family shares (pairs, columns, shapes, labels, sensitivity, noise reach);
 - ``_rules``: the sensitivity formulas and the noise reach (also read by the curator);
 - one module per family of statistics (``_basic``, ``_dirichlet``, ``_dpcopula``, ``_covariance``),
   each a tuple ``SCHEMAS`` of its schemas.
@@ -23,9 +24,10 @@ Neighbour relation (every statistic): *substitution* — two data sets are neigh
 have the same number of records ``n`` (public) and differ in one record. Each schema's
 sensitivity rule is stated under that relation.
 
-Adding a statistic: write a :class:`StatisticSchema` (families, compositions, metadata fields,
-a ``check`` for the cross-field rules) in its family's module; then register the curator's
-implementation under the same name in :mod:`noiseaware._privatize`.
+Adding a statistic: write a :class:`StatisticSchema` (families, compositions, each metadata field
+once with its type and range, a ``check(release, meta)`` for the rules between fields, reading the
+typed values ``meta``) in its family's module; then register the curator's implementation under the
+same name in :mod:`noiseaware._privatize`.
 """
 
 from __future__ import annotations

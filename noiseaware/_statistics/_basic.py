@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -11,35 +12,32 @@ from ._rules import kendall_sensitivity
 from ._schema import (
     _PAIR_FIELDS,
     INT,
-    INT_LIST,
+    NAMES,
     STR,
-    STR_LIST,
+    Int,
+    ListOf,
+    OneOf,
     StatisticSchema,
     _check_columns,
-    _check_epsilon_per_pair,
+    _check_integer_values,
     _check_pairs,
     _check_reach,
     _check_sensitivity,
     _fail,
-    _int,
-    _int_list,
-    _meta,
 )
 
 __all__: list[str] = []
 
 
-def _check_median_pairs(release: Any) -> None:
-    n = _int("n", release.n, minimum=2)
-    _check_pairs(release)
+def _check_median_pairs(release: Any, meta: Mapping[str, Any]) -> None:
+    n = release.n
+    _check_pairs(release, meta)
     h = math.ceil(n / 2)
-    if _int("metadata.high_count", _meta(release, "high_count")) != h:
-        _fail("metadata.high_count", f"must be ceil(n/2) = {h} for n = {n}", _meta(release, "high_count"))
-    bounds = _int_list("metadata.bounds", _meta(release, "bounds"))
-    if bounds != [0, h]:
-        _fail("metadata.bounds", f"must be [0, ceil(n/2)] = [0, {h}]", bounds)
+    if meta["high_count"] != h:
+        _fail("metadata.high_count", f"must be ceil(n/2) = {h} for n = {n}", meta["high_count"])
+    if meta["bounds"] != [0, h]:
+        _fail("metadata.bounds", f"must be [0, ceil(n/2)] = [0, {h}]", meta["bounds"])
     _check_sensitivity(release, 1.0, "1 (one record moves each high-high count by at most 1)")
-    _check_epsilon_per_pair(release)
     mech = release.mechanism
     _check_reach(release, 0.0, float(h))
     if mech.family in ("tgm", "btgm", "rgm"):
@@ -50,55 +48,61 @@ def _check_median_pairs(release: Any) -> None:
             _fail("values", f"must lie in [0, {h}] for the range-preserving {mech.family!r} mechanism", vals.tolist())
 
 
-
-def _check_kendall_pairs(release: Any) -> None:
-    n = _int("n", release.n, minimum=2)
-    _check_pairs(release)
-    _check_sensitivity(release, kendall_sensitivity(n), "4/n (Kendall's tau-a, one record changes n-1 pairs)")
-    _check_epsilon_per_pair(release)
+def _check_kendall_pairs(release: Any, meta: Mapping[str, Any]) -> None:
+    _check_pairs(release, meta)
+    _check_sensitivity(release, kendall_sensitivity(release.n), "4/n (Kendall's tau-a, one record changes n-1 pairs)")
 
 
-def _check_sensitivity_norm(release: Any) -> None:
-    if "sensitivity_norm" not in release.metadata:  # derivable from the family; checked when stated
-        return
-    norm = _meta(release, "sensitivity_norm")
-    want = "l1" if release.mechanism.family in ("geometric", "laplace") else "l2"
-    if norm != want:
-        _fail("metadata.sensitivity_norm", f"must be {want!r} for mechanism {release.mechanism.family!r}", norm)
+def _stated(name: str, what: str, l1_family: str, l2_family: str, check: Callable[[Any], None]) -> StatisticSchema:
+    """The schema of ``what`` released with the sensitivity the curator states (L1 or L2 by the family; no ``n``).
+
+    ``metadata.sensitivity_norm`` is derivable from the family; it is checked when stated.
+    """
+
+    def checked(release: Any, meta: Mapping[str, Any]) -> None:
+        want = "l1" if release.mechanism.family == l1_family else "l2"
+        if meta.get("sensitivity_norm", want) != want:
+            rule = f"must be {want!r} for mechanism {release.mechanism.family!r}"
+            _fail("metadata.sensitivity_norm", rule, meta["sensitivity_norm"])
+        check(release)
+
+    return StatisticSchema(
+        name,
+        families=(l1_family, l2_family),
+        optional={"sensitivity_norm": OneOf(("l1", "l2"))},
+        min_n=None,
+        check=checked,
+        sensitivity=f"stated by the curator for {what} (L1 for {l1_family}, L2 for {l2_family})",
+    )
 
 
 def _check_counts(release: Any) -> None:
-    _check_sensitivity_norm(release)
-    if release.values.dtype.kind != "i":
-        _fail("dtype", "must be int64 for counts", str(release.values.dtype))
+    _check_integer_values(release, "counts")
     _check_reach(release, 0.0, None)  # counts are >= 0 (privatize refuses negative ones)
 
 
 def _check_vector(release: Any) -> None:
-    _check_sensitivity_norm(release)
     if release.values.ndim != 1:
         _fail("shape", "must be one-dimensional for a vector", list(release.values.shape))
 
 
-def _check_randomized_response(release: Any) -> None:
+def _check_randomized_response(release: Any, meta: Mapping[str, Any]) -> None:
     vals = release.values
     if vals.ndim != 2:
         _fail("shape", "must be [n, q] (q answers per record)", list(vals.shape))
     n, q = vals.shape
     if release.n != n:
         _fail("n", f"must equal the number of rows of values ({n})", release.n)
-    meta = release.metadata
-    if "answers_per_record" in meta and _int("metadata.answers_per_record", meta["answers_per_record"]) != q:
+    if meta.get("answers_per_record", q) != q:
         _fail("metadata.answers_per_record", f"must equal the number of columns of values ({q})",
               meta["answers_per_record"])
     if "columns" in meta:
-        _check_columns(release, q)
+        _check_columns(meta, q)
     k = int(release.mechanism.k)
-    if "categories" in meta and _int("metadata.categories", meta["categories"], minimum=2) != k:
+    if meta.get("categories", k) != k:
         _fail("metadata.categories", f"must equal the mechanism's k ({k})", meta["categories"])
     if np.any(vals < 0) or np.any(vals >= k):
         _fail("values", f"must be category codes in 0..{k - 1}", vals.ravel()[:10].tolist())
-
 
 
 #: The general statistics, by schema.
@@ -107,7 +111,8 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
         "median_pairs",
         families=("geometric", "tgm", "btgm", "rgm"),
         compositions=("sequential",),
-        required={**_PAIR_FIELDS, "high_count": INT, "bounds": INT_LIST, "tie_breaking": STR},
+        required={**_PAIR_FIELDS, "high_count": INT, "bounds": ListOf(INT), "tie_breaking": STR},
+        min_n=2,
         check=_check_median_pairs,
         sensitivity="1 per high-high count (Wang et al. 2026, Theorem 3.1)",
     ),
@@ -116,30 +121,17 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
         families=("laplace",),
         compositions=("sequential",),
         required={**_PAIR_FIELDS, "estimand": STR},
+        min_n=2,
         check=_check_kendall_pairs,
         sensitivity="4/n per Kendall's tau-a (one record changes n-1 of the C(n,2) pairs by 2)",
     ),
-    StatisticSchema(
-        "counts",
-        families=("geometric", "discrete_gaussian"),
-        optional={"sensitivity_norm": STR},
-        needs_n=False,
-        check=_check_counts,
-        sensitivity="stated by the curator (L1 for geometric, L2 for discrete Gaussian)",
-    ),
-    StatisticSchema(
-        "vector",
-        families=("laplace", "gaussian"),
-        optional={"sensitivity_norm": STR},
-        needs_n=False,
-        check=_check_vector,
-        sensitivity="stated by the curator (L1 for Laplace, L2 for Gaussian)",
-    ),
+    _stated("counts", "integer counts", "geometric", "discrete_gaussian", _check_counts),
+    _stated("vector", "a real vector", "laplace", "gaussian", _check_vector),
     StatisticSchema(
         "randomized_response",
         families=("randomized_response",),
         compositions=("per_record",),
-        optional={"columns": STR_LIST, "answers_per_record": INT, "categories": INT},
+        optional={"columns": NAMES, "answers_per_record": INT, "categories": Int(minimum=2)},
         check=_check_randomized_response,
         sensitivity="record level: each answer is randomized on its own (local DP)",
     ),

@@ -18,104 +18,87 @@ from ._schema import (
     FLOAT,
     FLOAT_LIST,
     INT,
+    NAMES,
+    OPEN_UNIT,
+    POSITIVE,
     STR,
-    STR_LIST,
     FieldType,
+    Int,
+    ListOf,
+    OneOf,
+    Record,
     StatisticSchema,
-    _any_list,
-    _bool,
     _check_columns,
+    _check_labels,
     _check_sensitivity,
+    _check_shape,
     _close,
     _fail,
-    _float,
-    _float_list,
-    _int,
-    _int_list,
-    _meta,
-    _str,
 )
 
 __all__: list[str] = []
 
 
-#: The fields of a release of ``X^T X / n`` entries (``second_moment``, ``pace_ggm``), read by
-#: :func:`_check_second_moment_common`.
+#: The fields of a release of ``X^T X / n`` entries (``second_moment``, ``pace_ggm``).
 _SECOND_MOMENT_FIELDS: dict[str, FieldType] = {
-    "columns": STR_LIST,
-    "d": INT,
-    "bound": FLOAT,
+    "columns": NAMES,
+    "d": Int(minimum=2),
+    "bound": POSITIVE,
     "clip": BOOL,
-    "entry_order": STR,
+    "entry_order": OneOf((ENTRY_ORDER,)),
     "centering": STR,
 }
 
+#: One round of Algorithm 3 in ``metadata.rounds`` of a ``pace_ggm`` release.
+_ROUND = Record(
+    {
+        "round": INT,
+        "entry": ListOf(Int(minimum=0), length=2),
+        "index": Int(minimum=0),
+        "measurement": FLOAT,
+        "sigma": POSITIVE,
+        "epsilon": POSITIVE,
+        "rho_sel": POSITIVE,
+        "rho_meas": POSITIVE,
+        "annealed": BOOL,
+        "final": BOOL,
+    }
+)
 
-def _check_second_moment_common(release: Any) -> tuple[int, int, float, list[str]]:
-    n = _int("n", release.n, minimum=2)
-    d = _int("metadata.d", _meta(release, "d"), minimum=2)
-    cols = _check_columns(release, d)
-    b = _float("metadata.bound", _meta(release, "bound"), lo=0.0, open_lo=True)
-    _bool("metadata.clip", _meta(release, "clip"))
-    if _meta(release, "entry_order") != ENTRY_ORDER:
-        _fail("metadata.entry_order", f"must be {ENTRY_ORDER!r}", _meta(release, "entry_order"))
-    return n, d, b, cols
 
-
-def _check_second_moment(release: Any) -> None:
-    n, d, b, cols = _check_second_moment_common(release)
+def _check_second_moment(release: Any, meta: Mapping[str, Any]) -> None:
+    d = meta["d"]
+    cols = _check_columns(meta, d)
     m = d * (d + 1) // 2
-    if release.values.shape != (m,):
-        _fail("shape", f"must be [{m}] (the d(d+1)/2 unique entries, d = {d})", list(release.values.shape))
+    _check_shape(release, (m,), f"the d(d+1)/2 unique entries, d = {d}")
     want = [[cols[j], cols[k]] for j in range(d) for k in range(j + 1)]
-    if [list(lab) for lab in release.labels] != want:
-        got = [list(x) for x in release.labels]
-        _fail("labels", "must be [columns[j], columns[k]] for each entry in entry_order", got)
-    _check_sensitivity(release, second_moment_sensitivity(n, d, b), "d B**2 / n (L2, unique entries)")
+    _check_labels(release, want, "must be [columns[j], columns[k]] for each entry in entry_order")
+    delta = second_moment_sensitivity(release.n, d, meta["bound"])
+    _check_sensitivity(release, delta, "d B**2 / n (L2, unique entries)")
 
 
-def _check_pace_ggm_round(release: Any) -> None:
-    step = _str("metadata.step", _meta(release, "step"))
-    _int("metadata.round", _meta(release, "round"), minimum=1)
-    want = {"select": "exponential", "measure": "gaussian"}
-    if step not in want:
-        _fail("metadata.step", "must be 'select' or 'measure'", step)
-    if release.mechanism.family != want[step]:
-        _fail("mechanism.family", f"must be {want[step]!r} for step {step!r}", release.mechanism.family)
-    if release.values.shape != (1,):
-        _fail("shape", "must be [1] (one selection or one measurement per round)", list(release.values.shape))
+def _check_pace_ggm_round(release: Any, meta: Mapping[str, Any]) -> None:
+    step = meta["step"]
+    want = {"select": "exponential", "measure": "gaussian"}[step]
+    if release.mechanism.family != want:
+        _fail("mechanism.family", f"must be {want!r} for step {step!r}", release.mechanism.family)
+    _check_shape(release, (1,), "one selection or one measurement per round")
     if step == "select" and (release.values.dtype.kind != "i" or release.values[0] < 0):
         _fail("values", "must be one non-negative entry index for a selection", release.values.tolist())
 
 
-def _round_dicts(release: Any) -> list[Mapping[str, Any]]:
-    rounds = _any_list("metadata.rounds", _meta(release, "rounds"))
-    if not rounds:
-        _fail("metadata.rounds", "must list at least one round", rounds)
-    keys = {"round", "entry", "index", "measurement", "sigma", "epsilon", "rho_sel", "rho_meas", "annealed", "final"}
-    for t, r in enumerate(rounds):
-        if not isinstance(r, Mapping) or set(r) != keys:
-            _fail(f"metadata.rounds[{t}]", f"must be an object with keys {sorted(keys)}", r)
-    return rounds
-
-
-def _check_pace_ggm(release: Any) -> None:
-    n, d, b, cols = _check_second_moment_common(release)
-    if release.values.shape != (d,):
-        _fail("shape", f"must be [{d}] (the diagonal measurements of Algorithm 2)", list(release.values.shape))
-    if [list(lab) for lab in release.labels] != [[c, c] for c in cols]:
-        _fail("labels", "must be [columns[j], columns[j]] for the diagonal", [list(x) for x in release.labels])
+def _check_pace_ggm(release: Any, meta: Mapping[str, Any]) -> None:
+    n = release.n
+    d, b = meta["d"], meta["bound"]
+    cols = _check_columns(meta, d)
+    _check_shape(release, (d,), "the diagonal measurements of Algorithm 2")
+    _check_labels(release, [[c, c] for c in cols], "must be [columns[j], columns[j]] for the diagonal")
     delta = pace_ggm_sensitivity(n, b)
     _check_sensitivity(release, delta, "2 B**2 / n (one entry of X^T X / n, Ferrando et al. (2026) App. A)")
-    alpha = _float("metadata.alpha", _meta(release, "alpha"), lo=0.0, hi=1.0, open_lo=True)
-    beta = _float("metadata.beta", _meta(release, "beta"), lo=0.0, hi=1.0, open_lo=True)
-    if alpha >= 1.0 or beta >= 1.0:
-        _fail("metadata.alpha/beta", "must be in (0, 1)", [alpha, beta])
-    T = _int("metadata.T", _meta(release, "T"), minimum=1)
-    rho = _float("metadata.rho", _meta(release, "rho"), lo=0.0, open_lo=True)
-    rho_mean = _check_pace_ggm_centre(release, n, d, b, rho)  # 0 without centring
+    alpha, beta, T, rho = meta["alpha"], meta["beta"], meta["T"], meta["rho"]
+    rho_mean = _check_pace_ggm_centre(release, meta, rho)  # 0 without centring
     rho_full, rho = rho, rho - rho_mean  # below, rho is what Algorithm 1 gets
-    rho_diag = _float("metadata.rho_diag", _meta(release, "rho_diag"), lo=0.0, open_lo=True)
+    rho_diag = meta["rho_diag"]
     if not _close(rho_diag, alpha * rho):
         _fail("metadata.rho_diag", f"must be alpha * (rho - rho_mean) = {alpha * rho!r}", rho_diag)
     if not _close(release.mechanism.rho * d, rho_diag):
@@ -124,32 +107,26 @@ def _check_pace_ggm(release: Any) -> None:
     g = release.guarantee
     if g.rho is None or not _close(g.rho, rho_full) or g.epsilon is not None:
         _fail("guarantee", f"must be rho-zCDP with rho = metadata.rho = {rho_full!r}", g.to_dict())
-    rounds = _round_dicts(release)
+    rounds = meta["rounds"]
     comps = release.components[: len(release.components) - (rho_mean > 0)]
     if len(comps) != 2 * len(rounds):
         _fail("components", f"must hold a selection and a measurement per round ({2 * len(rounds)})", len(comps))
-    m = d * (d + 1) // 2
     per = (rho - rho_diag) / T
     rs, rm = beta * per, (1.0 - beta) * per
     used = rho_diag
     total = rho_diag
     for t, r in enumerate(rounds):
         where = f"metadata.rounds[{t}]"
-        if _int(f"{where}.round", r["round"]) != t + 1:
+        if r["round"] != t + 1:
             _fail(f"{where}.round", f"must be {t + 1}", r["round"])
-        ent = _int_list(f"{where}.entry", r["entry"], minimum=0)
-        if len(ent) != 2 or not ent[1] <= ent[0] < d:
+        ent = r["entry"]
+        if not ent[1] <= ent[0] < d:
             _fail(f"{where}.entry", f"must be [j, k] with 0 <= k <= j < d = {d}", ent)
-        idx = _int(f"{where}.index", r["index"], minimum=0, maximum=m - 1)
+        idx = r["index"]
         if idx != entry_index(ent[0], ent[1]):
             _fail(f"{where}.index", f"must be j(j+1)/2 + k = {entry_index(ent[0], ent[1])}", idx)
-        z = _float(f"{where}.measurement", r["measurement"])
-        sigma = _float(f"{where}.sigma", r["sigma"], lo=0.0, open_lo=True)
-        eps = _float(f"{where}.epsilon", r["epsilon"], lo=0.0, open_lo=True)
-        got_rs = _float(f"{where}.rho_sel", r["rho_sel"], lo=0.0, open_lo=True)
-        got_rm = _float(f"{where}.rho_meas", r["rho_meas"], lo=0.0, open_lo=True)
-        annealed = _bool(f"{where}.annealed", r["annealed"])
-        final = _bool(f"{where}.final", r["final"])
+        z, sigma, eps, final = r["measurement"], r["sigma"], r["epsilon"], r["final"]
+        got_rs, got_rm = r["rho_sel"], r["rho_meas"]
         left = rho - used
         want_final = left < 2.0 * (rs + rm)
         if want_final or final:
@@ -185,42 +162,40 @@ def _check_pace_ggm(release: Any) -> None:
             _fail("components.measure", rule, meas.values.tolist())
         total += got_rs + got_rm
         used = rho if final else used + rs + rm
-        if annealed and not final:
+        if r["annealed"] and not final:
             rs, rm = 2.0 * rs, 4.0 * rm
     if not math.isclose(total + rho_mean, rho_full, rel_tol=1e-9):
         rule = f"budgets must add up to rho = {rho_full!r} with rho_diag and rho_mean (fully adaptive composition)"
         _fail("metadata.rounds", rule, total + rho_mean)
 
 
-
-def _check_pace_ggm_centre(release: Any, n: int, d: int, b: float, rho: float) -> float:
+def _check_pace_ggm_centre(release: Any, meta: Mapping[str, Any], rho: float) -> float:
     """Centred ``pace_ggm`` releases: the mean component, its budget, and the centred bound; returns ``rho_mean``."""
     keys = ("center", "mean_share", "rho_mean", "data_bound", "mean")
-    present = [k for k in keys if k in release.metadata]
+    present = [k for k in keys if k in meta]
     comps = release.components
     has_mean = bool(comps) and comps[-1].statistic == "pace_ggm_mean"
     if not present:
         if has_mean or any(c.statistic == "pace_ggm_mean" for c in comps):
             _fail("components", "must not hold a pace_ggm_mean release without metadata.center", len(comps))
         return 0.0
-    if present != list(keys) or release.metadata["center"] is not True:
+    if present != list(keys) or meta["center"] is not True:
         _fail("metadata.center", f"must come with all of {list(keys)} and be true", present)
     if not has_mean or sum(c.statistic == "pace_ggm_mean" for c in comps) != 1:
         _fail("components", "must end with the one pace_ggm_mean release of a centred release", len(comps))
-    share = _float("metadata.mean_share", _meta(release, "mean_share"), lo=0.0, hi=1.0, open_lo=True)
-    rho_mean = _float("metadata.rho_mean", _meta(release, "rho_mean"), lo=0.0, open_lo=True)
-    if share >= 1.0 or not _close(rho_mean, share * rho):
+    n, d = release.n, meta["d"]
+    share, rho_mean, b0 = meta["mean_share"], meta["rho_mean"], meta["data_bound"]
+    if not _close(rho_mean, share * rho):
         _fail("metadata.rho_mean", f"must be mean_share * rho = {share * rho!r} with mean_share < 1", rho_mean)
-    b0 = _float("metadata.data_bound", _meta(release, "data_bound"), lo=0.0, open_lo=True)
-    c = np.asarray(_float_list("metadata.mean", _meta(release, "mean")), dtype=np.float64)
+    c = np.asarray(meta["mean"], dtype=np.float64)
     comp = comps[-1]
     if c.shape != (d,) or comp.values.shape != (d,):
         _fail("metadata.mean", f"must hold d = {d} values, as the mean component", [c.shape, comp.values.shape])
     if not np.array_equal(c, np.clip(comp.values.astype(np.float64), -b0, b0)):
         _fail("metadata.mean", "must be the released mean clipped to [-data_bound, data_bound]", c.tolist())
     want_b = b0 + float(np.max(np.abs(c)))
-    if not _close(b, want_b):
-        _fail("metadata.bound", f"must be the centred bound data_bound + max|mean| = {want_b!r}", b)
+    if not _close(meta["bound"], want_b):
+        _fail("metadata.bound", f"must be the centred bound data_bound + max|mean| = {want_b!r}", meta["bound"])
     if comp.mechanism.family != "gaussian" or comp.n != n or comp.metadata.get("step") != "mean":
         _fail("components[-1]", f"must be the Gaussian mean release of n = {n} records", comp.mechanism.to_dict())
     _check_sensitivity(comp, mean_sensitivity(n, d, b0), "2 B sqrt(d) / n (L2, the mean vector)")
@@ -230,20 +205,20 @@ def _check_pace_ggm_centre(release: Any, n: int, d: int, b: float, rho: float) -
     return rho_mean
 
 
-
 #: The covariance statistics, by schema.
 SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "second_moment",
         families=("gaussian",),
         required=_SECOND_MOMENT_FIELDS,
+        min_n=2,
         check=_check_second_moment,
         sensitivity="d B**2 / n in L2 on the d(d+1)/2 unique entries of X^T X / n, |x_j| <= B",
     ),
     StatisticSchema(
         "pace_ggm_round",
         families=("exponential", "gaussian"),
-        required={"round": INT, "step": STR},
+        required={"round": Int(minimum=1), "step": OneOf(("select", "measure"))},
         check=_check_pace_ggm_round,
         sensitivity=(
             "2 B**2 / n per entry and per selection score (Ferrando et al. 2026, App. A); checked by pace_ggm"
@@ -255,21 +230,22 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
         compositions=("sequential",),
         required={
             **_SECOND_MOMENT_FIELDS,
-            "alpha": FLOAT,
-            "beta": FLOAT,
-            "T": INT,
-            "rho": FLOAT,
-            "rho_diag": FLOAT,
+            "alpha": OPEN_UNIT,
+            "beta": OPEN_UNIT,
+            "T": Int(minimum=1),
+            "rho": POSITIVE,
+            "rho_diag": POSITIVE,
             "solver": STR,
-            "rounds": _any_list,
+            "rounds": ListOf(_ROUND, min_length=1),
         },
         optional={
             "center": BOOL,
-            "mean_share": FLOAT,
-            "rho_mean": FLOAT,
-            "data_bound": FLOAT,
+            "mean_share": OPEN_UNIT,
+            "rho_mean": POSITIVE,
+            "data_bound": POSITIVE,
             "mean": FLOAT_LIST,
         },
+        min_n=2,
         check=_check_pace_ggm,
         components=("pace_ggm_round", "pace_ggm_mean"),
         sensitivity="2 B**2 / n per entry of X^T X / n with |x_j| <= B (Ferrando et al. 2026, App. A.2)",

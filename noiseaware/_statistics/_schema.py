@@ -1,7 +1,9 @@
 """The schema types: what a release of one statistic may hold, its field types and the rules every family shares.
 
-Field types and messages come from :mod:`noiseaware._validation` (one message shape,
-``"Release: <field> <rule>; got <field>=<value>."``); every failure is a
+A schema states each metadata field once, with a field type that knows its range (:class:`Int`,
+:class:`Float`, :class:`OneOf`, :class:`ListOf`, :class:`Record`); :meth:`StatisticSchema.validate`
+checks them all in one loop. Field types and messages come from :mod:`noiseaware._validation` (one
+message shape, ``"Release: <field> <rule>; got <field>=<value>."``); every failure is a
 :class:`~noiseaware.exceptions.ReleaseFormatError` naming the field and the rule.
 """
 
@@ -11,6 +13,7 @@ import contextlib
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, NoReturn
 
 import numpy as np
@@ -23,9 +26,6 @@ __all__ = ["FieldType", "StatisticSchema"]
 
 #: Relative tolerance for floats that the loader recomputes from other fields.
 _RTOL = 1e-9
-
-#: Metadata keys any statistic may carry (free text): the simulation note, and provenance.
-_COMMON_OPTIONAL = ("simulation", "source")
 
 #: The text put in ``metadata["simulation"]`` of a release drawn with a seeded numpy Generator.
 SIMULATION_NOTE = (
@@ -58,76 +58,152 @@ def _close(a: float, b: float) -> bool:
 
 
 # ----------------------------------------------------------------------------- field types
-def _int(name: str, x: Any, minimum: int | None = None, maximum: int | None = None) -> int:
-    with _as_format_error():
-        return v.integer(_OWNER, name, x, minimum=minimum, maximum=maximum, integral_floats=False)
-
-
-def _float(name: str, x: Any, *, lo: float | None = None, hi: float | None = None, open_lo: bool = False) -> float:
-    with _as_format_error():
-        out = v.finite(_OWNER, name, x)
-    if lo is not None and (out < lo or (open_lo and out == lo)):
-        _fail(name, f"must be {'>' if open_lo else '>='} {lo:g}", x)
-    if hi is not None and out > hi:
-        _fail(name, f"must be <= {hi:g}", x)
-    return out
-
-
-def _str(name: str, x: Any) -> str:
-    if not isinstance(x, str):
-        _fail(name, "must be a string", x)
-    return x
-
-
-def _str_list(name: str, x: Any) -> list[str]:
-    if not isinstance(x, Sequence) or isinstance(x, str) or not all(isinstance(s, str) for s in x):
-        _fail(name, "must be a list of strings", x)
-    return list(x)
-
-
-def _float_list(name: str, x: Any) -> list[float]:
-    if not isinstance(x, Sequence) or isinstance(x, str):
-        _fail(name, "must be a list of numbers", x)
-    return [_float(f"{name}[{i}]", e) for i, e in enumerate(x)]
-
-
-def _int_list(name: str, x: Any, minimum: int | None = None) -> list[int]:
-    if not isinstance(x, Sequence) or isinstance(x, str):
-        _fail(name, "must be a list of integers", x)
-    return [_int(f"{name}[{i}]", e, minimum) for i, e in enumerate(x)]
-
-
 #: A field type: takes the JSON path and the value, returns the typed value or raises.
 FieldType = Callable[[str, Any], Any]
 
-INT: FieldType = _int
-FLOAT: FieldType = _float
-STR: FieldType = _str
-STR_LIST: FieldType = _str_list
-FLOAT_LIST: FieldType = _float_list
-INT_LIST: FieldType = _int_list
+
+@dataclass(frozen=True)
+class Int:
+    """An integer (a float such as ``3.0`` is refused, as is a bool) in ``[minimum, maximum]``."""
+
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def __call__(self, name: str, x: Any) -> int:
+        with _as_format_error():
+            return v.integer(_OWNER, name, x, minimum=self.minimum, maximum=self.maximum, integral_floats=False)
 
 
-def _bool(name: str, x: Any) -> bool:
-    if not isinstance(x, bool):
-        _fail(name, "must be true or false", x)
-    return x
+@dataclass(frozen=True)
+class Float:
+    """A finite number, bounded below by ``gt`` (open) or ``ge`` (closed), above by ``lt`` or ``le``.
+
+    Examples
+    --------
+    >>> Float(gt=0.0, le=1.0)("metadata.rate", 1)
+    1.0
+    >>> Float(gt=0.0, le=1.0)("metadata.rate", 1.5)
+    Traceback (most recent call last):
+    ...
+    noiseaware.exceptions.ReleaseFormatError: Release: metadata.rate must be in (0, 1]; got metadata.rate=1.5.
+    """
+
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+
+    @property
+    def rule(self) -> str:
+        """The bounds in words: ``"> 0"``, ``"in (0, 1)"``, ``""`` when unbounded."""
+        lo = f"({self.gt:g}" if self.gt is not None else None if self.ge is None else f"[{self.ge:g}"
+        hi = f"{self.lt:g})" if self.lt is not None else None if self.le is None else f"{self.le:g}]"
+        if lo is not None and hi is not None:
+            return f"in {lo}, {hi}"
+        if lo is not None:
+            return f"{'>' if lo[0] == '(' else '>='} {lo[1:]}"
+        if hi is not None:
+            return f"{'<' if hi[-1] == ')' else '<='} {hi[:-1]}"
+        return ""
+
+    def __call__(self, name: str, x: Any) -> float:
+        with _as_format_error():
+            out = v.finite(_OWNER, name, x)
+        if (
+            (self.gt is not None and not out > self.gt)
+            or (self.ge is not None and not out >= self.ge)
+            or (self.lt is not None and not out < self.lt)
+            or (self.le is not None and not out <= self.le)
+        ):
+            _fail(name, f"must be {self.rule}", x)
+        return out
 
 
-BOOL: FieldType = _bool
+@dataclass(frozen=True)
+class Instance:
+    """A value of one Python type as JSON reads it (``str``, ``bool``), named in words for the message."""
+
+    kind: type
+    words: str
+
+    def __call__(self, name: str, x: Any) -> Any:
+        if not isinstance(x, self.kind):
+            _fail(name, f"must be {self.words}", x)
+        return x
 
 
-def _any_list(name: str, x: Any) -> list[Any]:
-    if not isinstance(x, Sequence) or isinstance(x, str):
-        _fail(name, "must be a list", x)
-    return list(x)
+@dataclass(frozen=True)
+class OneOf:
+    """One of the listed strings."""
+
+    options: tuple[str, ...]
+
+    def __call__(self, name: str, x: Any) -> str:
+        if not isinstance(x, str) or x not in self.options:
+            rule = f"must be {self.options[0]!r}" if len(self.options) == 1 else f"must be one of {list(self.options)}"
+            _fail(name, rule, x)
+        return x
 
 
+@dataclass(frozen=True)
+class ListOf:
+    """A list of ``item`` values (any values when ``item`` is None), of a given length or at least ``min_length``."""
+
+    item: FieldType | None = None
+    min_length: int = 0
+    length: int | None = None
+    unique: bool = False
+
+    def __call__(self, name: str, x: Any) -> list[Any]:
+        if not isinstance(x, Sequence) or isinstance(x, str):
+            _fail(name, "must be a list", x)
+        out = list(x) if self.item is None else [self.item(f"{name}[{i}]", e) for i, e in enumerate(x)]
+        if self.length is not None and len(out) != self.length:
+            _fail(name, f"must hold {self.length} entries", x)
+        if len(out) < self.min_length:
+            _fail(name, f"must hold at least {self.min_length} entr{'y' if self.min_length == 1 else 'ies'}", x)
+        if self.unique and len(set(out)) != len(out):
+            _fail(name, "must hold unique entries", out)
+        return out
+
+
+@dataclass(frozen=True)
+class Record:
+    """An object with exactly the keys of ``fields``, each of its type."""
+
+    fields: Mapping[str, FieldType]
+
+    def __call__(self, name: str, x: Any) -> dict[str, Any]:
+        if not isinstance(x, Mapping) or set(x) != set(self.fields):
+            _fail(name, f"must be an object with keys {sorted(self.fields)}", x)
+        return {key: typ(f"{name}.{key}", x[key]) for key, typ in self.fields.items()}
+
+
+INT: FieldType = Int()
+FLOAT: FieldType = Float()
+POSITIVE: FieldType = Float(gt=0.0)
+NONNEGATIVE: FieldType = Float(ge=0.0)
+OPEN_UNIT: FieldType = Float(gt=0.0, lt=1.0)
+STR: FieldType = Instance(str, "a string")
+BOOL: FieldType = Instance(bool, "true or false")
+ANY_LIST: FieldType = ListOf()
+STR_LIST: FieldType = ListOf(STR)
+FLOAT_LIST: FieldType = ListOf(FLOAT)
+INT_LIST: FieldType = ListOf(INT)
+#: Column names: strings, none repeated.
+NAMES: FieldType = ListOf(STR, unique=True)
+
+#: Metadata keys any statistic may carry (free text): the simulation note, and provenance.
+_COMMON_OPTIONAL: dict[str, FieldType] = {"simulation": STR, "source": STR}
 
 
 @dataclass(frozen=True)
 class StatisticSchema:
     """What a release of one statistic may hold.
+
+    Each metadata field is stated once, with its type and range (:class:`Int`, :class:`Float`,
+    :class:`ListOf`, ...); :meth:`validate` checks them all and hands their typed values to
+    ``check``, which holds only the rules between fields.
 
     Parameters
     ----------
@@ -141,11 +217,11 @@ class StatisticSchema:
         Metadata keys that must be present, with their types.
     optional : mapping of str to field type
         Metadata keys that may be present. Any other key is refused.
-    needs_n : bool
-        Whether ``Release.n`` must be given.
+    min_n : int or None
+        The smallest ``Release.n`` the statistic allows; None when ``n`` may be absent.
     check : callable, optional
-        ``check(release)``: the cross-field rules (sensitivity, shapes, labels, ...); raises
-        :class:`ReleaseFormatError`.
+        ``check(release, meta)``, ``meta`` the typed metadata values: the cross-field rules
+        (sensitivity, shapes, labels, ...); raises :class:`ReleaseFormatError`.
     components : tuple of str
         Statistics that may appear in ``Release.components``.
     sensitivity : str
@@ -157,8 +233,8 @@ class StatisticSchema:
     compositions: tuple[str, ...] = ("joint",)
     required: Mapping[str, FieldType] = field(default_factory=dict)
     optional: Mapping[str, FieldType] = field(default_factory=dict)
-    needs_n: bool = True
-    check: Callable[[Any], None] | None = None
+    min_n: int | None = 1
+    check: Callable[[Any, Mapping[str, Any]], None] | None = None
     components: tuple[str, ...] = ()
     sensitivity: str = ""
 
@@ -174,23 +250,21 @@ class StatisticSchema:
                 "(the composition rule is fixed by the statistic, not chosen by the file)",
                 release.composition,
             )
-        if self.needs_n and release.n is None:
-            _fail("n", f"must be given for statistic {self.name!r}", None)
+        if self.min_n is not None:
+            if release.n is None:
+                _fail("n", f"must be given for statistic {self.name!r}", None)
+            Int(minimum=self.min_n)("n", release.n)
         meta = release.metadata
-        allowed = set(self.required) | set(self.optional) | set(_COMMON_OPTIONAL)
-        unknown = sorted(set(meta) - allowed)
+        fields = {**self.required, **self.optional, **_COMMON_OPTIONAL}
+        unknown = sorted(set(meta) - set(fields))
         if unknown:
             _fail("metadata", f"has unknown key(s) {unknown} for statistic {self.name!r}", dict(meta))
-        for key, typ in self.required.items():
-            if key not in meta:
+        typed: dict[str, Any] = {}
+        for key, typ in fields.items():
+            if key in meta:
+                typed[key] = typ(f"metadata.{key}", meta[key])
+            elif key in self.required:
                 _fail(f"metadata.{key}", f"is missing (required for statistic {self.name!r})", None)
-            typ(f"metadata.{key}", meta[key])
-        for key, typ in self.optional.items():
-            if key in meta:
-                typ(f"metadata.{key}", meta[key])
-        for key in _COMMON_OPTIONAL:
-            if key in meta:
-                _str(f"metadata.{key}", meta[key])
         for i, c in enumerate(release.components):
             if c.statistic not in self.components:
                 _fail(
@@ -199,68 +273,66 @@ class StatisticSchema:
                     c.statistic,
                 )
         if self.check is not None:
-            self.check(release)
-
-
+            self.check(release, MappingProxyType(typed))
 
 
 # ----------------------------------------------------------------------------- shared rules
-def _meta(release: Any, key: str) -> Any:
-    return release.metadata[key]
-
-
-def _sensitivity(release: Any) -> float:
-    return float(release.mechanism.sensitivity)
-
-
 def _check_sensitivity(release: Any, expected: float, rule: str) -> None:
-    got = _sensitivity(release)
+    got = float(release.mechanism.sensitivity)
     if not _close(got, expected):
         _fail("mechanism.sensitivity", f"must be {rule} = {expected!r} under substitution neighbours", got)
 
 
-def _check_columns(release: Any, count: int, key: str = "columns") -> list[str]:
-    cols = _str_list(f"metadata.{key}", _meta(release, key))
+def _check_shape(release: Any, shape: tuple[int, ...], what: str) -> None:
+    if release.values.shape != shape:
+        _fail("shape", f"must be {list(shape)} ({what})", list(release.values.shape))
+
+
+def _check_integer_values(release: Any, what: str) -> None:
+    if release.values.dtype.kind != "i":
+        _fail("dtype", f"must be int64 for {what}", str(release.values.dtype))
+
+
+def _check_labels(release: Any, want: list[list[str]], rule: str, where: str = "labels") -> None:
+    got = [list(lab) for lab in release.labels]
+    if got != want:
+        _fail(where, rule, got)
+
+
+def _check_columns(meta: Mapping[str, Any], count: int) -> list[str]:
+    cols: list[str] = meta["columns"]
     if len(cols) != count:
-        _fail(f"metadata.{key}", f"must name {count} column(s)", cols)
-    if len(set(cols)) != len(cols):
-        _fail(f"metadata.{key}", "must hold unique names", cols)
+        _fail("metadata.columns", f"must name {count} column(s)", cols)
     return cols
 
 
-def _check_pairs(release: Any) -> None:
-    """``p``, ``columns``, ``pairs`` and the labels of a pairwise statistic agree."""
-    p = _int("metadata.p", _meta(release, "p"), minimum=2)
-    cols = _check_columns(release, p)
-    k = p * (p - 1) // 2
-    if release.values.shape != (k,):
-        _fail("shape", f"must be [{k}] (one value per column pair, p = {p})", list(release.values.shape))
-    pairs = _any_list("metadata.pairs", _meta(release, "pairs"))
+def _check_epsilon(meta: Mapping[str, Any], key: str, epsilon: float | None, whose: str) -> None:
+    """``metadata.<key>`` states the epsilon of ``whose`` (a mechanism or a component)."""
+    if epsilon is None or not _close(epsilon, meta[key]):
+        _fail(f"metadata.{key}", f"must equal {whose}'s epsilon ({epsilon!r})", meta[key])
+
+
+def _upper_pairs(p: int) -> list[list[int]]:
+    """The column pairs ``[j, k]``, ``j < k``, of ``p`` columns in row-major order."""
     iu, ju = np.triu_indices(p, 1)
-    want = [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
-    got = []
-    for t, pq in enumerate(pairs):
-        if not isinstance(pq, Sequence) or isinstance(pq, str) or len(pq) != 2:
-            _fail(f"metadata.pairs[{t}]", "must be a pair [j, k]", pq)
-        got.append([_int(f"metadata.pairs[{t}][0]", pq[0]), _int(f"metadata.pairs[{t}][1]", pq[1])])
-    if got != want:
+    return [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
+
+
+def _check_pairs(release: Any, meta: Mapping[str, Any]) -> None:
+    """The :data:`_PAIR_FIELDS` of a pairwise statistic agree with each other, the labels and the mechanism."""
+    p = meta["p"]
+    cols = _check_columns(meta, p)
+    _check_shape(release, (p * (p - 1) // 2,), f"one value per column pair, p = {p}")
+    want = _upper_pairs(p)
+    if meta["pairs"] != want:
         _fail(
             "metadata.pairs",
             f"must list every column pair j < k of p = {p} columns once, in row-major order",
-            got,
+            meta["pairs"],
         )
-    labels = [list(lab) for lab in release.labels]
-    want_labels = [[cols[i], cols[j]] for i, j in want]
-    if labels != want_labels:
-        _fail("labels", "must be the column names of each pair, [columns[j], columns[k]]", labels)
-
-
-def _check_epsilon_per_pair(release: Any) -> None:
-    eps_pair = _float("metadata.epsilon_per_pair", _meta(release, "epsilon_per_pair"), lo=0.0, open_lo=True)
-    g = release.mechanism.guarantee()
-    if g.epsilon is None or not _close(g.epsilon, eps_pair):
-        _fail("metadata.epsilon_per_pair", f"must equal the mechanism's epsilon ({g.epsilon!r})", eps_pair)
-
+    labels = [[cols[i], cols[j]] for i, j in want]
+    _check_labels(release, labels, "must be the column names of each pair, [columns[j], columns[k]]")
+    _check_epsilon(meta, "epsilon_per_pair", release.mechanism.guarantee().epsilon, "the mechanism")
 
 
 def _check_reach(release: Any, lower: float, upper: float | None) -> None:
@@ -281,11 +353,10 @@ def _check_reach(release: Any, lower: float, upper: float | None) -> None:
         )
 
 
-
+#: The fields of a pairwise statistic (one value per column pair, each with ``epsilon_per_pair``).
 _PAIR_FIELDS: dict[str, FieldType] = {
-    "columns": STR_LIST,
-    "p": INT,
-    "pairs": _any_list,
-    "epsilon_per_pair": FLOAT,
+    "columns": NAMES,
+    "p": Int(minimum=2),
+    "pairs": ListOf(ListOf(INT, length=2)),
+    "epsilon_per_pair": POSITIVE,
 }
-
