@@ -13,28 +13,27 @@ import numpy as np
 
 from ._common import (  # isort: split
     NOISE_FAMILY_BY_CODE,
-    NP,
     PT,
-    alpha_arg,
+    CountRV,
     as_float,
     checked,
     const_int,
     observed_kwargs,
+    pair_alpha_arg,
     rv_sizes,
     scalar_int,
     shape_of,
     size_input,
     size_value,
     sizes_guard,
+    spec_draw,
 )
 
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.shape_utils import rv_size_is_none
-from pytensor.tensor.random.op import RandomVariable
 
 from .. import _core
-from .. import _validation as v
 from .._core import _specs
 from ..exceptions import NoiseawareValueError
 
@@ -51,20 +50,22 @@ def _sized(size: Any, x: Any, trailing: tuple[Any, ...] = ()) -> Any:
     return pt.cast(x, "int64")
 
 
-def _pairs_const(pairs: Any) -> Any:
+def _pair_r(R: Any, pairs: Any) -> Any:
+    """The correlations ``R[..., j, k]`` of the constant ``pairs`` input, one per pair on the last axis.
+
+    Tensors in ``logp`` and ``support_point``, arrays in ``rng_fn``.
+    """
     while pairs.ndim > 2:  # a constant that PyTensor may have given batch dims
         pairs = pairs[0]
-    return pairs
+    return R[..., pairs[:, 0], pairs[:, 1]]
 
 
 # --------------------------------------------------------------------------- NoisyHypergeom
-class NoisyHypergeomRV(RandomVariable):
+class NoisyHypergeomRV(CountRV):
     """RandomVariable of :class:`NoisyHypergeom` (inputs ``N, K, m, log_odds, par, noise``)."""
 
     name = "noisy_hypergeom"
     signature = "(),(),(),(),(),()->()"
-    dtype = "int64"
-    _print_name = ("NoisyHypergeom", "\\operatorname{NoisyHypergeom}")
 
     @classmethod
     def rng_fn(
@@ -74,8 +75,7 @@ class NoisyHypergeomRV(RandomVariable):
         table = _core.fisher_table(*(rv_sizes(x) for x in (N, K, m)))
         shape = shape_of(size, log_odds, par, table.N)
         family = NOISE_FAMILY_BY_CODE[scalar_int(noise)]
-        prepared = {"table": table, "log_odds": log_odds, "family": family, "par": par}
-        return np.asarray(_HYP.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
+        return spec_draw(_HYP, rng, shape, table=table, log_odds=log_odds, family=family, par=par)
 
 
 noisy_hypergeom = NoisyHypergeomRV()
@@ -177,36 +177,36 @@ class NoisyHypergeom(pm.Discrete):
 
 
 # --------------------------------------------------------------------------- NoisyTwoWayTable
-class NoisyTwoWayTableRV(RandomVariable):
+class NoisyTwoWayTableRV(CountRV):
     """RandomVariable of :class:`NoisyTwoWayTable` (inputs ``r, n, alpha``)."""
 
     name = "noisy_two_way_table"
     signature = "(),(),()->()"
-    dtype = "int64"
-    _print_name = ("NoisyTwoWayTable", "\\operatorname{NoisyTwoWayTable}")
 
     @classmethod
     def rng_fn(cls, rng: np.random.Generator, r: Any, n: Any, alpha: Any, size: Any) -> np.ndarray:
         """Median-split count by inversion plus geometric noise."""
         nn = rv_sizes(n)
         shape = shape_of(size, r, alpha, nn)
-        prepared = {"table": _core.median_split_table(nn), "r": r, "alpha": alpha}
-        return np.asarray(_TWO.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
+        return spec_draw(_TWO, rng, shape, table=_core.median_split_table(nn), r=r, alpha=alpha)
 
 
 noisy_two_way_table = NoisyTwoWayTableRV()
 
 
-def _two_way_parts(owner: str, n: Any, per_pair: bool = False) -> tuple[Any, Any]:
-    nn = size_value(owner, "n", n, 1)[0]
-    return _core.median_split_table(nn, per_pair=per_pair, owner=owner), nn
+def _median_split(spec: Any, what: Literal["logp", "logcdf"], value: Any, r: Any, n: Any, alpha: Any) -> Any:
+    """``spec``'s ``what`` for the median-split counts of correlations ``r`` (one table per pair for an event).
+
+    ``n`` is guarded: a ``pm.Data`` size that changes after the graph is built raises.
+    """
+    nn = size_value(spec.name, "n", n, 1)[0]
+    table = _core.median_split_table(nn, per_pair=spec.event_dim > 0, owner=spec.name)
+    return sizes_guard(spec.part(what)(PT, value, table=table, r=r, alpha=alpha), spec.name, {"n": n}, {"n": nn})
 
 
 def _two_way_checked(what: Literal["logp", "logcdf"], value: Any, r: Any, n: Any, alpha: Any) -> Any:
     """The spec's ``logp`` or ``logcdf`` of :class:`NoisyTwoWayTable`, ``n`` guarded and parameter rules checked."""
-    owner = "NoisyTwoWayTable"
-    table, nn = _two_way_parts(owner, n)
-    res = sizes_guard(_TWO.part(what)(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
+    res = _median_split(_TWO, what, value, r, n, alpha)
     return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
 
 
@@ -250,9 +250,8 @@ class NoisyTwoWayTable(pm.Discrete):
         cls, r: Any, n: Any, alpha: Any = None, *, epsilon_per_pair: Any = None, epsilon: Any = None, **kwargs: Any
     ) -> Any:
         """Build the random variable; ``n`` is checked at once."""
-        v.no_total_epsilon(cls.__name__, epsilon)
+        alpha = pair_alpha_arg(cls.__name__, alpha, epsilon_per_pair, epsilon)
         n_in, _ = size_input(cls.__name__, "n", n, 1)
-        alpha = alpha_arg(cls.__name__, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
         return super().dist([as_float(r), n_in, alpha], **kwargs)
 
     def support_point(rv: Any, size: Any, r: Any, n: Any, alpha: Any) -> Any:
@@ -279,25 +278,20 @@ class NoisyTwoWayTable(pm.Discrete):
 
 
 # --------------------------------------------------------------------------- Composite
-class CompositeCopulaLikelihoodRV(RandomVariable):
+class CompositeCopulaLikelihoodRV(CountRV):
     """RandomVariable of :class:`CompositeCopulaLikelihood` (inputs ``R, n, alpha[k], pairs[k, 2]``)."""
 
     name = "composite_copula_likelihood"
     signature = "(p,p),(),(k),(k,two)->(k)"
-    dtype = "int64"
-    _print_name = ("CompositeCopulaLikelihood", "\\operatorname{CompositeCopulaLikelihood}")
 
     @classmethod
     def rng_fn(cls, rng: np.random.Generator, R: Any, n: Any, alpha: Any, pairs: Any, size: Any) -> np.ndarray:
         """Independent draws per pair from the :class:`NoisyTwoWayTable` laws."""
         nn = rv_sizes(n)
         table = _core.median_split_table(nn, per_pair=True)
-        pairs = np.asarray(pairs)
-        pairs = pairs.reshape(-1, *pairs.shape[-2:])[0]  # constant; PyTensor may add batch dims
-        r = np.asarray(R)[..., pairs[:, 0], pairs[:, 1]]
-        shape = shape_of(size, r, alpha, table.N) if size is None else (*tuple(size), pairs.shape[0])
-        draws = _CMP.part("draw")(NP, rng.random, shape, table=table, r=r, alpha=alpha)
-        return np.asarray(draws).astype(np.int64)
+        r = _pair_r(np.asarray(R), np.asarray(pairs))
+        shape = shape_of(size, r, alpha, table.N) if size is None else (*tuple(size), r.shape[-1])
+        return spec_draw(_CMP, rng, shape, table=table, r=r, alpha=alpha)
 
 
 composite_copula_likelihood = CompositeCopulaLikelihoodRV()
@@ -357,7 +351,7 @@ class CompositeCopulaLikelihood(pm.Discrete):
     ) -> Any:
         """Build the random variable; ``n`` and ``pairs`` are checked at once."""
         owner = cls.__name__
-        v.no_total_epsilon(owner, epsilon)
+        alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
         R = as_float(R)
         p = R.type.shape[-1] if R.ndim >= 2 else None
         if p is None or R.type.shape[-2] != p or p < 2:
@@ -367,24 +361,18 @@ class CompositeCopulaLikelihood(pm.Discrete):
         n_in, _ = size_input(owner, "n", n, 1)
         pairs_arr = np.stack(_specs.composite_pairs(owner, p, pairs), axis=1)
         k = pairs_arr.shape[0]
-        alpha = alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
         alpha = pt.broadcast_to(alpha, (*tuple(alpha.shape)[:-1], k)) if alpha.ndim else pt.broadcast_to(alpha, (k,))
         return super().dist([R, n_in, alpha, pt.constant(pairs_arr)], **kwargs)
 
     def support_point(rv: Any, size: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Approximate mean counts per pair."""
-        pairs = _pairs_const(pairs)
-        r = R[..., pairs[:, 0], pairs[:, 1]]
-        mean = _specs.two_way_support_point(PT, r, n, alpha)
+        mean = _specs.two_way_support_point(PT, _pair_r(R, pairs), n, alpha)
         return _sized(size, mean, (mean.shape[-1],))
 
     def logp(value: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Sum over pairs of the exact pairwise log-pmfs."""
-        owner = "CompositeCopulaLikelihood"
-        table, nn = _two_way_parts(owner, n, per_pair=True)
-        pairs = _pairs_const(pairs)
-        r = R[..., pairs[:, 0], pairs[:, 1]]
-        lp = sizes_guard(_CMP.part("logp")(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
+        r = _pair_r(R, pairs)
+        lp = _median_split(_CMP, "logp", value, r, n, alpha)
         return checked(
             lp,
             _CMP.rules,

@@ -9,12 +9,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._common import PT, alpha_arg, as_float, checked, noise_from_generator, observed_kwargs, shape_of  # isort: split
+from ._common import PT, CountRV, alpha_arg, as_float, checked, noise_from_generator, observed_kwargs, shape_of  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.shape_utils import rv_size_is_none
-from pytensor.tensor.random.op import RandomVariable
 
 from .._core import _specs
 
@@ -32,11 +31,10 @@ def _mode(size: Any, loc: Any, par: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- TwoSidedGeometric
-class _IntegerNoiseRV(RandomVariable):
+class _IntegerNoiseRV(CountRV):
     """RandomVariable ``loc + D`` (inputs ``loc, par``), ``D`` the integer noise of the class's ``family``."""
 
     signature = "(),()->()"
-    dtype = "int64"
     family: str
 
     @classmethod
@@ -52,7 +50,6 @@ class TwoSidedGeometricRV(_IntegerNoiseRV):
 
     name = "two_sided_geometric"
     family = "geometric"
-    _print_name = ("TwoSidedGeometric", "\\operatorname{TwoSidedGeometric}")
 
 
 two_sided_geometric = TwoSidedGeometricRV()
@@ -147,7 +144,6 @@ class DiscreteGaussianRV(_IntegerNoiseRV):
 
     name = "discrete_gaussian"
     family = "discrete_gaussian"
-    _print_name = ("DiscreteGaussian", "\\operatorname{DiscreteGaussian}")
 
 
 discrete_gaussian = DiscreteGaussianRV()
