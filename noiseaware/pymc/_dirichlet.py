@@ -18,6 +18,7 @@ from pytensor.tensor import slinalg
 from .. import _validation as v
 from .._core import _dirichlet as core
 from .._core import _specs
+from .._core._docs import shared_doc
 from .._core._noise import NOISE_LAWS
 from ..exceptions import NoiseawareValueError
 
@@ -65,15 +66,11 @@ def _marginal_graph(alpha: Any, scale: Any, size: Any, *, n: int, a: float, mome
     return s0 + pm.Laplace.dist(0.0, _checked_scale(scale), shape=s0.shape)
 
 
+@shared_doc
 class LaplaceCensoredDirichletStat:
     r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, Guo et al. (2022) eq. (6), for PyMC.
 
-    .. math:: S_L = S_0 + \varepsilon,\qquad S_0\sim N\!\bigl(\mu(\alpha),\ \Sigma(\alpha)/n\bigr),
-              \qquad \varepsilon_j\overset{iid}{\sim}\mathrm{Laplace}(0,\ \text{scale}),
-
-    ``scale = -d log(a) / (n epsilon_1)``. ``moments="censored"`` (default) uses the moments of
-    :math:`\log\max(x_j,a)` under the Beta marginals (Supplement S1), ``"asymptotic"`` the paper's
-    uncensored ones.
+    {dirichlet_stat_law}
 
     **One protocol in both PPLs.** ``LaplaceCensoredDirichletStat(name, alpha, n, a, scale,
     observed=...)`` is a distribution like any other: ``name`` is an observed ``pm.CustomDist``

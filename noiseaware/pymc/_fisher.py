@@ -35,6 +35,7 @@ from pymc.distributions.shape_utils import rv_size_is_none
 
 from .. import _core
 from .._core import _specs
+from .._core._docs import shared_doc
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
@@ -104,19 +105,11 @@ def _hyper_checked(
     return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
 
 
+@shared_doc
 class NoisyHypergeom(pm.Discrete):
     r"""Noisy Fisher noncentral hypergeometric count ``T + D``.
 
-    ``T``: marked balls among ``m`` drawn from an urn of ``N`` with ``K`` marked, odds ratio
-    ``exp(log_odds)``; ``D``: two-sided geometric (``alpha``) or discrete Gaussian (``sigma``)
-    noise. Exact marginal of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
-    Copula Correlations*, eq. (17) with exact margins:
-
-    .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
-              \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
-
-    both sums over static ``O(sqrt N)`` windows at their modes with a proven bound below 1e-13
-    on the relative dropped mass.
+    {hypergeom_law}
 
     Parameters
     ----------
@@ -210,13 +203,11 @@ def _two_way_checked(what: Literal["logp", "logcdf"], value: Any, r: Any, n: Any
     return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
 
 
+@shared_doc
 class NoisyTwoWayTable(pm.Discrete):
-    r"""Noisy high-high count of a median-split 2x2 table of a Gaussian-copula pair.
+    r"""Noisy high-high count of the median-split 2x2 table of a Gaussian-copula pair.
 
-    ``NoisyHypergeom(N=n, K=m=ceil(n/2), log_odds=psi(r), alpha)`` with
-    ``psi(r) = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))``, Wang, Feldman & Reiter (2026), *Differentially Private
-    Bayesian Inference for Gaussian Copula Correlations*,
-    eqs. (7)-(10), (17); odd ``n`` has ``(n+1)/2`` records above the median (§3.1).
+    {two_way_law}
 
     Parameters
     ----------
@@ -227,9 +218,7 @@ class NoisyTwoWayTable(pm.Discrete):
     alpha : tensor_like of float, optional
         Geometric noise in (0, 1) (``release.mechanism.alpha``); or give ``epsilon_per_pair``.
     epsilon_per_pair : tensor_like of float, optional
-        The budget of this pair's count: ``alpha = exp(-epsilon_per_pair)``. Not the total
-        ``epsilon`` of ``privatize``, which is split over the ``p(p-1)/2`` pairs; ``epsilon=``
-        is refused for that reason.
+        {two_way_epsilon_per_pair}
 
     Raises
     ------
@@ -297,16 +286,14 @@ class CompositeCopulaLikelihoodRV(CountRV):
 composite_copula_likelihood = CompositeCopulaLikelihoodRV()
 
 
+@shared_doc
 class CompositeCopulaLikelihood(pm.Discrete):
     r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, Wang et al. (2026) eq. (18).
 
-    .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
+    {composite_law}
 
-    each factor the :class:`NoisyTwoWayTable` law, all pairs in one batched call. The value is
-    the vector of ``k`` noisy counts in the order of ``pairs`` (default
-    ``numpy.triu_indices(p, 1)``, the order of a ``"median_pairs"`` release and of
-    ``pm.LKJCorr``'s packed output). Use ``pm.LKJCorr(..., return_matrix=True)`` or the
-    correlation matrix of ``pm.LKJCholeskyCov``. Draws are independent across pairs.
+    The default order is also that of ``pm.LKJCorr``'s packed output. Use
+    ``pm.LKJCorr(..., return_matrix=True)`` or the correlation matrix of ``pm.LKJCholeskyCov``.
 
     Parameters
     ----------
@@ -317,8 +304,7 @@ class CompositeCopulaLikelihood(pm.Discrete):
         Scalar or shape ``(k,)`` (``release.mechanism.alpha``); or give ``epsilon_per_pair``.
     pairs : array_like of int, shape (k, 2), optional
     epsilon_per_pair : tensor_like of float, optional
-        Each pair's budget, ``alpha = exp(-epsilon_per_pair)``; ``privatize``'s total
-        ``epsilon`` is ``k`` times it (``epsilon=`` is refused so the two cannot be confused).
+        {composite_epsilon_per_pair}
 
     Raises
     ------

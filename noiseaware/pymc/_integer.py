@@ -16,6 +16,7 @@ import pytensor.tensor as pt
 from pymc.distributions.shape_utils import rv_size_is_none
 
 from .._core import _specs
+from .._core._docs import shared_doc
 
 __all__ = ["DiscreteGaussian", "TwoSidedGeometric"]
 
@@ -78,14 +79,11 @@ class _IntegerNoise(pm.Discrete):
         return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args[cls.scale_name])))
 
 
+@shared_doc
 class TwoSidedGeometric(_IntegerNoise):
     r"""Two-sided geometric (discrete Laplace) distribution on the integers.
 
-    .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\qquad k\in\mathbb{Z},
-
-    the output law of the geometric mechanism (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
-    Inference for Gaussian Copula Correlations*, Definition 2.3,
-    eq. 3), ``alpha = exp(-epsilon / sensitivity)``.
+    {two_sided_geometric_law}
 
     Parameters
     ----------
@@ -149,13 +147,11 @@ class DiscreteGaussianRV(_IntegerNoiseRV):
 discrete_gaussian = DiscreteGaussianRV()
 
 
+@shared_doc
 class DiscreteGaussian(_IntegerNoise):
     r"""Discrete Gaussian distribution on the integers (Canonne, Kamath & Steinke 2020).
 
-    .. math:: P(K = k) = e^{-(k-\mathrm{loc})^2/(2\sigma^2)} / Z(\sigma),
-
-    exactly normalized (Poisson summation for ``sigma >= 1``, direct sum otherwise; proven bound
-    below 1e-36 on the dropped terms).
+    {discrete_gaussian_law}
 
     Parameters
     ----------
