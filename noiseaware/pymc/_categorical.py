@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT, CountRV, as_float, checked, observed_kwargs, shape_of, spec_draw  # isort: split
+from ._common import PT, CountRV, as_float, checked, observed_kwargs, shape_of, sized, spec_draw  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.shape_utils import rv_size_is_none
 
 from .._core import _specs
 from .._core._docs import shared_doc
@@ -91,10 +90,7 @@ class RandomizedResponse(pm.Discrete):
 
     def support_point(rv: Any, size: Any, probs: Any, p: Any) -> Any:
         """The most probable answer: the most probable true category."""
-        mode = pt.argmax(probs, axis=-1)
-        if not rv_size_is_none(size):
-            mode = pt.full(size, mode)
-        return pt.cast(mode, "int64")
+        return sized(size, pt.argmax(probs, axis=-1), dtype="int64")
 
     def logp(value: Any, probs: Any, p: Any) -> Any:
         """``log(o + (p - o) probs[value])``; ``-inf`` outside ``0..k-1``."""

@@ -20,6 +20,7 @@ with warnings.catch_warnings():
     import pytensor
     import pytensor.tensor as pt
     from pymc.distributions.dist_math import check_parameters
+    from pymc.distributions.shape_utils import rv_size_is_none
 
     _ = pytensor.config.blas__ldflags  # resolve the lazy BLAS probe now, warning silenced
 
@@ -145,6 +146,13 @@ def sizes_guard(res: Any, owner: str, sizes: dict[str, Any], values: dict[str, A
         "sizes fix the exact windows, so rebuild it (pm.sample and model.compile_logp do)",
         can_be_replaced_by_ninf=False,
     )
+
+
+def sized(size: Any, x: Any, event: tuple[Any, ...] = (), *, dtype: str | None = None) -> Any:
+    """A support point ``x`` filled to shape ``size + event`` when ``size`` is given, cast to ``dtype`` if named."""
+    if not rv_size_is_none(size):
+        x = pt.full((*tuple(size), *event), x)
+    return x if dtype is None else pt.cast(x, dtype)
 
 
 def as_float(x: Any) -> Any:

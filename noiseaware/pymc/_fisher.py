@@ -25,13 +25,13 @@ from ._common import (  # isort: split
     shape_of,
     size_input,
     size_value,
+    sized,
     sizes_guard,
     spec_draw,
 )
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.shape_utils import rv_size_is_none
 
 from .. import _core
 from .._core import _specs
@@ -43,12 +43,6 @@ __all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
 _HYP = _specs.SPECS["NoisyHypergeom"]
 _TWO = _specs.SPECS["NoisyTwoWayTable"]
 _CMP = _specs.SPECS["CompositeCopulaLikelihood"]
-
-
-def _sized(size: Any, x: Any, trailing: tuple[Any, ...] = ()) -> Any:
-    if not rv_size_is_none(size):
-        x = pt.full((*tuple(size), *trailing), x)
-    return pt.cast(x, "int64")
 
 
 def _pair_r(R: Any, pairs: Any) -> Any:
@@ -150,7 +144,7 @@ class NoisyHypergeom(pm.Discrete):
 
     def support_point(rv: Any, size: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """``round(m K / N)`` (the central mean), broadcast."""
-        return _sized(size, _specs.hypergeom_support_point(PT, N, K, m, log_odds, par))
+        return sized(size, _specs.hypergeom_support_point(PT, N, K, m, log_odds, par), dtype="int64")
 
     def logp(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """Exact log-pmf (windowed sums); ``-inf`` off the integers."""
@@ -245,7 +239,7 @@ class NoisyTwoWayTable(pm.Discrete):
 
     def support_point(rv: Any, size: Any, r: Any, n: Any, alpha: Any) -> Any:
         """``round(n (1/4 + arcsin(r) / (2 pi)))`` clipped to ``[0, ceil(n/2)]``, the approximate mean count."""
-        return _sized(size, _specs.two_way_support_point(PT, r, n, alpha))
+        return sized(size, _specs.two_way_support_point(PT, r, n, alpha), dtype="int64")
 
     def logp(value: Any, r: Any, n: Any, alpha: Any) -> Any:
         """Exact log-pmf; ``-inf`` off the integers."""
@@ -353,7 +347,7 @@ class CompositeCopulaLikelihood(pm.Discrete):
     def support_point(rv: Any, size: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Approximate mean counts per pair."""
         mean = _specs.two_way_support_point(PT, _pair_r(R, pairs), n, alpha)
-        return _sized(size, mean, (mean.shape[-1],))
+        return sized(size, mean, (mean.shape[-1],), dtype="int64")
 
     def logp(value: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Sum over pairs of the exact pairwise log-pmfs."""

@@ -9,11 +9,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._common import PT, CountRV, alpha_arg, as_float, checked, noise_from_generator, observed_kwargs, shape_of  # isort: split
+from ._common import (  # isort: split
+    PT,
+    CountRV,
+    alpha_arg,
+    as_float,
+    checked,
+    noise_from_generator,
+    observed_kwargs,
+    shape_of,
+    sized,
+)
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.shape_utils import rv_size_is_none
 
 from .._core import _specs
 from .._core._docs import shared_doc
@@ -25,10 +34,7 @@ _DG = _specs.SPECS["DiscreteGaussian"]
 
 
 def _mode(size: Any, loc: Any, par: Any) -> Any:
-    mode = _specs.mode_support_point(PT, loc, par)
-    if not rv_size_is_none(size):
-        mode = pt.full(size, mode)
-    return pt.cast(mode, "int64")
+    return sized(size, _specs.mode_support_point(PT, loc, par), dtype="int64")
 
 
 # --------------------------------------------------------------------------- TwoSidedGeometric

@@ -10,12 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT  # isort: split
+from ._common import PT, sized  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
-from pymc.distributions.shape_utils import rv_size_is_none
 
 from .._core import _specs, get_backend
 from .._core._regression import (
@@ -88,9 +87,7 @@ def _support_point(rv: Any, size: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: 
                                  kw["intercept"])
     else:
         mean = sum_moments(PT, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])[0]
-    if not rv_size_is_none(size):
-        mean = pt.full((*tuple(size), kw["rows"].size), mean)
-    return mean
+    return sized(size, mean, (kw["rows"].size,))
 
 
 class NoisySufficientStatistics:
