@@ -91,6 +91,11 @@ def const_int(owner: str, name: str, x: Any) -> int:
     return v.integer(owner, name, np.asarray(val).item())
 
 
+def noise_family(owner: str, code: Any) -> str:
+    """The noise family of a constant noise-code input (:data:`NOISE_FAMILY_BY_CODE`); raise if it is symbolic."""
+    return NOISE_FAMILY_BY_CODE[const_int(owner, "noise", code)]
+
+
 def const_float(owner: str, name: str, x: Any) -> float:
     """The float value of a constant tensor; raise if it is symbolic."""
     try:

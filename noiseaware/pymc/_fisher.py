@@ -17,7 +17,7 @@ from ._common import (  # isort: split
     CountRV,
     as_float,
     checked,
-    const_int,
+    noise_family,
     observed_kwargs,
     pair_alpha_arg,
     rv_sizes,
@@ -80,7 +80,7 @@ def _hyper_parts(owner: str, N: Any, K: Any, m: Any, noise: Any) -> tuple[Any, s
     sizes = {"N": N, "K": K, "m": m}
     vals = {k: size_value(owner, k, x, 0)[0] for k, x in sizes.items()}
     table = _core.fisher_table(vals["N"], vals["K"], vals["m"], owner=owner)
-    return table, NOISE_FAMILY_BY_CODE[const_int(owner, "noise", noise)], sizes, vals
+    return table, noise_family(owner, noise), sizes, vals
 
 
 def _par_rule(family: str, par: Any) -> dict[str, Any]:
