@@ -144,6 +144,10 @@ def _log_tail_dgauss(sigma: float, w: int) -> float:
     return math.log(2.0) - c * c / (2.0 * sigma * sigma) + math.log1p(sigma * sigma / c) - math.log(z_low)
 
 
+#: ``log`` of the tail bound of each family, as a function of ``(par, w)``.
+_LOG_TAIL = {"geometric": _log_tail_geometric, "discrete_gaussian": _log_tail_dgauss}
+
+
 def tail_bound(family: str, par: float, w: int) -> float:
     """A proven upper bound on ``P(|D| > w)`` (exact for the geometric family; module docstring).
 
@@ -152,9 +156,7 @@ def tail_bound(family: str, par: float, w: int) -> float:
     >>> round(tail_bound("geometric", 0.5, 3), 6)  # 2 * 0.5**4 / 1.5
     0.083333
     """
-    if family == "geometric":
-        return math.exp(_log_tail_geometric(par, w))
-    return math.exp(_log_tail_dgauss(par, w))
+    return math.exp(_LOG_TAIL[family](par, w))
 
 
 def half_width(family: str, par: float, tol: float = DEFAULT_TOL) -> int:
@@ -168,18 +170,14 @@ def half_width(family: str, par: float, tol: float = DEFAULT_TOL) -> int:
     23
     """
     target = math.log(tol) + LOG_FLOOR
-    if family == "geometric":
-        la = math.log(par)
-        w = max(0, math.ceil((target - math.log(2.0) + math.log1p(par)) / la) - 1)
-        while w > 0 and _log_tail_geometric(par, w - 1) <= target:  # rounding guard
-            w -= 1
-        while _log_tail_geometric(par, w) > target:
-            w += 1
-        return w
-    w = max(0, math.floor(par * math.sqrt(-2.0 * target)) - 2)
-    while w > 0 and _log_tail_dgauss(par, w - 1) <= target:
+    log_tail = _LOG_TAIL[family]
+    if family == "geometric":  # log_tail(w) = target solved for w
+        w = max(0, math.ceil((target - math.log(2.0) + math.log1p(par)) / math.log(par)) - 1)
+    else:  # the root of the Gaussian factor, a little below the smallest w
+        w = max(0, math.floor(par * math.sqrt(-2.0 * target)) - 2)
+    while w > 0 and log_tail(par, w - 1) <= target:  # rounding guard
         w -= 1
-    while _log_tail_dgauss(par, w) > target:
+    while log_tail(par, w) > target:
         w += 1
     return w
 

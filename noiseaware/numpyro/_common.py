@@ -16,6 +16,7 @@ import numpyro
 from numpyro.distributions import constraints
 
 from .. import _core
+from .. import _validation as v
 from .._core import _specs
 from ..exceptions import NoiseawareValueError
 
@@ -228,3 +229,12 @@ def _exp(z: Any) -> Any:
 def alpha_arg(owner: str, alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
     """``alpha`` from exactly one of ``alpha`` or ``epsilon`` (:func:`_specs.resolve_alpha`); concrete stays NumPy."""
     return _specs.resolve_alpha(owner, alpha, epsilon, sensitivity, name=name, to_float=f64, exp=_exp)
+
+
+def pair_alpha_arg(owner: str, alpha: Any, epsilon_per_pair: Any, epsilon: Any) -> Any:
+    """``alpha`` of a pair's count from ``alpha`` or ``epsilon_per_pair``; the total ``epsilon`` is refused.
+
+    See :func:`noiseaware._validation.no_total_epsilon` for why the per-pair budget has its own name.
+    """
+    v.no_total_epsilon(owner, epsilon)
+    return alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")

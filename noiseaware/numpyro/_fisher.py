@@ -13,12 +13,12 @@ from ._common import (
     BK,
     INT,
     RELEASE_VALUES,
-    alpha_arg,
     f64,
     fisher_draw,
     integer,
     noise_from_key,
     observe,
+    pair_alpha_arg,
     promote_batch_shape_optional,
     spec_logp,
     uniform,
@@ -33,8 +33,8 @@ from numpyro.distributions.distribution import Distribution
 from numpyro.distributions.util import validate_sample
 
 from .. import _core
-from .. import _validation as v
 from .._core import _specs
+from .._core._docs import shared_doc
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
@@ -44,20 +44,48 @@ _TWO = _specs.SPECS["NoisyTwoWayTable"]
 _CMP = _specs.SPECS["CompositeCopulaLikelihood"]
 
 
-class NoisyHypergeom(Distribution):
+class _FisherCount(Distribution):
+    """Counts ``T + D``: ``T`` Fisher's noncentral hypergeometric on ``self.table``, ``D`` integer noise.
+
+    The draws, mean and variance the Fisher-table laws share; a subclass gives
+    :meth:`_count_law`, the log-odds, noise family and noise parameter of its counts.
+    """
+
+    table: Any
+
+    def _count_law(self) -> tuple[Any, str, Any]:
+        raise NotImplementedError
+
+    def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
+        """``T`` by inversion on its mode window, plus an independent noise draw, per count."""
+        log_odds, family, par = self._count_law()
+        shape = sample_shape + self.batch_shape + self.event_shape
+        k1, k2 = random.split(key)
+        t = fisher_draw(self.table, jnp.broadcast_to(log_odds, shape), uniform(k1, shape))
+        return (t + noise_from_key(k2, family, par, shape)).astype(INT)
+
+    def _moments(self) -> tuple[Any, Any]:
+        log_odds, family, par = self._count_law()
+        mean, var = _specs.hypergeom_moments(BK, self.table, log_odds, family, par)
+        shape = self.batch_shape + self.event_shape
+        return jnp.broadcast_to(mean, shape), jnp.broadcast_to(var, shape)
+
+    @property
+    def mean(self) -> Any:
+        """``E[T]`` per count (the noise has mean 0), from the exact mode window."""
+        return self._moments()[0]
+
+    @property
+    def variance(self) -> Any:
+        """``Var[T]`` plus the noise variance per count, from the exact mode window (the counts are independent)."""
+        return self._moments()[1]
+
+
+@shared_doc
+class NoisyHypergeom(_FisherCount):
     r"""Noisy Fisher noncentral hypergeometric count ``T + D``.
 
-    ``T`` is the number of marked balls among ``m`` drawn from an urn of ``N`` with ``K`` marked,
-    with odds ratio ``exp(log_odds)`` (Fisher's noncentral hypergeometric law), and ``D`` is
-    two-sided geometric noise (``alpha``) or discrete Gaussian noise (``sigma``):
-
-    .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
-              \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
-
-    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eq.
-    (17) with exact margins (so odd ``N`` is exact). Both
-    sums run over static windows of ``O(sqrt N)`` terms at their modes, with a proven bound
-    below 1e-13 on the relative dropped mass.
+    {hypergeom_law}
 
     Parameters
     ----------
@@ -115,34 +143,18 @@ class NoisyHypergeom(Distribution):
     def _par(self) -> Any:
         return self.alpha if self.noise == "geometric" else self.sigma
 
+    def _count_law(self) -> tuple[Any, str, Any]:
+        return self.log_odds, self.noise, self._par
+
     def get_args(self) -> dict[str, Any]:
         """Arguments that are set (``alpha`` or ``sigma``, not both)."""
         return {k: val for k, val in super().get_args().items() if val is not None}
-
-    def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
-        """``T`` by inversion on its mode window, plus a noise draw."""
-        shape = sample_shape + self.batch_shape
-        k1, k2 = random.split(key)
-        t = fisher_draw(self.table, jnp.broadcast_to(self.log_odds, shape), uniform(k1, shape))
-        return (t + noise_from_key(k2, self.noise, self._par, shape)).astype(INT)
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Exact log-pmf (windowed sums); ``-inf`` for non-integers."""
         params = {"log_odds": self.log_odds, "par": self._par}
         return spec_logp("NoisyHypergeom", self.table, (("family", self.noise),), value, params)
-
-    @property
-    def mean(self) -> Any:
-        """``E[T]`` (the noise has mean 0), from the exact mode window."""
-        mean, _ = _specs.hypergeom_moments(BK, self.table, self.log_odds, self.noise, self._par)
-        return jnp.broadcast_to(mean, self.batch_shape)
-
-    @property
-    def variance(self) -> Any:
-        """``Var[T]`` plus the noise variance, from the exact mode window."""
-        _, var = _specs.hypergeom_moments(BK, self.table, self.log_odds, self.noise, self._par)
-        return jnp.broadcast_to(var, self.batch_shape)
 
     def log_cdf(self, value: Any) -> Any:
         """``log P(T + D <= value)``, exact windowed sum (geometric noise only).
@@ -183,16 +195,11 @@ class NoisyHypergeom(Distribution):
 promote_batch_shape.register(NoisyHypergeom, promote_batch_shape_optional)
 
 
+@shared_doc
 class NoisyTwoWayTable(NoisyHypergeom):
     r"""Noisy high-high count of the median-split 2x2 table of a Gaussian-copula pair.
 
-    ``NoisyHypergeom(N=n, K=ceil(n/2), m=ceil(n/2), log_odds=psi(r), alpha)`` with
-
-    .. math:: \psi(r) = 2\log\frac{\pi + 2\arcsin r}{\pi - 2\arcsin r},
-
-    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula Correlations*, eqs.
-    (7)-(10) and (17) (odd ``n``: ``(n+1)/2`` above the
-    median, §3.1).
+    {two_way_law}
 
     Parameters
     ----------
@@ -205,9 +212,7 @@ class NoisyTwoWayTable(NoisyHypergeom):
         Geometric noise parameter in (0, 1) (``release.mechanism.alpha``); or give
         ``epsilon_per_pair``.
     epsilon_per_pair : array_like of float, optional
-        The budget of this pair's count: ``alpha = exp(-epsilon_per_pair)``. Not the total
-        ``epsilon`` of ``privatize``, which is split over the ``p(p-1)/2`` pairs; ``epsilon=``
-        is refused for that reason.
+        {two_way_epsilon_per_pair}
     validate_args : bool, optional
 
     Examples
@@ -235,10 +240,9 @@ class NoisyTwoWayTable(NoisyHypergeom):
         validate_args: bool | None = None,
     ) -> None:
         owner = type(self).__name__
-        v.no_total_epsilon(owner, epsilon)
+        alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
         self.n = _core.concrete_sizes(owner, "n", n, minimum=1)
         self.r = f64(r)
-        alpha = alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
         N, K, m = _specs.median_split_sizes(self.n)
         super().__init__(N, K, m, _core.copula_log_odds(BK, self.r), alpha=alpha, validate_args=validate_args)
 
@@ -256,15 +260,13 @@ class NoisyTwoWayTable(NoisyHypergeom):
         return observe(name, cls(r, **args, **kwargs), values, obs)
 
 
-class CompositeCopulaLikelihood(Distribution):
+@shared_doc
+class CompositeCopulaLikelihood(_FisherCount):
     r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, Wang et al. (2026) eq. (18).
 
-    .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
+    {composite_law}
 
-    each factor the :class:`NoisyTwoWayTable` law, all pairs in one batched call. The event is
-    the vector of the ``k`` noisy counts in the order of ``pairs`` (default: row-major upper
-    triangle, ``numpy.triu_indices(p, 1)``, the order of a ``"median_pairs"`` release). Use with
-    ``LKJCholesky``: ``R = L @ L.T``. Draws are independent across pairs (the composite model).
+    Use with ``LKJCholesky``: ``R = L @ L.T``.
 
     Parameters
     ----------
@@ -277,8 +279,7 @@ class CompositeCopulaLikelihood(Distribution):
         ``epsilon_per_pair``.
     pairs : array_like of int, shape (k, 2), optional
     epsilon_per_pair : array_like of float, optional
-        Each pair's budget, ``alpha = exp(-epsilon_per_pair)``; ``privatize``'s total
-        ``epsilon`` is ``k`` times it (``epsilon=`` is refused so the two cannot be confused).
+        {composite_epsilon_per_pair}
     validate_args : bool, optional
 
     Examples
@@ -309,7 +310,7 @@ class CompositeCopulaLikelihood(Distribution):
         validate_args: bool | None = None,
     ) -> None:
         owner = type(self).__name__
-        v.no_total_epsilon(owner, epsilon)
+        self.alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
         self.R = f64(R)
         if self.R.ndim < 2 or self.R.shape[-1] != self.R.shape[-2] or self.R.shape[-1] < 2:
             raise NoiseawareValueError(f"{owner}: R must have shape (..., p, p) with p >= 2; got shape {self.R.shape}.")
@@ -318,7 +319,6 @@ class CompositeCopulaLikelihood(Distribution):
         # one n per element of the batch: the table gets a trailing axis to broadcast over pairs
         self.table = _core.median_split_table(self.n, per_pair=True, owner=owner)
         self.iu, self.ju = _specs.composite_pairs(owner, self.p, pairs)
-        self.alpha = alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
         k = self.iu.size
         if jnp.ndim(self.alpha) > 0 and jnp.shape(self.alpha)[-1] not in (1, k):
             raise NoiseawareValueError(
@@ -339,34 +339,15 @@ class CompositeCopulaLikelihood(Distribution):
         r = self.R[..., self.iu, self.ju]
         return r, jnp.broadcast_to(self.alpha, self.batch_shape + self.event_shape)
 
-    def sample(self, key: Any, sample_shape: tuple[int, ...] = ()) -> Any:
-        """Independent draws per pair from the :class:`NoisyTwoWayTable` laws."""
+    def _count_law(self) -> tuple[Any, str, Any]:
         r, alpha = self._pair_params()
-        shape = sample_shape + self.batch_shape + self.event_shape
-        k1, k2 = random.split(key)
-        psi = jnp.broadcast_to(_core.copula_log_odds(BK, r), shape)
-        t = fisher_draw(self.table, psi, uniform(k1, shape))
-        return (t + noise_from_key(k2, "geometric", alpha, shape)).astype(INT)
+        return _core.copula_log_odds(BK, r), "geometric", alpha
 
     @validate_sample
     def log_prob(self, value: Any) -> Any:
         """Sum over pairs of the exact pairwise log-pmfs."""
         r, alpha = self._pair_params()
         return spec_logp("CompositeCopulaLikelihood", self.table, (), value, {"r": r, "alpha": alpha})
-
-    @property
-    def mean(self) -> Any:
-        """Per pair, the mean high-high count ``E[T]`` (exact window; the noise has mean 0)."""
-        r, alpha = self._pair_params()
-        mean, _ = _specs.hypergeom_moments(BK, self.table, _core.copula_log_odds(BK, r), "geometric", alpha)
-        return jnp.broadcast_to(mean, self.batch_shape + self.event_shape)
-
-    @property
-    def variance(self) -> Any:
-        """Per pair, ``Var[T] + 2 alpha / (1 - alpha)^2`` (pairs are independent in the composite model)."""
-        r, alpha = self._pair_params()
-        _, var = _specs.hypergeom_moments(BK, self.table, _core.copula_log_odds(BK, r), "geometric", alpha)
-        return jnp.broadcast_to(var, self.batch_shape + self.event_shape)
 
     @classmethod
     def from_release(cls, name: str, release: Any, R: Any, *, obs: Any = RELEASE_VALUES, **kwargs: Any) -> Any:

@@ -6,12 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ._common import NP, PT, as_float, checked, observed_kwargs, shape_of  # isort: split
+from ._common import PT, CountRV, as_float, checked, observed_kwargs, shape_of, sized, spec_draw  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.shape_utils import rv_size_is_none
-from pytensor.tensor.random.op import RandomVariable
 
 from .._core import _specs
 from .._core._docs import shared_doc
@@ -21,20 +19,18 @@ __all__ = ["RandomizedResponse"]
 _RR = _specs.SPECS["RandomizedResponse"]
 
 
-class RandomizedResponseRV(RandomVariable):
+class RandomizedResponseRV(CountRV):
     """RandomVariable of :class:`RandomizedResponse` (inputs ``probs[k], p``): category, then the mechanism."""
 
     name = "randomized_response"
     signature = "(k),()->()"
-    dtype = "int64"
-    _print_name = ("RandomizedResponse", "\\operatorname{RandomizedResponse}")
 
     @classmethod
     def rng_fn(cls, rng: np.random.Generator, probs: Any, p: Any, size: Any) -> np.ndarray:
         """The spec's draw with NumPy uniforms (three per answer)."""
         probs = np.asarray(probs, dtype=np.float64)
         shape = shape_of(size, probs[..., 0], p)
-        return np.asarray(_RR.part("draw")(NP, rng.random, shape, probs=probs, p=p)).astype(np.int64)
+        return spec_draw(_RR, rng, shape, probs=probs, p=p)
 
 
 randomized_response = RandomizedResponseRV()
@@ -94,10 +90,7 @@ class RandomizedResponse(pm.Discrete):
 
     def support_point(rv: Any, size: Any, probs: Any, p: Any) -> Any:
         """The most probable answer: the most probable true category."""
-        mode = pt.argmax(probs, axis=-1)
-        if not rv_size_is_none(size):
-            mode = pt.full(size, mode)
-        return pt.cast(mode, "int64")
+        return sized(size, pt.argmax(probs, axis=-1), dtype="int64")
 
     def logp(value: Any, probs: Any, p: Any) -> Any:
         """``log(o + (p - o) probs[value])``; ``-inf`` outside ``0..k-1``."""

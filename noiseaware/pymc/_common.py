@@ -20,8 +20,11 @@ with warnings.catch_warnings():
     import pytensor
     import pytensor.tensor as pt
     from pymc.distributions.dist_math import check_parameters
+    from pymc.distributions.shape_utils import rv_size_is_none
 
     _ = pytensor.config.blas__ldflags  # resolve the lazy BLAS probe now, warning silenced
+
+from pytensor.tensor.random.op import RandomVariable
 
 from .. import _core
 from .. import _validation as v
@@ -34,6 +37,28 @@ PT = _core.get_backend("pytensor")
 NP = _core.get_backend("numpy")
 #: Family of each integer code (constant inputs of the random variables).
 NOISE_FAMILY_BY_CODE = {code: family for family, code in _specs.NOISE_CODES.items()}
+
+
+class CountRV(RandomVariable):
+    """A ``RandomVariable`` of integer counts, printed under the name of its distribution.
+
+    A subclass named ``<Distribution>RV`` sets ``name``, ``signature`` and ``rng_fn``; its
+    ``dtype`` is ``int64`` and its ``_print_name`` (what ``model.str_repr()`` and the LaTeX
+    representation of a model show) is ``<Distribution>``.
+    """
+
+    dtype = "int64"
+    _print_name: tuple[str, str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        law = cls.__name__.removesuffix("RV")
+        cls._print_name = (law, f"\\operatorname{{{law}}}")
+
+
+def spec_draw(spec: Any, rng: np.random.Generator, shape: tuple[int, ...], **prepared: Any) -> np.ndarray:
+    """The spec's draw of ``shape`` with NumPy uniforms from ``rng``, as ``int64`` counts (an ``rng_fn`` body)."""
+    return np.asarray(spec.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
 
 
 def shape_of(size: Any, *params: Any) -> tuple[int, ...]:
@@ -64,6 +89,11 @@ def const_int(owner: str, name: str, x: Any) -> int:
             f"got a symbolic {name}."
         ) from exc
     return v.integer(owner, name, np.asarray(val).item())
+
+
+def noise_family(owner: str, code: Any) -> str:
+    """The noise family of a constant noise-code input (:data:`NOISE_FAMILY_BY_CODE`); raise if it is symbolic."""
+    return NOISE_FAMILY_BY_CODE[const_int(owner, "noise", code)]
 
 
 def const_float(owner: str, name: str, x: Any) -> float:
@@ -123,6 +153,13 @@ def sizes_guard(res: Any, owner: str, sizes: dict[str, Any], values: dict[str, A
     )
 
 
+def sized(size: Any, x: Any, event: tuple[Any, ...] = (), *, dtype: str | None = None) -> Any:
+    """A support point ``x`` filled to shape ``size + event`` when ``size`` is given, cast to ``dtype`` if named."""
+    if not rv_size_is_none(size):
+        x = pt.full((*tuple(size), *event), x)
+    return x if dtype is None else pt.cast(x, dtype)
+
+
 def as_float(x: Any) -> Any:
     """A float64 tensor."""
     return pt.as_tensor_variable(x, dtype="float64")
@@ -131,6 +168,15 @@ def as_float(x: Any) -> Any:
 def alpha_arg(owner: str, alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
     """``alpha`` as a tensor from exactly one of ``alpha`` or ``epsilon`` (:func:`_specs.resolve_alpha`)."""
     return _specs.resolve_alpha(owner, alpha, epsilon, sensitivity, name=name, to_float=as_float, exp=pt.exp)
+
+
+def pair_alpha_arg(owner: str, alpha: Any, epsilon_per_pair: Any, epsilon: Any) -> Any:
+    """``alpha`` of a pair's count from ``alpha`` or ``epsilon_per_pair``; the total ``epsilon`` is refused.
+
+    See :func:`noiseaware._validation.no_total_epsilon` for why the per-pair budget has its own name.
+    """
+    v.no_total_epsilon(owner, epsilon)
+    return alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
 
 
 def check_integer_observed(owner: str, observed: Any) -> None:

@@ -10,12 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT  # isort: split
+from ._common import PT, checked, sized  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.dist_math import check_parameters
-from pymc.distributions.shape_utils import rv_size_is_none
 
 from .._core import _specs, get_backend
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
@@ -30,7 +28,7 @@ _SPEC = _specs.SPECS["NoisyCovarianceEntries"]
 
 def _logp(value: Any, sigma: Any, precision: Any, *, n: int, rows: np.ndarray, cols: np.ndarray) -> Any:
     lp = noisy_covariance_entries_logp(PT, value, sigma, rows, cols, precision, float(n))
-    return check_parameters(lp, pt.allclose(sigma, pt.swapaxes(sigma, -1, -2)), msg=_SPEC.rules["sigma"])
+    return checked(lp, _SPEC.rules, {"sigma": pt.allclose(sigma, pt.swapaxes(sigma, -1, -2))})
 
 
 def _random(
@@ -60,10 +58,7 @@ def _random(
 
 def _support_point(rv: Any, size: Any, sigma: Any, precision: Any, *, rows: np.ndarray, cols: np.ndarray) -> Any:
     """The mean, ``sigma`` at the measured entries."""
-    mean = sigma[..., rows, cols] + pt.zeros_like(precision)
-    if not rv_size_is_none(size):
-        mean = pt.full((*tuple(size), rows.size), mean)
-    return mean
+    return sized(size, sigma[..., rows, cols] + pt.zeros_like(precision), (rows.size,))
 
 
 @shared_doc

@@ -8,16 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT  # isort: split
+from ._common import PT, checked  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.dist_math import check_parameters
 from pytensor.tensor import slinalg
 
 from .. import _validation as v
 from .._core import _dirichlet as core
 from .._core import _specs
+from .._core._docs import shared_doc
 from .._core._noise import NOISE_LAWS
 from ..exceptions import NoiseawareValueError
 
@@ -29,7 +29,7 @@ _SPEC = _specs.SPECS["LaplaceCensoredDirichletStat"]
 def _moments(alpha: Any, n: int, a: float, moments: str) -> tuple[Any, Any]:
     """Mean and covariance of ``S_0``; a bad ``alpha`` raises ``ParameterValueError`` when evaluated."""
     alpha = pt.as_tensor_variable(alpha, dtype="float64")
-    alpha = check_parameters(alpha, pt.all(alpha > 0), pt.all(pt.lt(alpha, np.inf)), msg=_SPEC.rules["alpha"])
+    alpha = checked(alpha, _SPEC.rules, {"alpha": (pt.all(alpha > 0), pt.all(pt.lt(alpha, np.inf)))})
     mean, cov = core.logmean_moments(PT, alpha, math.log(a), moments)
     return mean, cov / n
 
@@ -37,7 +37,7 @@ def _moments(alpha: Any, n: int, a: float, moments: str) -> tuple[Any, Any]:
 def _checked_scale(scale: Any) -> Any:
     """``scale`` as a tensor that raises ``ParameterValueError`` (PyMC's idiom) when it is not > 0."""
     scale = pt.as_tensor_variable(scale, dtype="float64")
-    return check_parameters(scale, pt.all(scale > 0), msg=_SPEC.rules["scale"])
+    return checked(scale, _SPEC.rules, {"scale": pt.all(scale > 0)})
 
 
 def _check(owner: str, n: Any, a: Any, scale: Any, moments: str) -> tuple[int, float, Any]:
@@ -50,7 +50,7 @@ def _check(owner: str, n: Any, a: Any, scale: Any, moments: str) -> tuple[int, f
 def _laplace_logp(value: Any, s0: Any, scale: Any) -> Any:
     """``sum_j log Laplace(value_j | s0_j, scale)``: the noise of eq. (6) given the latent ``S_0``."""
     lp = NOISE_LAWS["laplace"].logpdf(PT, value, s0, scale)
-    return check_parameters(pt.sum(lp, axis=-1), pt.all(scale > 0), msg=_SPEC.rules["scale"])
+    return checked(pt.sum(lp, axis=-1), _SPEC.rules, {"scale": pt.all(scale > 0)})
 
 
 def _laplace_random(s0: Any, scale: Any, rng: np.random.Generator | None = None, size: Any = None) -> np.ndarray:
@@ -65,15 +65,11 @@ def _marginal_graph(alpha: Any, scale: Any, size: Any, *, n: int, a: float, mome
     return s0 + pm.Laplace.dist(0.0, _checked_scale(scale), shape=s0.shape)
 
 
+@shared_doc
 class LaplaceCensoredDirichletStat:
     r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, Guo et al. (2022) eq. (6), for PyMC.
 
-    .. math:: S_L = S_0 + \varepsilon,\qquad S_0\sim N\!\bigl(\mu(\alpha),\ \Sigma(\alpha)/n\bigr),
-              \qquad \varepsilon_j\overset{iid}{\sim}\mathrm{Laplace}(0,\ \text{scale}),
-
-    ``scale = -d log(a) / (n epsilon_1)``. ``moments="censored"`` (default) uses the moments of
-    :math:`\log\max(x_j,a)` under the Beta marginals (Supplement S1), ``"asymptotic"`` the paper's
-    uncensored ones.
+    {dirichlet_stat_law}
 
     **One protocol in both PPLs.** ``LaplaceCensoredDirichletStat(name, alpha, n, a, scale,
     observed=...)`` is a distribution like any other: ``name`` is an observed ``pm.CustomDist``
@@ -184,7 +180,7 @@ class LaplaceCensoredDirichletStat:
         # In compiled model graphs PyMC turns the check into -inf (its check_bounds idiom): a bad
         # alpha then gives logp = -inf rather than NaN.
         alpha = pt.as_tensor_variable(alpha, dtype="float64")
-        s0 = check_parameters(mean + slinalg.cholesky(cov) @ z, pt.all(alpha > 0), msg=_SPEC.rules["alpha"])
+        s0 = checked(mean + slinalg.cholesky(cov) @ z, _SPEC.rules, {"alpha": pt.all(alpha > 0)})
         return pm.Deterministic(f"{name}_s0", s0)
 
     @staticmethod

@@ -13,29 +13,29 @@ import numpy as np
 
 from ._common import (  # isort: split
     NOISE_FAMILY_BY_CODE,
-    NP,
     PT,
-    alpha_arg,
+    CountRV,
     as_float,
     checked,
-    const_int,
+    noise_family,
     observed_kwargs,
+    pair_alpha_arg,
     rv_sizes,
     scalar_int,
     shape_of,
     size_input,
     size_value,
+    sized,
     sizes_guard,
+    spec_draw,
 )
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.shape_utils import rv_size_is_none
-from pytensor.tensor.random.op import RandomVariable
 
 from .. import _core
-from .. import _validation as v
 from .._core import _specs
+from .._core._docs import shared_doc
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
@@ -45,26 +45,22 @@ _TWO = _specs.SPECS["NoisyTwoWayTable"]
 _CMP = _specs.SPECS["CompositeCopulaLikelihood"]
 
 
-def _sized(size: Any, x: Any, trailing: tuple[Any, ...] = ()) -> Any:
-    if not rv_size_is_none(size):
-        x = pt.full((*tuple(size), *trailing), x)
-    return pt.cast(x, "int64")
+def _pair_r(R: Any, pairs: Any) -> Any:
+    """The correlations ``R[..., j, k]`` of the constant ``pairs`` input, one per pair on the last axis.
 
-
-def _pairs_const(pairs: Any) -> Any:
+    Tensors in ``logp`` and ``support_point``, arrays in ``rng_fn``.
+    """
     while pairs.ndim > 2:  # a constant that PyTensor may have given batch dims
         pairs = pairs[0]
-    return pairs
+    return R[..., pairs[:, 0], pairs[:, 1]]
 
 
 # --------------------------------------------------------------------------- NoisyHypergeom
-class NoisyHypergeomRV(RandomVariable):
+class NoisyHypergeomRV(CountRV):
     """RandomVariable of :class:`NoisyHypergeom` (inputs ``N, K, m, log_odds, par, noise``)."""
 
     name = "noisy_hypergeom"
     signature = "(),(),(),(),(),()->()"
-    dtype = "int64"
-    _print_name = ("NoisyHypergeom", "\\operatorname{NoisyHypergeom}")
 
     @classmethod
     def rng_fn(
@@ -74,8 +70,7 @@ class NoisyHypergeomRV(RandomVariable):
         table = _core.fisher_table(*(rv_sizes(x) for x in (N, K, m)))
         shape = shape_of(size, log_odds, par, table.N)
         family = NOISE_FAMILY_BY_CODE[scalar_int(noise)]
-        prepared = {"table": table, "log_odds": log_odds, "family": family, "par": par}
-        return np.asarray(_HYP.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
+        return spec_draw(_HYP, rng, shape, table=table, log_odds=log_odds, family=family, par=par)
 
 
 noisy_hypergeom = NoisyHypergeomRV()
@@ -85,7 +80,7 @@ def _hyper_parts(owner: str, N: Any, K: Any, m: Any, noise: Any) -> tuple[Any, s
     sizes = {"N": N, "K": K, "m": m}
     vals = {k: size_value(owner, k, x, 0)[0] for k, x in sizes.items()}
     table = _core.fisher_table(vals["N"], vals["K"], vals["m"], owner=owner)
-    return table, NOISE_FAMILY_BY_CODE[const_int(owner, "noise", noise)], sizes, vals
+    return table, noise_family(owner, noise), sizes, vals
 
 
 def _par_rule(family: str, par: Any) -> dict[str, Any]:
@@ -104,19 +99,11 @@ def _hyper_checked(
     return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
 
 
+@shared_doc
 class NoisyHypergeom(pm.Discrete):
     r"""Noisy Fisher noncentral hypergeometric count ``T + D``.
 
-    ``T``: marked balls among ``m`` drawn from an urn of ``N`` with ``K`` marked, odds ratio
-    ``exp(log_odds)``; ``D``: two-sided geometric (``alpha``) or discrete Gaussian (``sigma``)
-    noise. Exact marginal of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian
-    Copula Correlations*, eq. (17) with exact margins:
-
-    .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
-              \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
-
-    both sums over static ``O(sqrt N)`` windows at their modes with a proven bound below 1e-13
-    on the relative dropped mass.
+    {hypergeom_law}
 
     Parameters
     ----------
@@ -157,7 +144,7 @@ class NoisyHypergeom(pm.Discrete):
 
     def support_point(rv: Any, size: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """``round(m K / N)`` (the central mean), broadcast."""
-        return _sized(size, _specs.hypergeom_support_point(PT, N, K, m, log_odds, par))
+        return sized(size, _specs.hypergeom_support_point(PT, N, K, m, log_odds, par), dtype="int64")
 
     def logp(value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """Exact log-pmf (windowed sums); ``-inf`` off the integers."""
@@ -177,46 +164,44 @@ class NoisyHypergeom(pm.Discrete):
 
 
 # --------------------------------------------------------------------------- NoisyTwoWayTable
-class NoisyTwoWayTableRV(RandomVariable):
+class NoisyTwoWayTableRV(CountRV):
     """RandomVariable of :class:`NoisyTwoWayTable` (inputs ``r, n, alpha``)."""
 
     name = "noisy_two_way_table"
     signature = "(),(),()->()"
-    dtype = "int64"
-    _print_name = ("NoisyTwoWayTable", "\\operatorname{NoisyTwoWayTable}")
 
     @classmethod
     def rng_fn(cls, rng: np.random.Generator, r: Any, n: Any, alpha: Any, size: Any) -> np.ndarray:
         """Median-split count by inversion plus geometric noise."""
         nn = rv_sizes(n)
         shape = shape_of(size, r, alpha, nn)
-        prepared = {"table": _core.median_split_table(nn), "r": r, "alpha": alpha}
-        return np.asarray(_TWO.part("draw")(NP, rng.random, shape, **prepared)).astype(np.int64)
+        return spec_draw(_TWO, rng, shape, table=_core.median_split_table(nn), r=r, alpha=alpha)
 
 
 noisy_two_way_table = NoisyTwoWayTableRV()
 
 
-def _two_way_parts(owner: str, n: Any, per_pair: bool = False) -> tuple[Any, Any]:
-    nn = size_value(owner, "n", n, 1)[0]
-    return _core.median_split_table(nn, per_pair=per_pair, owner=owner), nn
+def _median_split(spec: Any, what: Literal["logp", "logcdf"], value: Any, r: Any, n: Any, alpha: Any) -> Any:
+    """``spec``'s ``what`` for the median-split counts of correlations ``r`` (one table per pair for an event).
+
+    ``n`` is guarded: a ``pm.Data`` size that changes after the graph is built raises.
+    """
+    nn = size_value(spec.name, "n", n, 1)[0]
+    table = _core.median_split_table(nn, per_pair=spec.event_dim > 0, owner=spec.name)
+    return sizes_guard(spec.part(what)(PT, value, table=table, r=r, alpha=alpha), spec.name, {"n": n}, {"n": nn})
 
 
 def _two_way_checked(what: Literal["logp", "logcdf"], value: Any, r: Any, n: Any, alpha: Any) -> Any:
     """The spec's ``logp`` or ``logcdf`` of :class:`NoisyTwoWayTable`, ``n`` guarded and parameter rules checked."""
-    owner = "NoisyTwoWayTable"
-    table, nn = _two_way_parts(owner, n)
-    res = sizes_guard(_TWO.part(what)(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
+    res = _median_split(_TWO, what, value, r, n, alpha)
     return checked(res, _TWO.rules, {"r": (r > -1, r < 1), "alpha": (alpha > 0, alpha < 1)})
 
 
+@shared_doc
 class NoisyTwoWayTable(pm.Discrete):
-    r"""Noisy high-high count of a median-split 2x2 table of a Gaussian-copula pair.
+    r"""Noisy high-high count of the median-split 2x2 table of a Gaussian-copula pair.
 
-    ``NoisyHypergeom(N=n, K=m=ceil(n/2), log_odds=psi(r), alpha)`` with
-    ``psi(r) = 2 log((pi + 2 arcsin r) / (pi - 2 arcsin r))``, Wang, Feldman & Reiter (2026), *Differentially Private
-    Bayesian Inference for Gaussian Copula Correlations*,
-    eqs. (7)-(10), (17); odd ``n`` has ``(n+1)/2`` records above the median (§3.1).
+    {two_way_law}
 
     Parameters
     ----------
@@ -227,9 +212,7 @@ class NoisyTwoWayTable(pm.Discrete):
     alpha : tensor_like of float, optional
         Geometric noise in (0, 1) (``release.mechanism.alpha``); or give ``epsilon_per_pair``.
     epsilon_per_pair : tensor_like of float, optional
-        The budget of this pair's count: ``alpha = exp(-epsilon_per_pair)``. Not the total
-        ``epsilon`` of ``privatize``, which is split over the ``p(p-1)/2`` pairs; ``epsilon=``
-        is refused for that reason.
+        {two_way_epsilon_per_pair}
 
     Raises
     ------
@@ -250,14 +233,13 @@ class NoisyTwoWayTable(pm.Discrete):
         cls, r: Any, n: Any, alpha: Any = None, *, epsilon_per_pair: Any = None, epsilon: Any = None, **kwargs: Any
     ) -> Any:
         """Build the random variable; ``n`` is checked at once."""
-        v.no_total_epsilon(cls.__name__, epsilon)
+        alpha = pair_alpha_arg(cls.__name__, alpha, epsilon_per_pair, epsilon)
         n_in, _ = size_input(cls.__name__, "n", n, 1)
-        alpha = alpha_arg(cls.__name__, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
         return super().dist([as_float(r), n_in, alpha], **kwargs)
 
     def support_point(rv: Any, size: Any, r: Any, n: Any, alpha: Any) -> Any:
         """``round(n (1/4 + arcsin(r) / (2 pi)))`` clipped to ``[0, ceil(n/2)]``, the approximate mean count."""
-        return _sized(size, _specs.two_way_support_point(PT, r, n, alpha))
+        return sized(size, _specs.two_way_support_point(PT, r, n, alpha), dtype="int64")
 
     def logp(value: Any, r: Any, n: Any, alpha: Any) -> Any:
         """Exact log-pmf; ``-inf`` off the integers."""
@@ -279,40 +261,33 @@ class NoisyTwoWayTable(pm.Discrete):
 
 
 # --------------------------------------------------------------------------- Composite
-class CompositeCopulaLikelihoodRV(RandomVariable):
+class CompositeCopulaLikelihoodRV(CountRV):
     """RandomVariable of :class:`CompositeCopulaLikelihood` (inputs ``R, n, alpha[k], pairs[k, 2]``)."""
 
     name = "composite_copula_likelihood"
     signature = "(p,p),(),(k),(k,two)->(k)"
-    dtype = "int64"
-    _print_name = ("CompositeCopulaLikelihood", "\\operatorname{CompositeCopulaLikelihood}")
 
     @classmethod
     def rng_fn(cls, rng: np.random.Generator, R: Any, n: Any, alpha: Any, pairs: Any, size: Any) -> np.ndarray:
         """Independent draws per pair from the :class:`NoisyTwoWayTable` laws."""
         nn = rv_sizes(n)
         table = _core.median_split_table(nn, per_pair=True)
-        pairs = np.asarray(pairs)
-        pairs = pairs.reshape(-1, *pairs.shape[-2:])[0]  # constant; PyTensor may add batch dims
-        r = np.asarray(R)[..., pairs[:, 0], pairs[:, 1]]
-        shape = shape_of(size, r, alpha, table.N) if size is None else (*tuple(size), pairs.shape[0])
-        draws = _CMP.part("draw")(NP, rng.random, shape, table=table, r=r, alpha=alpha)
-        return np.asarray(draws).astype(np.int64)
+        r = _pair_r(np.asarray(R), np.asarray(pairs))
+        shape = shape_of(size, r, alpha, table.N) if size is None else (*tuple(size), r.shape[-1])
+        return spec_draw(_CMP, rng, shape, table=table, r=r, alpha=alpha)
 
 
 composite_copula_likelihood = CompositeCopulaLikelihoodRV()
 
 
+@shared_doc
 class CompositeCopulaLikelihood(pm.Discrete):
     r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, Wang et al. (2026) eq. (18).
 
-    .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
+    {composite_law}
 
-    each factor the :class:`NoisyTwoWayTable` law, all pairs in one batched call. The value is
-    the vector of ``k`` noisy counts in the order of ``pairs`` (default
-    ``numpy.triu_indices(p, 1)``, the order of a ``"median_pairs"`` release and of
-    ``pm.LKJCorr``'s packed output). Use ``pm.LKJCorr(..., return_matrix=True)`` or the
-    correlation matrix of ``pm.LKJCholeskyCov``. Draws are independent across pairs.
+    The default order is also that of ``pm.LKJCorr``'s packed output. Use
+    ``pm.LKJCorr(..., return_matrix=True)`` or the correlation matrix of ``pm.LKJCholeskyCov``.
 
     Parameters
     ----------
@@ -323,8 +298,7 @@ class CompositeCopulaLikelihood(pm.Discrete):
         Scalar or shape ``(k,)`` (``release.mechanism.alpha``); or give ``epsilon_per_pair``.
     pairs : array_like of int, shape (k, 2), optional
     epsilon_per_pair : tensor_like of float, optional
-        Each pair's budget, ``alpha = exp(-epsilon_per_pair)``; ``privatize``'s total
-        ``epsilon`` is ``k`` times it (``epsilon=`` is refused so the two cannot be confused).
+        {composite_epsilon_per_pair}
 
     Raises
     ------
@@ -357,7 +331,7 @@ class CompositeCopulaLikelihood(pm.Discrete):
     ) -> Any:
         """Build the random variable; ``n`` and ``pairs`` are checked at once."""
         owner = cls.__name__
-        v.no_total_epsilon(owner, epsilon)
+        alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
         R = as_float(R)
         p = R.type.shape[-1] if R.ndim >= 2 else None
         if p is None or R.type.shape[-2] != p or p < 2:
@@ -367,24 +341,18 @@ class CompositeCopulaLikelihood(pm.Discrete):
         n_in, _ = size_input(owner, "n", n, 1)
         pairs_arr = np.stack(_specs.composite_pairs(owner, p, pairs), axis=1)
         k = pairs_arr.shape[0]
-        alpha = alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
         alpha = pt.broadcast_to(alpha, (*tuple(alpha.shape)[:-1], k)) if alpha.ndim else pt.broadcast_to(alpha, (k,))
         return super().dist([R, n_in, alpha, pt.constant(pairs_arr)], **kwargs)
 
     def support_point(rv: Any, size: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Approximate mean counts per pair."""
-        pairs = _pairs_const(pairs)
-        r = R[..., pairs[:, 0], pairs[:, 1]]
-        mean = _specs.two_way_support_point(PT, r, n, alpha)
-        return _sized(size, mean, (mean.shape[-1],))
+        mean = _specs.two_way_support_point(PT, _pair_r(R, pairs), n, alpha)
+        return sized(size, mean, (mean.shape[-1],), dtype="int64")
 
     def logp(value: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Sum over pairs of the exact pairwise log-pmfs."""
-        owner = "CompositeCopulaLikelihood"
-        table, nn = _two_way_parts(owner, n, per_pair=True)
-        pairs = _pairs_const(pairs)
-        r = R[..., pairs[:, 0], pairs[:, 1]]
-        lp = sizes_guard(_CMP.part("logp")(PT, value, table=table, r=r, alpha=alpha), owner, {"n": n}, {"n": nn})
+        r = _pair_r(R, pairs)
+        lp = _median_split(_CMP, "logp", value, r, n, alpha)
         return checked(
             lp,
             _CMP.rules,

@@ -9,14 +9,23 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._common import PT, alpha_arg, as_float, checked, noise_from_generator, observed_kwargs, shape_of  # isort: split
+from ._common import (  # isort: split
+    PT,
+    CountRV,
+    alpha_arg,
+    as_float,
+    checked,
+    noise_from_generator,
+    observed_kwargs,
+    shape_of,
+    sized,
+)
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.shape_utils import rv_size_is_none
-from pytensor.tensor.random.op import RandomVariable
 
 from .._core import _specs
+from .._core._docs import shared_doc
 
 __all__ = ["DiscreteGaussian", "TwoSidedGeometric"]
 
@@ -25,18 +34,14 @@ _DG = _specs.SPECS["DiscreteGaussian"]
 
 
 def _mode(size: Any, loc: Any, par: Any) -> Any:
-    mode = _specs.mode_support_point(PT, loc, par)
-    if not rv_size_is_none(size):
-        mode = pt.full(size, mode)
-    return pt.cast(mode, "int64")
+    return sized(size, _specs.mode_support_point(PT, loc, par), dtype="int64")
 
 
 # --------------------------------------------------------------------------- TwoSidedGeometric
-class _IntegerNoiseRV(RandomVariable):
+class _IntegerNoiseRV(CountRV):
     """RandomVariable ``loc + D`` (inputs ``loc, par``), ``D`` the integer noise of the class's ``family``."""
 
     signature = "(),()->()"
-    dtype = "int64"
     family: str
 
     @classmethod
@@ -52,7 +57,6 @@ class TwoSidedGeometricRV(_IntegerNoiseRV):
 
     name = "two_sided_geometric"
     family = "geometric"
-    _print_name = ("TwoSidedGeometric", "\\operatorname{TwoSidedGeometric}")
 
 
 two_sided_geometric = TwoSidedGeometricRV()
@@ -81,14 +85,11 @@ class _IntegerNoise(pm.Discrete):
         return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args[cls.scale_name])))
 
 
+@shared_doc
 class TwoSidedGeometric(_IntegerNoise):
     r"""Two-sided geometric (discrete Laplace) distribution on the integers.
 
-    .. math:: P(K = k) = \frac{1-\alpha}{1+\alpha}\,\alpha^{|k-\mathrm{loc}|},\qquad k\in\mathbb{Z},
-
-    the output law of the geometric mechanism (Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
-    Inference for Gaussian Copula Correlations*, Definition 2.3,
-    eq. 3), ``alpha = exp(-epsilon / sensitivity)``.
+    {two_sided_geometric_law}
 
     Parameters
     ----------
@@ -147,19 +148,16 @@ class DiscreteGaussianRV(_IntegerNoiseRV):
 
     name = "discrete_gaussian"
     family = "discrete_gaussian"
-    _print_name = ("DiscreteGaussian", "\\operatorname{DiscreteGaussian}")
 
 
 discrete_gaussian = DiscreteGaussianRV()
 
 
+@shared_doc
 class DiscreteGaussian(_IntegerNoise):
     r"""Discrete Gaussian distribution on the integers (Canonne, Kamath & Steinke 2020).
 
-    .. math:: P(K = k) = e^{-(k-\mathrm{loc})^2/(2\sigma^2)} / Z(\sigma),
-
-    exactly normalized (Poisson summation for ``sigma >= 1``, direct sum otherwise; proven bound
-    below 1e-36 on the dropped terms).
+    {discrete_gaussian_law}
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT, check_integer_observed, const_float, const_int, observed_kwargs  # isort: split
+from ._common import PT, check_integer_observed, const_float, const_int, noise_family, observed_kwargs  # isort: split
 
 import pytensor
 import pytensor.tensor as pt
@@ -28,12 +28,11 @@ from ._integer import discrete_gaussian, two_sided_geometric
 __all__ = ["Noisy"]
 
 _SPEC = _specs.SPECS["Noisy"]
-_FAMILY_NAMES = {code: fam for fam, code in _specs.NOISE_CODES.items()}
 
 
 def _noisy_spec(code: Any, par: Any, tol: Any) -> Any:
     owner = "Noisy"
-    fam = _FAMILY_NAMES[const_int(owner, "noise", code)]
+    fam = noise_family(owner, code)
     noise = {"family": fam, _noisy.FAMILIES[fam]: const_float(owner, "par", par)}
     spec, _ = _noisy.noise_spec(owner, noise, tol=const_float(owner, "tol", tol))
     return spec
@@ -88,7 +87,7 @@ class NoisyRV(SymbolicRandomVariable):
             size = implicit_size_from_params(dist, ndims_params=[dist.owner.op.ndim_supp])
         dist = change_dist_size(dist, size)
         code, par, tol = (pt.as_tensor_variable(x) for x in (code, par, tol))
-        fam = _FAMILY_NAMES[const_int("Noisy", "noise", code)]
+        fam = noise_family("Noisy", code)
         noise_op = two_sided_geometric if fam == "geometric" else discrete_gaussian
         rng = pytensor.shared(np.random.default_rng())
         next_rng, noise = noise_op(0, par, size=dist.shape, rng=rng).owner.outputs

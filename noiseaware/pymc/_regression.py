@@ -10,12 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT  # isort: split
+from ._common import PT, checked, sized  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.dist_math import check_parameters
-from pymc.distributions.shape_utils import rv_size_is_none
 
 from .._core import _specs, get_backend
 from .._core._regression import (
@@ -39,8 +37,7 @@ def _logp(value: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, 
     else:
         lp = gaussian_statistics_logp(PT, value, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], noise,
                                       kw["intercept"])
-    return check_parameters(lp, sigma > 0, pt.allclose(cov_x, cov_x.T), msg=f"{_SPEC.rules['sigma']}, "
-                            f"{_SPEC.rules['cov_x']}")
+    return checked(lp, _SPEC.rules, {"sigma": sigma > 0, "cov_x": pt.allclose(cov_x, cov_x.T)})
 
 
 def _draw_one(beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, latent: Any, z: Any, e: Any, **kw: Any) -> Any:
@@ -88,9 +85,7 @@ def _support_point(rv: Any, size: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: 
                                  kw["intercept"])
     else:
         mean = sum_moments(PT, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])[0]
-    if not rv_size_is_none(size):
-        mean = pt.full((*tuple(size), kw["rows"].size), mean)
-    return mean
+    return sized(size, mean, (kw["rows"].size,))
 
 
 class NoisySufficientStatistics:

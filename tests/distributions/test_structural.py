@@ -286,3 +286,17 @@ def test_numpyro_integer_constraint_is_built_on_public_api():
     assert integer.is_discrete and integer.event_dim == 0 and integer == Integer()
     got = np.asarray(integer(np.array([-(2.0**60), -3.0, 0.0, 7.0, 2.5, np.inf, np.nan])))
     assert got.tolist() == [True, True, True, True, False, False, False]
+
+
+def test_pymc_random_variables_are_int64_and_print_as_their_distribution():
+    """Each discrete PyMC class's ``RandomVariable`` draws int64 counts and prints under the class's name."""
+    import pymc as pm
+
+    import noiseaware.pymc as nap
+
+    classes = {name: getattr(nap, name) for name in _distributions(nap)}
+    ops = {name: cls.rv_op for name, cls in classes.items() if issubclass(cls, pm.Discrete)}
+    assert len(ops) == 6
+    for name, op in ops.items():
+        assert op.dtype == "int64", name
+        assert op._print_name == (name, f"\\operatorname{{{name}}}"), name
