@@ -99,8 +99,8 @@ PAPERS = (
         "normal approximation of the sufficient statistics, with exact moments, and the release's noise) on "
         "`ssp` releases: coverage of 90% and 95% intervals of every coefficient, noise-aware beside noise-blind "
         "(the statistics taken as exact) and AdaSSP with a plug-in interval, parameters drawn from the prior "
-        "(`docs/regression.md`).",
-        ("regression_calibration",),
+        "(`docs/regression.md`); then where its small shortfall comes from (`regression_diagnostics`).",
+        ("regression_calibration", "regression_diagnostics"),
         (Table("regression_calibration", None, 0, "Coverage per cell (worst coefficient in brackets); cells "
                                                   "with fewer than 200 replications are marked by their count"),),
     ),
