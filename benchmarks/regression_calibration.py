@@ -55,6 +55,12 @@ from noiseaware.regression import read_regression
 SCALES = {"intercept": 0.1, "slope": 0.5, "sigma": 0.15, "x_loc": 0.05, "x": 0.15, "eta": 2.0}
 
 
+def released_entries(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns of a release's entries: the lower triangle of ``Z'Z`` (row-major) without the public ``n``."""
+    rows, cols = np.tril_indices(d + 2)
+    return rows[1:], cols[1:]
+
+
 def make_mcmc(d: int, n: int, scale: np.ndarray, warmup: int, draws: int) -> Any:
     import jax.numpy as jnp
     import numpyro
@@ -90,7 +96,7 @@ def make_runner(model: Any, d: int, n: int, scale: np.ndarray, warmup: int, draw
     from numpyro.infer.hmc import hmc
     from numpyro.infer.util import initialize_model
 
-    rows, _ = (a[1:] for a in np.tril_indices(d + 2))
+    rows, _ = released_entries(d)
     info = initialize_model(jax.random.PRNGKey(0), model, model_args=(jnp.zeros(rows.size),), dynamic_args=True)
     init_kernel, sample_kernel = hmc(potential_fn_gen=info.potential_fn, algo="NUTS")
     leaves, tree = jax.tree.flatten(info.param_info.z)
@@ -166,7 +172,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
     import jax
 
     rng = np.random.default_rng(seed)
-    rows, cols = (a[1:] for a in np.tril_indices(d + 2))  # the lower triangle, row-major, without the public n
+    rows, cols = released_entries(d)
     models: dict[str, Any] = {}
     rec: dict[str, list[Any]] = {"clean": [], "clipped": [], "formed": [], "ranks": [],
                                  **{f"{m}{lv}": [] for m in ("aware", "blind", "adassp") for lv in ("90", "95")}}

@@ -38,19 +38,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import load, machine, raw_path, results_dir, write_section
-from regression_calibration import SCALES, draw_truth, make_mcmc
+from regression_calibration import SCALES, draw_truth, make_mcmc, released_entries
 
 import noiseaware as na
 from noiseaware.regression import read_regression
 
 #: The study's cell under diagnosis, and its seed (``regression_calibration.main``'s rule).
 CELL = {"n": 5000, "d": 2, "rho": 0.1}
-
-
-def _entries(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows and columns of the released entries: the lower triangle of ``Z'Z`` but the public ``n`` (row-major)."""
-    rows, cols = np.tril_indices(d + 2)
-    return rows[1:], cols[1:]
 
 
 def _model_law(th: dict[str, np.ndarray], n: int, d: int) -> Any:
@@ -92,7 +86,7 @@ def part_moments(truths: int = 4, n: int = 2000, datasets: int = 1000, seed: int
     draws of the model's law (``sample``) as there are simulated data sets.
     """
     d = CELL["d"]
-    rows, cols = _entries(d)
+    rows, cols = released_entries(d)
     rng = np.random.default_rng(seed)
     z_max, ratios = [], []
     for _ in range(truths):
@@ -193,7 +187,7 @@ def part_paired(reps: int = 200, warmup: int = 250, offset: int = 400000) -> dic
     n, d, rho = CELL["n"], CELL["d"], CELL["rho"]
     seed = _seed(n, d, rho, offset)
     r_truth, r_data, r_noise = (np.random.default_rng([seed, k]) for k in range(3))
-    rows, cols = _entries(d)
+    rows, cols = released_entries(d)
     scale = _noise_scale(n, d, rho)
     run = make_mcmc(d, n, scale, warmup, warmup)
     hits: dict[str, dict[str, list[list[bool]]]] = {m: {"90": [], "95": []} for m in ("rows", "normal")}
@@ -223,7 +217,7 @@ def part_chains(reps: int = 200, lengths: tuple[int, ...] = (250, 1000), offset:
     n, d, rho = CELL["n"], CELL["d"], CELL["rho"]
     seed = _seed(n, d, rho, offset)
     r_truth, r_data = (np.random.default_rng([seed, k]) for k in range(2))
-    rows, cols = _entries(d)
+    rows, cols = released_entries(d)
     scale = _noise_scale(n, d, rho)
     runs = {w: make_mcmc(d, n, scale, w, w) for w in lengths}
     hits: dict[int, dict[str, list[list[bool]]]] = {w: {"90": [], "95": []} for w in lengths}
