@@ -17,12 +17,13 @@ from .._engine import (
     finish_fit,
     init_to_start,
     numpyro_nuts,
+    nuts_sampler_choice,
     pymc_cores,
     pymc_sample,
     sampling_keywords,
 )
 from .._engine._x64 import float64
-from ._model import RegressionPrior, numpyro_model, plug_in_values, prior_scales, pymc_model
+from ._model import RegressionPrior, numpyro_model, plug_in_values, prior_scales, pymc_initvals, pymc_model
 
 __all__ = ["BACKENDS", "RegressionFit", "fit"]
 
@@ -136,8 +137,9 @@ def fit(
         model, data, key = numpyro_model(stats, scales)
         idata = numpyro_nuts(model, st, data=data, cache_key=key, init_strategy=init_to_start)
     else:
+        start = {} if nuts_sampler_choice(owner) == "nutpie" else {"initvals": pymc_initvals(stats, scales)}
         with pymc_model(stats, scales):
-            idata = pymc_sample(owner, st, cores=cores)
+            idata = pymc_sample(owner, st, cores=cores, **start)
     post = idata.posterior
     beta_dim = post["beta"].dims[-1]
     idata.posterior = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
@@ -152,8 +154,9 @@ def plug_in_start(release: Any, prior: RegressionPrior | None = None) -> dict[st
     covariance (eigenvalues floored), least squares for ``beta`` and the residual variance for
     ``sigma``, each kept within three prior scales; the formulas are in ``docs/regression.md``
     ("Where the chains start"). :func:`fit` starts each NumPyro chain at an independent jitter of
-    these values, :math:`U(-0.5, 0.5)` on the unconstrained scale, and PyMC's samplers at theirs
-    (:math:`U(-1, 1)`). Use them to start a model of your own that composes
+    these values, :math:`U(-0.5, 0.5)` on the unconstrained scale, and PyMC's own NUTS and NumPyro
+    through PyMC at theirs (:math:`U(-1, 1)`); nutpie takes no initial values from PyMC and starts at
+    PyMC's default point. Use them to start a model of your own that composes
     ``NoisySufficientStatistics``: a start drawn uniformly on the unconstrained scale can sit where the
     likelihood of a large release is so steep that NUTS adapts its step size to ~1e-7 and the chain
     never moves.

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics
 
-__all__ = ["RegressionPrior", "numpyro_model", "prior_scales", "pymc_model", "plug_in_values"]
+__all__ = ["RegressionPrior", "numpyro_model", "plug_in_values", "prior_scales", "pymc_initvals", "pymc_model"]
 
 
 @dataclass(frozen=True)
@@ -193,10 +193,7 @@ def _numpyro_model(family: str, intercept: bool, n: float, scale: np.ndarray, sc
 
 
 def pymc_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
-    """The PyMC model of ``fit`` (the same variables and priors), its initial point :func:`plug_in_values`.
-
-    PyMC's samplers jitter that point by ``U(-1, 1)`` on the unconstrained scale per chain.
-    """
+    """The PyMC model of ``fit`` (the same variables and priors); :func:`pymc_initvals` is its start."""
     import pymc as pm
 
     from .._core._regression import released_entries
@@ -205,20 +202,34 @@ def pymc_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
     rows, cols = released_entries(len(st.columns), st.intercept)
     obs = np.asarray(st.moments)[rows, cols]
     d_x = sc["x"].size
-    start = plug_in_values(st, sc)
     with pm.Model() as model:
-        beta = pm.Normal("beta", 0.0, sc["beta"], shape=sc["beta"].size, initval=start["beta"])
-        sigma = pm.HalfNormal("sigma", sc["sigma"], initval=start["sigma"])
-        mu_x = pm.Normal("mu_x", 0.0, sc["x_loc"], shape=d_x, initval=start["mu_x"])
+        beta = pm.Normal("beta", 0.0, sc["beta"], shape=sc["beta"].size)
+        sigma = pm.HalfNormal("sigma", sc["sigma"])
+        mu_x = pm.Normal("mu_x", 0.0, sc["x_loc"], shape=d_x)
         if d_x > 1:
             sd_dist = pm.HalfNormal.dist(sc["x"], shape=d_x)
-            low = start["sd_x"][:, None] * start["corr_x_chol"]
-            chol, _, _ = pm.LKJCholeskyCov("chol_x", n=d_x, eta=sc["eta"], sd_dist=sd_dist, compute_corr=True,
-                                           initval=low[np.tril_indices(d_x)])
+            chol, _, _ = pm.LKJCholeskyCov("chol_x", n=d_x, eta=sc["eta"], sd_dist=sd_dist, compute_corr=True)
             cov_x = pm.Deterministic("cov_x", chol @ chol.T)
         else:
-            sd_x = pm.HalfNormal("sd_x", sc["x"], shape=1, initval=start["sd_x"])
+            sd_x = pm.HalfNormal("sd_x", sc["x"], shape=1)
             cov_x = pm.Deterministic("cov_x", (sd_x * sd_x)[:, None])
         NoisySufficientStatistics("stats", beta, sigma, mu_x, cov_x, st.n, np.asarray(st.scale), st.intercept,
                                   st.family, observed=obs)
     return model
+
+
+def pymc_initvals(st: RegressionStatistics, sc: dict[str, Any]) -> dict[str, np.ndarray]:
+    r""":func:`plug_in_values` as ``pm.sample``'s ``initvals`` for :func:`pymc_model`'s variables.
+
+    ``chol_x`` is the packed lower triangle (row-major) of :math:`\mathrm{diag}(sd_x) L`, ``L`` the
+    correlation's Cholesky factor. (Passed to ``pm.sample``, not set on the model: a model with initial
+    values of its own cannot be handed to nutpie, and nutpie takes none from ``pm.sample``.)
+    """
+    start = plug_in_values(st, sc)
+    out = {"beta": start["beta"], "sigma": start["sigma"], "mu_x": start["mu_x"]}
+    if "corr_x_chol" in start:
+        low = start["sd_x"][:, None] * start["corr_x_chol"]
+        out["chol_x"] = low[np.tril_indices(low.shape[0])]
+    else:
+        out["sd_x"] = start["sd_x"]
+    return out

@@ -13,7 +13,7 @@ import pytest
 import noiseaware as na
 from noiseaware import regression
 from noiseaware.exceptions import PrivacyWarning
-from noiseaware.regression._model import plug_in_values, prior_scales, pymc_model
+from noiseaware.regression._model import plug_in_values, prior_scales, pymc_initvals, pymc_model
 
 
 def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -100,8 +100,41 @@ def test_both_models_start_at_the_plug_in_values():
     for name, value in expected.items():
         np.testing.assert_array_equal(data[1][name], value)
     m = pymc_model(st, sc)
-    init = m.rvs_to_initial_values
-    np.testing.assert_allclose(init[m["beta"]], expected["beta"])
-    np.testing.assert_allclose(init[m["mu_x"]], expected["mu_x"])
+    init = pymc_initvals(st, sc)
+    assert set(init) == {rv.name for rv in m.free_RVs}
+    from pymc.initial_point import make_initial_point_fn
+
+    fn = make_initial_point_fn(model=m, overrides=init, return_transformed=False)  # PyMC's start, no jitter
+    start = fn(0)
+    np.testing.assert_allclose(start["beta"], expected["beta"])
+    np.testing.assert_allclose(start["mu_x"], expected["mu_x"])
+    cov = m.compile_fn(m["cov_x"], inputs=[m["chol_x"]])({"chol_x": start["chol_x"]})
     low = expected["sd_x"][:, None] * expected["corr_x_chol"]
-    np.testing.assert_allclose(init[m["chol_x"]], low[np.tril_indices(3)])
+    np.testing.assert_allclose(cov, low @ low.T, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("sampler", ["numpyro", "pymc", "nutpie"])
+def test_pymc_backend_passes_the_start_to_samplers_that_take_one(monkeypatch, sampler):
+    from noiseaware.regression import _fit
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_sample(owner, settings, *, cores, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(_fit, "nuts_sampler_choice", lambda owner, nuts_sampler="auto": sampler)
+    monkeypatch.setattr(_fit, "pymc_sample", fake_sample)
+    rel, _ = _release(2000, rho=1.0)
+    with pytest.raises(Stop):
+        regression.fit(rel, backend="pymc", chains=1, draws=10, warmup=10, cores=1)
+    if sampler == "nutpie":  # PyMC hands nutpie no initial values (and warns if given some)
+        assert "initvals" not in seen
+    else:
+        st = regression.read_regression(rel)
+        init = pymc_initvals(st, prior_scales("t", None, st))
+        assert set(seen["initvals"]) == set(init)
+        np.testing.assert_array_equal(seen["initvals"]["beta"], init["beta"])
