@@ -137,7 +137,9 @@ def fit(
         model, data, key = numpyro_model(stats, scales)
         idata = numpyro_nuts(model, st, data=data, cache_key=key, init_strategy=init_to_start)
     else:
-        start = {} if nuts_sampler_choice(owner) == "nutpie" else {"initvals": pymc_initvals(stats, scales)}
+        start: dict[str, Any] = {}
+        if nuts_sampler_choice(owner) != "nutpie":  # nutpie takes no initvals from pm.sample
+            start["initvals"] = pymc_initvals(stats, scales)
         with pymc_model(stats, scales):
             idata = pymc_sample(owner, st, cores=cores, **start)
     post = idata.posterior
