@@ -61,14 +61,7 @@ def released_entries(d: int) -> tuple[np.ndarray, np.ndarray]:
     return rows[1:], cols[1:]
 
 
-def study_prior(d: int) -> Any:
-    """The study's prior (the module docstring's scales) as a :class:`~noiseaware.regression.RegressionPrior`."""
-    return na.regression.RegressionPrior(beta_scale=np.array([SCALES["intercept"]] + [SCALES["slope"]] * d),
-                                         sigma_scale=SCALES["sigma"], x_loc_scale=SCALES["x_loc"],
-                                         x_scale=SCALES["x"], eta=SCALES["eta"])
-
-
-def make_mcmc(d: int, n: int, scale: np.ndarray, warmup: int, draws: int, start: str = "plug_in") -> Any:
+def make_mcmc(d: int, n: int, scale: np.ndarray, warmup: int, draws: int) -> Any:
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
@@ -86,23 +79,20 @@ def make_mcmc(d: int, n: int, scale: np.ndarray, warmup: int, draws: int, start:
         low = sd_x[:, None] * corr
         numpyro.sample("stats", NoisySufficientStatistics(beta, sigma, mu_x, low @ low.T, n, scale), obs=obs)
 
-    return make_runner(model, d, n, scale, warmup, draws, start)
+    return make_runner(model, d, n, scale, warmup, draws)
 
 
-def make_runner(model: Any, d: int, n: int, scale: np.ndarray, warmup: int, draws: int, start: str = "plug_in") -> Any:
-    """One chain of NUTS as one compiled function of ``(key, obs, values)``, through NumPyro's functional ``hmc``.
+def make_runner(model: Any, d: int, n: int, scale: np.ndarray, warmup: int, draws: int) -> Any:
+    """One chain of NUTS as one compiled function of ``(key, obs)``, through NumPyro's functional ``hmc``.
 
     ``MCMC.run`` compiles its sampling loop again at every call, even with ``jit_model_args``, and a process
     that keeps the executables of hundreds of runs exhausts the memory maps (LLVM "Cannot allocate
-    memory"); this program is compiled once per cell and model. With ``start="plug_in"`` the chain starts as
-    :func:`noiseaware.regression.fit`'s NumPyro chains do: at ``values`` (:func:`noiseaware.regression.plug_in_start`)
-    jittered by ``U(-0.5, 0.5)`` on the unconstrained scale; with ``start="uniform"`` (the first two studies)
-    uniform in ``(-2, 2)`` there (NumPyro's default ``init_to_uniform``), ``values`` unused.
+    memory"); this program is compiled once per cell and model. The chain starts uniform in
+    ``(-2, 2)`` on the unconstrained scale (NumPyro's default ``init_to_uniform``).
     Returns ``(beta draws (draws, d + 1), divergent transitions after warm-up)``.
     """
     import jax
     import jax.numpy as jnp
-    from numpyro.distributions.transforms import biject_to
     from numpyro.infer.hmc import hmc
     from numpyro.infer.util import initialize_model
 
@@ -110,19 +100,12 @@ def make_runner(model: Any, d: int, n: int, scale: np.ndarray, warmup: int, draw
     info = initialize_model(jax.random.PRNGKey(0), model, model_args=(jnp.zeros(rows.size),), dynamic_args=True)
     init_kernel, sample_kernel = hmc(potential_fn_gen=info.potential_fn, algo="NUTS")
     leaves, tree = jax.tree.flatten(info.param_info.z)
-    transforms = {k: biject_to(site["fn"].support) for k, site in info.model_trace.items() if k in info.param_info.z}
 
-    def run(key: Any, obs: Any, values: dict[str, Any]) -> tuple[Any, Any]:
+    def run(key: Any, obs: Any) -> tuple[Any, Any]:
         k_init, k_run = jax.random.split(key)
         keys = jax.random.split(k_init, len(leaves))
-        if start == "uniform":
-            z0 = jax.tree.unflatten(tree, [jax.random.uniform(k, jnp.shape(a), minval=-2.0, maxval=2.0)
-                                           for k, a in zip(keys, leaves, strict=True)])
-        else:
-            near = {name: transforms[name].inv(jnp.asarray(values[name])) for name in info.param_info.z}
-            flat = jax.tree.leaves(near)  # the same order as ``leaves`` (both are dicts of the same sites)
-            z0 = jax.tree.unflatten(tree, [u + jax.random.uniform(k, jnp.shape(u), minval=-0.5, maxval=0.5)
-                                           for k, u in zip(keys, flat, strict=True)])
+        z0 = jax.tree.unflatten(tree, [jax.random.uniform(k, jnp.shape(a), minval=-2.0, maxval=2.0)
+                                       for k, a in zip(keys, leaves, strict=True)])
         state = init_kernel(z0, num_warmup=warmup, model_args=(obs,), rng_key=k_run)
 
         def step(s: Any, _: Any) -> tuple[Any, tuple[Any, Any]]:
@@ -178,7 +161,7 @@ def adassp_hits(release: Any, beta: np.ndarray, n: int) -> dict[str, np.ndarray]
 
 
 def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, seed: int,
-             first: int = 0, start: str = "plug_in") -> dict[str, Any]:
+             first: int = 0) -> dict[str, Any]:
     """Replications ``first .. first + reps - 1`` of a cell: its summary row and per-replication record.
 
     The replications of a cell are one stream (the data of replication ``r`` come from the cell's generator after
@@ -214,12 +197,11 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
         for level, h in ada_hits.items():
             rec[f"adassp{level}"].append(_bits(h))
         obs = np.asarray(st.moments)[rows, cols]
-        values = na.regression.plug_in_start(st, study_prior(d))
         if not models:
-            models["aware"] = make_mcmc(d, n, np.asarray(st.scale), warmup, draws, start)
-            models["blind"] = make_mcmc(d, n, np.zeros_like(np.asarray(st.scale)), warmup, draws, start)
+            models["aware"] = make_mcmc(d, n, np.asarray(st.scale), warmup, draws)
+            models["blind"] = make_mcmc(d, n, np.zeros_like(np.asarray(st.scale)), warmup, draws)
         for name, runner in models.items():
-            beta_draws, n_div = runner(jax.random.PRNGKey(seed + r), obs, values)
+            beta_draws, n_div = runner(jax.random.PRNGKey(seed + r), obs)
             post = np.asarray(beta_draws)
             divergences[name] += int(n_div)
             for level, q in (("90", 0.05), ("95", 0.025)):
@@ -228,7 +210,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
             if name == "aware":
                 thin = post[:: max(1, post.shape[0] // 99)][:99]
                 rec["ranks"].append(np.sum(thin < th["beta"], axis=0).tolist())
-    row: dict[str, Any] = {"n": n, "rho": rho, "d": d, "first_rep": first, "start": start, "per_rep": rec,
+    row: dict[str, Any] = {"n": n, "rho": rho, "d": d, "first_rep": first, "per_rep": rec,
                            "aware_divergences": divergences["aware"], "blind_divergences": divergences["blind"],
                            "seconds": time.perf_counter() - t0}
     return summarise(row)
@@ -288,7 +270,7 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        groups.setdefault(_key(r)[:6], []).append(r)
+        groups.setdefault(_key(r)[:5], []).append(r)
     out: list[dict[str, Any]] = []
     for group in groups.values():
         chunks = sorted((r for r in group if "per_rep" in r), key=lambda r: r.get("first_rep", 0))
@@ -309,7 +291,6 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 STUDY_CHAIN = (250, 250)  # warm-up and kept draws of the study's one chain per fit; other lengths are side runs
-STUDY_START = "uniform"  # where the study's chains start (``--start``); rows with another start are side runs
 STUDY_GRID = {"n": (500, 5000), "rho": (0.01, 0.1, 1.0), "d": (2, 5)}  # the study's cells; others are side runs
 
 
@@ -322,20 +303,14 @@ def _chain(r: dict[str, Any]) -> tuple[int, int]:
     return r["warmup"], r["draws"]
 
 
-def _start(r: dict[str, Any]) -> str:
-    """A row's start (rows written before ``--start`` existed started uniform)."""
-    return str(r.get("start", "uniform"))
-
-
 def _counted(r: dict[str, Any]) -> bool:
-    """Whether a row is a study cell's first run (no seed offset, not a lone chunk, the study's chain, start, grid)."""
-    return (not (r.get("seed_offset", 0) or r.get("first_rep", 0)) and _chain(r) == STUDY_CHAIN
-            and _start(r) == STUDY_START and _in_grid(r))
+    """Whether a row is a study cell's first run (no seed offset, not a lone chunk, the study's chain and grid)."""
+    return not (r.get("seed_offset", 0) or r.get("first_rep", 0)) and _chain(r) == STUDY_CHAIN and _in_grid(r)
 
 
-def _key(r: dict[str, Any]) -> tuple[int, int, float, int, tuple[int, int], str, int]:
-    """A row's cell, run (seed offset, chain length, start) and chunk; :func:`pool` joins rows alike but for chunks."""
-    return r["d"], r["n"], r["rho"], r.get("seed_offset", 0), _chain(r), _start(r), r.get("first_rep", 0)
+def _key(r: dict[str, Any]) -> tuple[int, int, float, int, tuple[int, int], int]:
+    """A row's cell, run (seed offset, chain length) and chunk; :func:`pool` joins rows alike but for the chunk."""
+    return r["d"], r["n"], r["rho"], r.get("seed_offset", 0), _chain(r), r.get("first_rep", 0)
 
 
 def _offset(r: dict[str, Any]) -> str:
@@ -346,16 +321,9 @@ def _offset(r: dict[str, Any]) -> str:
         notes.append("outside the study's grid, not counted")
     if _chain(r) != STUDY_CHAIN:
         notes.append(f"chain {_chain(r)[0]} + {_chain(r)[1]}, not counted")
-    if _start(r) != STUDY_START:
-        notes.append({"plug_in": "started at the release's plug-in values", "uniform": "uniform start"}[_start(r)]
-                     + ", not counted")
     if r.get("chunks", 0):
         notes.append(f"{r['chunks']} chunks pooled")
     return f" ({'; '.join(notes)})" if notes else ""
-
-
-def _span(values: list[float]) -> str:
-    return f"{min(values):.2f}-{max(values):.2f}" if values else "none run"
 
 
 def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str | None = None) -> None:
@@ -384,8 +352,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
         f"Status: {'met' if met else 'not met'} (goal: at least 200 replications in each of 12 cells, noise-aware "
         f"coverage nominal within two standard errors); {len(rows)} of 12 cells run "
         f"({'/'.join(map(str, reps))} replications), {len(full)} at 200 or more, {len(within)} of those within two "
-        f"standard errors at both levels. Noise-aware coverage {_span(aware)}, noise-blind {_span(blind)} (90% and 95% "
-        "intervals).",
+        f"standard errors at both levels. Noise-aware coverage {min(aware):.2f}-{max(aware):.2f}, noise-blind "
+        f"{min(blind):.2f}-{max(blind):.2f} (90% and 95% intervals).",
         "",
         "Parameters drawn from the fit's prior per replication (see the script's docstring); `ssp` releases "
         "(Gaussian noise, zCDP rho); coverage pooled over all d + 1 coefficients (worst coefficient in brackets); "
@@ -435,9 +403,6 @@ def main() -> None:
     ap.add_argument("--first-rep", type=int, default=0,
                     help="run replications first-rep .. first-rep + reps - 1 of each cell's stream (a chunk; "
                     "chunks that tile 0 .. R are pooled into one row)")
-    ap.add_argument("--start", choices=["plug_in", "uniform"], default="plug_in",
-                    help="where each chain starts: as regression.fit's (the release's plug-in values, jittered), or "
-                    "uniform in (-2, 2) on the unconstrained scale (NumPyro's default; the first two studies)")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved raw rows")
     ap.add_argument("--render-only", action="store_true", help="write the record from the saved raw rows")
@@ -457,8 +422,7 @@ def main() -> None:
         for n in args.ns:
             for rho in args.rhos:
                 seed = 1000 * n + 10 * d + int(rho * 100) + args.seed_offset
-                res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=seed, first=args.first_rep,
-                               start=args.start)
+                res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=seed, first=args.first_rep)
                 res["command"] = command
                 res["seed_offset"] = args.seed_offset
                 res["warmup"], res["draws"] = args.warmup, args.draws

@@ -1,4 +1,4 @@
-"""Where the regression calibration study's shortfall comes from: five diagnostics of ``regression.fit``'s model.
+"""Where the regression calibration study's shortfall comes from: four diagnostics of ``regression.fit``'s model.
 
 The calibration study (``benchmarks/regression_calibration.py``) finds the noise-aware coverage a little
 under nominal (most in the cell n = 5000, rho = 0.1, d = 2). Each part here removes one suspect, on
@@ -18,9 +18,6 @@ are drawn from the prior as in the study (``draw_truth``), rows are never clippe
   approximation alone differs between the two.
 * ``chains``: statistics drawn from the model's own normal law (so the model is right by construction)
   and NUTS chains of two lengths on the same data: what the sampler alone costs in coverage.
-* ``start``: chains from NumPyro's uniform start and from the release's plug-in start
-  (:func:`noiseaware.regression.plug_in_start`, as ``regression.fit``) on the same data at n = 5000, d = 5:
-  how many never move.
 
 Run a part (its row replaces an earlier one of the same part) and render the record::
 
@@ -192,7 +189,7 @@ def part_paired(reps: int = 200, warmup: int = 250, offset: int = 400000) -> dic
     r_truth, r_data, r_noise = (np.random.default_rng([seed, k]) for k in range(3))
     rows, cols = released_entries(d)
     scale = _noise_scale(n, d, rho)
-    run = make_mcmc(d, n, scale, warmup, warmup, start="uniform")  # as when this part ran
+    run = make_mcmc(d, n, scale, warmup, warmup)
     hits: dict[str, dict[str, list[list[bool]]]] = {m: {"90": [], "95": []} for m in ("rows", "normal")}
     for r in range(reps):
         th = draw_truth(r_truth, d)
@@ -201,7 +198,7 @@ def part_paired(reps: int = 200, warmup: int = 250, offset: int = 400000) -> dic
         z = np.column_stack([np.ones(n), x, y])
         noise = r_noise.normal(size=rows.size) * scale[rows, cols]
         for mode, stats in (("rows", (z.T @ z)[rows, cols]), ("normal", _law_draws(_model_law(th, n, d), r_data))):
-            beta_draws, _ = run(jax.random.PRNGKey(seed + r), stats + noise, None)
+            beta_draws, _ = run(jax.random.PRNGKey(seed + r), stats + noise)
             for level, h in _hits(np.asarray(beta_draws), th["beta"]).items():
                 hits[mode][level].append(h)
     out: dict[str, Any] = {"n": n, "d": d, "rho": rho, "reps": reps, "chain": [warmup, warmup], "seed_offset": offset}
@@ -222,14 +219,14 @@ def part_chains(reps: int = 200, lengths: tuple[int, ...] = (250, 1000), offset:
     r_truth, r_data = (np.random.default_rng([seed, k]) for k in range(2))
     rows, cols = released_entries(d)
     scale = _noise_scale(n, d, rho)
-    runs = {w: make_mcmc(d, n, scale, w, w, start="uniform") for w in lengths}  # as when this part ran
+    runs = {w: make_mcmc(d, n, scale, w, w) for w in lengths}
     hits: dict[int, dict[str, list[list[bool]]]] = {w: {"90": [], "95": []} for w in lengths}
     divergences = dict.fromkeys(lengths, 0)
     for r in range(reps):
         th = draw_truth(r_truth, d)
         obs = _law_draws(_model_law(th, n, d), r_data) + r_data.normal(size=rows.size) * scale[rows, cols]
         for w, run in runs.items():
-            beta_draws, n_div = run(jax.random.PRNGKey(seed + r), obs, None)
+            beta_draws, n_div = run(jax.random.PRNGKey(seed + r), obs)
             divergences[w] += int(n_div)
             for level, h in _hits(np.asarray(beta_draws), th["beta"]).items():
                 hits[w][level].append(h)
@@ -239,77 +236,7 @@ def part_chains(reps: int = 200, lengths: tuple[int, ...] = (250, 1000), offset:
     return out
 
 
-def part_start(datasets: int = 40, keys: int = 2, warmup: int = 250, offset: int = 600000,
-               case_keys: int = 6) -> dict[str, Any]:
-    """Chains from NumPyro's uniform start and from the release's plug-in start on the same data (n = 5000, d = 5).
-
-    The study's simulation (parameters from its prior, rows clipped to the bound, an ``ssp`` release at
-    rho = 0.1), the noise-aware model, ``keys`` chains per data set and start (the same chain keys). A chain
-    is stuck when every kept draw of ``beta`` is the same point. Beside the ``datasets`` (a frequency), one
-    data set where a uniform start was seen stuck (the third of the generator seeded 1000007, its release
-    seeded 2), ``case_keys`` chains from each start.
-    """
-    import jax
-    from regression_calibration import study_prior
-
-    n, d, rho = 5000, 5, 0.1
-    rows, cols = released_entries(d)
-    runs: dict[str, Any] = {}
-
-    def simulate(rng: np.random.Generator, release_seed: int) -> tuple[np.ndarray, Any]:
-        th = draw_truth(rng, d)
-        x = rng.multivariate_normal(th["mu_x"], th["cov_x"], size=n)
-        y = th["beta"][0] + x @ th["beta"][1:] + th["sigma"] * rng.normal(size=n)
-        rel = na.privatize(np.clip(np.column_stack([x, y]), -1.0, 1.0), statistic="regression", response=f"x{d}",
-                           bound=1.0, rho=rho, rng=np.random.default_rng(release_seed))
-        st = read_regression(rel)
-        if not runs:
-            runs.update({m: make_mcmc(d, n, np.asarray(st.scale), warmup, warmup, start=m)
-                         for m in ("uniform", "plug_in")})
-        return np.asarray(st.moments)[rows, cols], na.regression.plug_in_start(st, study_prior(d))
-
-    def chains(obs: np.ndarray, values: Any, chain_keys: list[int], per: dict[str, dict[str, list[float]]]) -> None:
-        for k in chain_keys:
-            for m, run in runs.items():
-                t0 = time.perf_counter()
-                beta_draws, _ = run(jax.random.PRNGKey(k), obs, values)
-                draws = np.asarray(beta_draws)
-                per[m]["seconds"].append(time.perf_counter() - t0)
-                per[m]["stuck"].append(float(np.all(np.ptp(draws, axis=0) == 0.0)))
-
-    def summary(rec: dict[str, list[float]], groups: int) -> dict[str, Any]:
-        size = len(rec["stuck"]) // groups
-        return {"stuck": int(sum(rec["stuck"])), "chains": len(rec["stuck"]),
-                "datasets_with_stuck": int(sum(any(rec["stuck"][i * size:(i + 1) * size]) for i in range(groups))),
-                "seconds_median": float(np.median(rec["seconds"])), "seconds_max": float(np.max(rec["seconds"])),
-                "seconds_total": float(np.sum(rec["seconds"]))}
-
-    case_rng = np.random.default_rng(1000007)
-    for _ in range(2):  # the generator's first two data sets, drawn and discarded
-        th = draw_truth(case_rng, d)
-        case_rng.multivariate_normal(th["mu_x"], th["cov_x"], size=n)
-        case_rng.normal(size=n)
-    case_obs, case_values = simulate(case_rng, 2)
-    for run in runs.values():  # compile outside the timings
-        jax.block_until_ready(run(jax.random.PRNGKey(0), case_obs, case_values))
-    case: dict[str, dict[str, list[float]]] = {m: {"seconds": [], "stuck": []} for m in runs}
-    chains(case_obs, case_values, list(range(case_keys)), case)
-    seed = _seed(n, d, rho, offset)
-    rng = np.random.default_rng(seed)
-    per: dict[str, dict[str, list[float]]] = {m: {"seconds": [], "stuck": []} for m in runs}
-    for r in range(datasets):
-        obs, values = simulate(rng, seed + r)
-        chains(obs, values, [seed + 100 * r + k for k in range(keys)], per)
-    out: dict[str, Any] = {"n": n, "d": d, "rho": rho, "datasets": datasets, "keys": keys, "chain": [warmup, warmup],
-                           "seed_offset": offset, "case_keys": case_keys}
-    for m in runs:
-        out[m] = summary(per[m], datasets)
-        out[f"case_{m}"] = summary(case[m], 1)
-    return out
-
-
-PARTS = {"moments": part_moments, "exact": part_exact, "paired": part_paired, "chains": part_chains,
-         "start": part_start}
+PARTS = {"moments": part_moments, "exact": part_exact, "paired": part_paired, "chains": part_chains}
 
 
 def _loads(text: str) -> str:
@@ -385,28 +312,6 @@ def report(rows: dict[str, Any]) -> tuple[str, list[str]]:
             "",
         ]
         headline.append(f"The model right by construction, one chain of each length: {cells}.")
-    if "start" in rows:
-        t = rows["start"]
-
-        def side(m: str) -> str:
-            v = t[m]
-            return (f"{v['stuck']} of {v['chains']} chains stuck (on {v['datasets_with_stuck']} of {t['datasets']} "
-                    f"data sets), {v['seconds_median']:.1f} s a chain in the median, {v['seconds_max']:.1f} s at most, "
-                    f"{v['seconds_total']:.0f} s in all")
-        lines += [
-            f"**Where the chains start.** n = {t['n']}, rho = {t['rho']:g}, d = {t['d']}, {t['datasets']} data sets "
-            f"simulated as in the study, {t['keys']} chains of {t['chain'][0]} + {t['chain'][1]} each from each start "
-            f"(the same chain keys). NumPyro's uniform start: {side('uniform')}. The release's plug-in start "
-            f"(`regression.plug_in_start`, jittered by U(-0.5, 0.5), as `regression.fit`): {side('plug_in')}. A "
-            "stuck chain repeats one point: its step size adapted to about 1e-7. On one data set where a uniform "
-            f"start was seen stuck (the part's docstring), {t['case_keys']} chains from each start: uniform "
-            f"{t['case_uniform']['stuck']} stuck, {t['case_uniform']['seconds_total']:.0f} s in all; plug-in "
-            f"{t['case_plug_in']['stuck']} stuck, {t['case_plug_in']['seconds_total']:.0f} s in all.",
-            "",
-        ]
-        headline.append(f"Stuck chains at n = {t['n']}, d = {t['d']}: {t['uniform']['stuck']} of "
-                        f"{t['uniform']['chains']} from the uniform start, {t['plug_in']['stuck']} of "
-                        f"{t['plug_in']['chains']} from the plug-in start.")
     return "\n".join(lines), headline
 
 

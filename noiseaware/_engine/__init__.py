@@ -36,7 +36,7 @@ from ._cache import ProgramCache
 from ._compile import jit
 from ._devices import chain_groups
 from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
-from ._numpyro import init_to_start, numpyro_nuts
+from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
 from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_cores, pymc_sample
 from ._result import FitResult, PooledDraws, finish_fit, record_run, standard_stats
@@ -79,7 +79,6 @@ __all__ = [
     "pymc_cores",
     "jit",
     "model_potential",
-    "init_to_start",
     "numpyro_nuts",
     "nuts_sampler_choice",
     "pymc_sample",

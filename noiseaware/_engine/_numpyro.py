@@ -9,7 +9,7 @@ from typing import Any
 from ._cache import ProgramCache
 from ._settings import SamplingSettings
 
-__all__ = ["PROGRAMS", "init_to_start", "numpyro_nuts"]
+__all__ = ["PROGRAMS", "numpyro_nuts"]
 
 #: The compiled initialization and NUTS programs of :func:`numpyro_nuts` fits given a ``cache_key``.
 PROGRAMS = ProgramCache(maxsize=16)
@@ -105,36 +105,3 @@ def strategy_key(init_strategy: Any) -> Hashable:
         keywords = tuple(sorted(init_strategy.keywords.items()))
         return ("partial", strategy_key(init_strategy.func), init_strategy.args, keywords)
     return init_strategy
-
-
-def init_to_start(site: dict[str, Any] | None = None, radius: float = 0.5) -> Any:
-    r"""NumPyro init strategy: near the start a model suggests, else NumPyro's ``init_to_uniform``.
-
-    A latent site that carries ``infer={"start": value}`` (a value in its support, which may be a
-    traced argument of the model, so the compiled start is kept for other data) starts at
-    :math:`T(T^{-1}(\text{value}) + u)`, :math:`u \sim U(-r, r)` elementwise on the unconstrained
-    scale, where :math:`T` is the site's support transform (``biject_to``): each chain its own point
-    near the suggested one. Any other latent site starts as under ``init_to_uniform(radius=2)``.
-    Used with :func:`numpyro_nuts`'s ``init_strategy`` (a plain function: a second fit reuses the
-    compiled start); ``functools.partial(init_to_start, radius=r)`` sets another radius.
-
-    Why: a start drawn uniformly in ``(-2, 2)`` can sit where a peaked likelihood (a release of many
-    records) is so steep that the step size adapts to ~1e-7 and the chain never moves (seen in
-    ``regression.fit`` at n = 5000, d = 5; docs/regression.md, "Calibration").
-    """
-    if site is None:
-        return functools.partial(init_to_start, radius=radius)
-    from numpyro.infer.initialization import init_to_uniform
-
-    start = (site.get("infer") or {}).get("start")
-    if site["type"] != "sample" or site["is_observed"] or start is None or site["fn"].support.is_discrete:
-        return init_to_uniform(site)
-    import jax
-    import jax.numpy as jnp
-    from numpyro.distributions.transforms import biject_to
-
-    transform = biject_to(site["fn"].support)
-    unconstrained = transform.inv(jnp.asarray(start, dtype=jnp.float64))
-    shape = tuple(site["kwargs"].get("sample_shape") or ()) + jnp.shape(unconstrained)
-    jitter = jax.random.uniform(site["kwargs"]["rng_key"], shape, minval=-radius, maxval=radius)
-    return transform(unconstrained + jitter)

@@ -9,7 +9,7 @@ scaled by public bounds. Here, the analyst's side:
 * :func:`fit` — the noise-aware posterior of the coefficients and the residual sd
   (:class:`RegressionFit`, prior :class:`RegressionPrior`), in NumPyro or PyMC; the likelihood
   ``NoisySufficientStatistics`` of :mod:`noiseaware.numpyro` / :mod:`noiseaware.pymc` composes
-  into a user's own model (hierarchies, shared coefficients), started at :func:`plug_in_start`;
+  into a user's own model (hierarchies, shared coefficients);
 * Point estimates (:class:`RegressionEstimateResult`): :func:`adassp` (Wang 2018, *Revisiting
   differentially private linear regression: optimal and adaptive prediction & estimation in unbounded
   domain*, Algorithm 2), :func:`pace_ggm_regression` (Ferrando, Fuentes, Mullins, Musco & Sheldon (2026),
@@ -21,7 +21,7 @@ See ``docs/regression.md`` and ``docs/regression-point.md``.
 
 from .._core._regression_release import RegressionStatistics, read_regression
 from ._estimators import RegressionEstimateResult, adassp, adassp_ridge, ols_from_statistics, pace_ggm_regression
-from ._fit import RegressionFit, fit, plug_in_start
+from ._fit import RegressionFit, fit
 from ._model import RegressionPrior
 
 __all__ = [
@@ -34,6 +34,5 @@ __all__ = [
     "fit",
     "ols_from_statistics",
     "pace_ggm_regression",
-    "plug_in_start",
     "read_regression",
 ]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Unpack
 
-import numpy as np
-
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics, read_regression
 from .._engine import (
@@ -15,15 +13,13 @@ from .._engine import (
     SamplingOptions,
     check_settings,
     finish_fit,
-    init_to_start,
     numpyro_nuts,
-    nuts_sampler_choice,
     pymc_cores,
     pymc_sample,
     sampling_keywords,
 )
 from .._engine._x64 import float64
-from ._model import RegressionPrior, numpyro_model, plug_in_values, prior_scales, pymc_initvals, pymc_model
+from ._model import RegressionPrior, numpyro_model, prior_scales, pymc_model
 
 __all__ = ["BACKENDS", "RegressionFit", "fit"]
 
@@ -135,58 +131,12 @@ def fit(
     scales = prior_scales(owner, prior, stats)
     if backend == "numpyro":
         model, data, key = numpyro_model(stats, scales)
-        idata = numpyro_nuts(model, st, data=data, cache_key=key, init_strategy=init_to_start)
+        idata = numpyro_nuts(model, st, data=data, cache_key=key)
     else:
-        start: dict[str, Any] = {}
-        if nuts_sampler_choice(owner) != "nutpie":  # nutpie takes no initvals from pm.sample
-            start["initvals"] = pymc_initvals(stats, scales)
         with pymc_model(stats, scales):
-            idata = pymc_sample(owner, st, cores=cores, **start)
+            idata = pymc_sample(owner, st, cores=cores)
     post = idata.posterior
     beta_dim = post["beta"].dims[-1]
     idata.posterior = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
     attrs = {"seed": st.seed, "noiseaware_statistic": "regression", "noiseaware_noise": stats.family}
     return finish_fit(RegressionFit, idata, st, owner=owner, check=["beta", "sigma"], block=_BLOCK, attrs=attrs)
-
-
-def plug_in_start(release: Any, prior: RegressionPrior | None = None) -> dict[str, np.ndarray]:
-    r"""Where :func:`fit` starts its chains: plug-in values of the model's variables from the release.
-
-    Post-processing of the noisy :math:`Z^\top Z` (no privacy cost): the covariates' mean and
-    covariance (eigenvalues floored), least squares for ``beta`` and the residual variance for
-    ``sigma``, each kept within three prior scales; the formulas are in ``docs/regression.md``
-    ("Where the chains start"). :func:`fit` starts each NumPyro chain at an independent jitter of
-    these values, :math:`U(-0.5, 0.5)` on the unconstrained scale, and PyMC's own NUTS and NumPyro
-    through PyMC at theirs (:math:`U(-1, 1)`); nutpie takes no initial values from PyMC and starts at
-    PyMC's default point. Use them to start a model of your own that composes
-    ``NoisySufficientStatistics``: a start drawn uniformly on the unconstrained scale can sit where the
-    likelihood of a large release is so steep that NUTS adapts its step size to ~1e-7 and the chain
-    never moves.
-
-    Parameters
-    ----------
-    release : Release or RegressionStatistics
-        As for :func:`fit`.
-    prior : RegressionPrior, optional
-        As for :func:`fit` (its scales bound the values).
-
-    Returns
-    -------
-    dict of str to ndarray
-        Constrained values of ``beta`` (the release's predictors), ``sigma``, ``mu_x``, ``sd_x`` and,
-        with two or more covariates, ``corr_x_chol`` (the Cholesky factor of their correlation).
-
-    Examples
-    --------
-    >>> import numpy as np, noiseaware as na
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1, 1, size=(5000, 1))
-    >>> data = np.column_stack([x, np.clip(0.5 * x[:, 0] + 0.1 * rng.normal(size=5000), -1, 1)])
-    >>> rel = na.privatize(data, statistic="regression", response="x1", bound=1.0, rho=1.0, rng=rng)
-    >>> start = na.regression.plug_in_start(rel)
-    >>> sorted(start), np.round(start["beta"], 1).tolist()
-    (['beta', 'mu_x', 'sd_x', 'sigma'], [0.0, 0.5])
-    """
-    owner = "regression.plug_in_start"
-    stats = _statistics(owner, release)
-    return plug_in_values(stats, prior_scales(owner, prior, stats))

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics
 
-__all__ = ["RegressionPrior", "numpyro_model", "plug_in_values", "prior_scales", "pymc_initvals", "pymc_model"]
+__all__ = ["RegressionPrior", "numpyro_model", "prior_scales", "pymc_model"]
 
 
 @dataclass(frozen=True)
@@ -78,72 +78,12 @@ def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatis
     }
 
 
-def plug_in_values(st: RegressionStatistics, sc: dict[str, Any]) -> dict[str, np.ndarray]:
-    r"""The chains' suggested start: plug-in values of the model's variables from the noisy statistics.
-
-    With :math:`\tilde M = \tilde S / n` (the released :math:`Z^\top Z` over ``n``; post-processing,
-    no privacy cost): :math:`\mu_x = \tilde M_{1x}` with an intercept (else 0), :math:`\Sigma_x` the
-    symmetric part of :math:`\tilde M_{xx} - \mu_x\mu_x^\top` with its eigenvalues floored at
-    :math:`(0.01 \min_j s_{x,j})^2`, ``sd_x`` and the Cholesky factor of the correlation from it;
-    :math:`\beta = G^{-1}\tilde M_{uy}` with :math:`G` the design's second moments built from
-    :math:`\mu_x, \Sigma_x` (positive definite by the floor), :math:`\sigma^2 = \tilde M_{yy} -
-    2\beta^\top\tilde M_{uy} + \beta^\top G\beta` floored at :math:`(0.01 s_\sigma)^2`. Each value is
-    kept within three prior scales (``sc``, :func:`prior_scales`) of the prior's centre, so a very
-    noisy release starts where the prior has mass.
-
-    Under heavy noise these are poor estimates; they only place the chains where the posterior is
-    (a start drawn uniformly on the unconstrained scale can sit where the likelihood of a large release
-    is so steep that NUTS adapts its step size to ~1e-7 and never moves). Returns constrained values
-    for ``beta``, ``sigma``, ``mu_x``, ``sd_x`` and, with two or more covariates, ``corr_x_chol``.
-
-    Examples
-    --------
-    >>> import numpy as np, noiseaware as na
-    >>> from noiseaware.regression import read_regression
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1, 1, size=(5000, 2))
-    >>> data = np.column_stack([x, np.clip(0.2 + 0.5 * x[:, 0] + 0.1 * rng.normal(size=5000), -1, 1)])
-    >>> rel = na.privatize(data, statistic="regression", response="x2", bound=1.0, rho=1.0, rng=rng)
-    >>> st = read_regression(rel)
-    >>> start = plug_in_values(st, prior_scales("start", None, st))
-    >>> np.round(start["beta"], 1).tolist()
-    [0.2, 0.5, 0.0]
-
-    (:func:`noiseaware.regression.plug_in_start` is the public form, from a release and a prior.)
-    """
-    k = len(st.columns)
-    m = np.asarray(st.moments, dtype=np.float64) / float(st.n)
-    xs = np.arange(1 if st.intercept else 0, k - 1)
-    mu = m[0, xs] if st.intercept else np.zeros(xs.size)
-    cov = m[np.ix_(xs, xs)] - np.outer(mu, mu)
-    w, vec = np.linalg.eigh(0.5 * (cov + cov.T))
-    cov = (vec * np.maximum(w, (0.01 * float(np.min(sc["x"]))) ** 2)) @ vec.T
-    sd = np.sqrt(np.diag(cov))
-    gram = cov + np.outer(mu, mu)
-    if st.intercept:
-        gram = np.block([[np.ones((1, 1)), mu[None, :]], [mu[:, None], gram]])
-    cross = m[:-1, k - 1]
-    beta = np.clip(np.linalg.solve(gram, cross), -3.0 * sc["beta"], 3.0 * sc["beta"])
-    s2 = m[k - 1, k - 1] - 2.0 * beta @ cross + beta @ gram @ beta
-    sig = float(np.clip(np.sqrt(max(s2, (0.01 * float(sc["sigma"])) ** 2)), None, 3.0 * float(sc["sigma"])))
-    start = {
-        "beta": beta,
-        "sigma": np.float64(sig),
-        "mu_x": np.clip(mu, -3.0 * sc["x_loc"], 3.0 * sc["x_loc"]),
-        "sd_x": np.minimum(sd, 3.0 * sc["x"]),
-    }
-    if xs.size > 1:
-        start["corr_x_chol"] = np.linalg.cholesky(cov / np.outer(sd, sd))
-    return start
-
-
 def numpyro_model(st: RegressionStatistics, sc: dict[str, Any]) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
     """The NumPyro model of ``fit``: ``(model, data, cache_key)`` for :func:`~noiseaware._engine.numpyro_nuts`.
 
-    ``model(obs, start)`` takes the release's noisy entries and the chains' suggested start
-    (:func:`plug_in_values`, read by :func:`~noiseaware._engine.init_to_start`) as its arguments;
-    everything else it uses (``n``, the noise scales and family, the intercept, the prior scales) is in
-    ``cache_key``, so a second release with the same public settings reuses the compiled programs.
+    ``model(obs)`` takes the release's noisy entries as its argument; everything else it uses (``n``,
+    the noise scales and family, the intercept, the prior scales) is in ``cache_key``, so a second
+    release with the same public settings reuses the compiled programs.
     """
     from .._core._regression import released_entries
 
@@ -154,8 +94,7 @@ def numpyro_model(st: RegressionStatistics, sc: dict[str, Any]) -> tuple[Any, tu
         "regression", st.family, bool(st.intercept), float(st.n), scale.shape, scale.tobytes(),
         tuple((k, np.asarray(v, dtype=np.float64).tobytes()) for k, v in sorted(sc.items())),
     )
-    data = (obs, plug_in_values(st, sc))
-    return _numpyro_model(st.family, bool(st.intercept), float(st.n), scale, sc, rows.size), data, key
+    return _numpyro_model(st.family, bool(st.intercept), float(st.n), scale, sc, rows.size), (obs,), key
 
 
 def _numpyro_model(family: str, intercept: bool, n: float, scale: np.ndarray, sc: dict[str, Any], m: int) -> Any:
@@ -167,18 +106,13 @@ def _numpyro_model(family: str, intercept: bool, n: float, scale: np.ndarray, sc
 
     d_x = sc["x"].size
 
-    def model(obs: Any, start: dict[str, Any]) -> None:
-        def at(name: str) -> dict[str, Any]:
-            return {"start": start[name]}
-
-        beta = numpyro.sample("beta", dist.Normal(jnp.zeros(sc["beta"].size), jnp.asarray(sc["beta"])).to_event(1),
-                              infer=at("beta"))
-        sigma = numpyro.sample("sigma", dist.HalfNormal(sc["sigma"]), infer=at("sigma"))
-        mu_x = numpyro.sample("mu_x", dist.Normal(jnp.zeros(d_x), jnp.asarray(sc["x_loc"])).to_event(1),
-                              infer=at("mu_x"))
-        sd_x = numpyro.sample("sd_x", dist.HalfNormal(jnp.asarray(sc["x"])).to_event(1), infer=at("sd_x"))
+    def model(obs: Any) -> None:
+        beta = numpyro.sample("beta", dist.Normal(jnp.zeros(sc["beta"].size), jnp.asarray(sc["beta"])).to_event(1))
+        sigma = numpyro.sample("sigma", dist.HalfNormal(sc["sigma"]))
+        mu_x = numpyro.sample("mu_x", dist.Normal(jnp.zeros(d_x), jnp.asarray(sc["x_loc"])).to_event(1))
+        sd_x = numpyro.sample("sd_x", dist.HalfNormal(jnp.asarray(sc["x"])).to_event(1))
         if d_x > 1:
-            corr = numpyro.sample("corr_x_chol", dist.LKJCholesky(d_x, sc["eta"]), infer=at("corr_x_chol"))
+            corr = numpyro.sample("corr_x_chol", dist.LKJCholesky(d_x, sc["eta"]))
             low = sd_x[:, None] * corr
             cov_x = numpyro.deterministic("cov_x", low @ low.T)
         else:
@@ -193,7 +127,7 @@ def _numpyro_model(family: str, intercept: bool, n: float, scale: np.ndarray, sc
 
 
 def pymc_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
-    """The PyMC model of ``fit`` (the same variables and priors); :func:`pymc_initvals` is its start."""
+    """The PyMC model of ``fit`` (the same variables and priors)."""
     import pymc as pm
 
     from .._core._regression import released_entries
@@ -216,20 +150,3 @@ def pymc_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
         NoisySufficientStatistics("stats", beta, sigma, mu_x, cov_x, st.n, np.asarray(st.scale), st.intercept,
                                   st.family, observed=obs)
     return model
-
-
-def pymc_initvals(st: RegressionStatistics, sc: dict[str, Any]) -> dict[str, np.ndarray]:
-    r""":func:`plug_in_values` as ``pm.sample``'s ``initvals`` for :func:`pymc_model`'s variables.
-
-    ``chol_x`` is the packed lower triangle (row-major) of :math:`\mathrm{diag}(sd_x) L`, ``L`` the
-    correlation's Cholesky factor. (Passed to ``pm.sample``, not set on the model: a model with initial
-    values of its own cannot be handed to nutpie, and nutpie takes none from ``pm.sample``.)
-    """
-    start = plug_in_values(st, sc)
-    out = {"beta": start["beta"], "sigma": start["sigma"], "mu_x": start["mu_x"]}
-    if "corr_x_chol" in start:
-        low = start["sd_x"][:, None] * start["corr_x_chol"]
-        out["chol_x"] = low[np.tril_indices(low.shape[0])]
-    else:
-        out["sd_x"] = start["sd_x"]
-    return out
