@@ -23,6 +23,18 @@ from ..exceptions import NoiseawareValueError
 __all__ = ["RELEASE_VALUES"]
 
 BK = _core.get_backend("jax")
+
+
+def require_x64() -> None:
+    """Raise :class:`NoiseawareValueError` naming ``jax_enable_x64`` if JAX runs in float32.
+
+    Called first by every constructor that makes float64 arrays: JAX would only warn and truncate them
+    to float32. In float32, NUTS on a regression release of 5,000 rows (d = 5) left a chain stuck at its
+    start (a step size of ~1e-7) where the same chain in float64 mixed.
+    """
+    from .._core._backend import _require_x64
+
+    _require_x64()
 INT = jnp.int64
 
 

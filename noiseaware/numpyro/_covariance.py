@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import BK  # isort: split
+from ._common import BK, require_x64  # isort: split
 
 import jax.numpy as jnp
 import numpy as np
@@ -62,6 +62,7 @@ class NoisyCovarianceEntries(Distribution):
     pytree_aux_fields = ("n", "rows", "cols")
 
     def __init__(self, sigma: Any, n: Any, pairs: Any, precision: Any, *, validate_args: bool | None = None) -> None:
+        require_x64()
         import jax
 
         d = int(np.shape(sigma)[-1]) if np.ndim(sigma) >= 2 else 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from ._common import BK  # isort: split
+from ._common import BK, require_x64  # isort: split
 
 import jax.numpy as jnp
 import numpyro
@@ -106,6 +106,7 @@ class LaplaceCensoredDirichletStat(Distribution):
         moments: str = "censored",
         validate_args: bool | None = None,
     ) -> None:
+        require_x64()
         owner = type(self).__name__
         self.n, self.a = core.check_statistic_args(owner, n, a, moments)
         self.moments = moments

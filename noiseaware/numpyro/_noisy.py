@@ -6,7 +6,7 @@ import copy
 from functools import partial
 from typing import Any, ClassVar
 
-from ._common import BK, INT, RELEASE_VALUES, integer, noise_from_key, observe  # isort: split
+from ._common import BK, INT, RELEASE_VALUES, integer, noise_from_key, observe, require_x64  # isort: split
 
 import jax
 import jax.numpy as jnp
@@ -122,6 +122,7 @@ class Noisy(Distribution):
         tol: Any = _noisy.DEFAULT_TOL,
         validate_args: bool | None = None,
     ) -> None:
+        require_x64()
         owner = type(self).__name__
         self.spec, _ = _noisy.noise_spec(
             owner, noise, alpha=alpha, sigma=sigma, epsilon=epsilon, sensitivity=sensitivity, tol=tol

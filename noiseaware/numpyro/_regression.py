@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import BK, RELEASE_VALUES, observe  # isort: split
+from ._common import BK, RELEASE_VALUES, observe, require_x64  # isort: split
 
 import jax.numpy as jnp
 import numpy as np
@@ -110,6 +110,7 @@ class NoisySufficientStatistics(Distribution):
         *,
         validate_args: bool | None = None,
     ) -> None:
+        require_x64()
         nn, self.rows, self.cols, noise, self.intercept, self.family = statistics_params(
             type(self).__name__, n, scale, intercept, family
         )

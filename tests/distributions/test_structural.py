@@ -68,6 +68,17 @@ def test_numpyro_pytree_round_trip_and_jit_argument(e):
 
 
 @pytest.mark.parametrize("e", entries)
+def test_numpyro_refuses_float32_naming_the_setting(e):
+    """With JAX's float64 off, building the law or its log-density raises, never answers in float32."""
+    import jax
+
+    from noiseaware.exceptions import NoiseawareValueError
+
+    with jax.enable_x64(False), pytest.raises(NoiseawareValueError, match="jax_enable_x64"):
+        st.numpyro_dist(e).log_prob(e.value)
+
+
+@pytest.mark.parametrize("e", entries)
 def test_numpyro_vmap_over_a_batch_of_parameters(e):
     import jax
 
