@@ -160,14 +160,20 @@ def adassp_hits(release: Any, beta: np.ndarray, n: int) -> dict[str, np.ndarray]
     return out
 
 
+def _methods(blind: bool) -> tuple[str, ...]:
+    return ("aware", "blind", "adassp") if blind else ("aware", "adassp")
+
+
 def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, seed: int,
-             first: int = 0) -> dict[str, Any]:
+             first: int = 0, blind: bool = True) -> dict[str, Any]:
     """Replications ``first .. first + reps - 1`` of a cell: its summary row and per-replication record.
 
     The replications of a cell are one stream (the data of replication ``r`` come from the cell's generator after
     those of ``0, ..., r - 1``; its releases and chain from seeds ``seed + r``), so the chunks ``[0, 50)``,
     ``[50, 100)``, ... run in separate processes are together the same replications as one run of ``[0, 200)``:
     :func:`pool` joins them. The data of skipped replications are drawn and discarded (cheap beside NUTS).
+    ``blind=False`` leaves the noise-blind fit out (its columns read "not run"); the noise-aware and AdaSSP
+    results are the same as with it (each fit has its own key; the data do not depend on the fits).
     """
     import jax
 
@@ -175,7 +181,7 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
     rows, cols = released_entries(d)
     models: dict[str, Any] = {}
     rec: dict[str, list[Any]] = {"clean": [], "clipped": [], "formed": [], "ranks": [],
-                                 **{f"{m}{lv}": [] for m in ("aware", "blind", "adassp") for lv in ("90", "95")}}
+                                 **{f"{m}{lv}": [] for m in _methods(blind) for lv in ("90", "95")}}
     divergences = {"aware": 0, "blind": 0}
     t0 = time.perf_counter()
     for r in range(first + reps):
@@ -199,7 +205,8 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
         obs = np.asarray(st.moments)[rows, cols]
         if not models:
             models["aware"] = make_mcmc(d, n, np.asarray(st.scale), warmup, draws)
-            models["blind"] = make_mcmc(d, n, np.zeros_like(np.asarray(st.scale)), warmup, draws)
+            if blind:
+                models["blind"] = make_mcmc(d, n, np.zeros_like(np.asarray(st.scale)), warmup, draws)
         for name, runner in models.items():
             beta_draws, n_div = runner(jax.random.PRNGKey(seed + r), obs)
             post = np.asarray(beta_draws)
@@ -211,7 +218,8 @@ def run_cell(n: int, rho: float, d: int, reps: int, warmup: int, draws: int, see
                 thin = post[:: max(1, post.shape[0] // 99)][:99]
                 rec["ranks"].append(np.sum(thin < th["beta"], axis=0).tolist())
     row: dict[str, Any] = {"n": n, "rho": rho, "d": d, "first_rep": first, "per_rep": rec,
-                           "aware_divergences": divergences["aware"], "blind_divergences": divergences["blind"],
+                           "aware_divergences": divergences["aware"],
+                           "blind_divergences": divergences["blind"] if blind else None,
                            "seconds": time.perf_counter() - t0}
     return summarise(row)
 
@@ -254,6 +262,8 @@ def summarise(row: dict[str, Any]) -> dict[str, Any]:
         out[f"aware{level}_unclipped"] = float(h.mean()) if h.size else float("nan")
     for name in ("aware", "blind", "adassp"):
         for level in ("90", "95"):
+            if f"{name}{level}" not in rec:  # the noise-blind fit left out (``--skip-blind``)
+                continue
             h = _unbits(rec[f"{name}{level}"])  # (reps, d + 1)
             out[f"{name}{level}"] = float(h.mean())
             out[f"{name}{level}_min"] = float(h.mean(axis=0).min())
@@ -280,11 +290,13 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not tiled:
             out.extend(group)
             continue
-        rec = {k: [v for c in chunks for v in c["per_rep"][k]] for k in chunks[0]["per_rep"]}
+        common = [k for k in chunks[0]["per_rep"] if all(k in c["per_rep"] for c in chunks)]  # a fit left out of one
+        rec = {k: [v for c in chunks for v in c["per_rep"][k]] for k in common}
         joined = dict(chunks[0], first_rep=0, per_rep=rec, chunks=len(chunks),
                       seconds=sum(c["seconds"] for c in chunks),
                       aware_divergences=sum(c["aware_divergences"] for c in chunks),
-                      blind_divergences=sum(c["blind_divergences"] for c in chunks),
+                      blind_divergences=None if any(c["blind_divergences"] is None for c in chunks)
+                      else sum(c["blind_divergences"] for c in chunks),
                       command="; ".join(dict.fromkeys(c["command"] for c in chunks)))
         out.extend([r for r in group if "per_rep" not in r] + [summarise(joined)])
     return out
@@ -326,6 +338,10 @@ def _offset(r: dict[str, Any]) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
+def _span(values: list[float]) -> str:
+    return f"{min(values):.2f}-{max(values):.2f}" if values else "none run"
+
+
 def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str | None = None) -> None:
     """Write the raw JSON rows and (with ``write``) the record rendered into the docs."""
     raw = raw_path("regression_calibration.json")
@@ -336,7 +352,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
     side = [r for r in rows if not _counted(r)]
     rows = [r for r in rows if _counted(r)]
     aware = [r["aware90"] for r in rows] + [r["aware95"] for r in rows]
-    blind = [r["blind90"] for r in rows] + [r["blind95"] for r in rows]
+    blind = [r[f"blind{lv}"] for lv in ("90", "95") for r in rows if f"blind{lv}" in r]
     full = [r for r in rows if r["reps"] >= 200]
     within = [r for r in full if all(abs(r[f"aware{lv}"] - nom) <= 2.0 * np.sqrt(nom * (1.0 - nom) / r["reps"])
                                      for lv, nom in (("90", 0.9), ("95", 0.95)))]
@@ -352,8 +368,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
         f"Status: {'met' if met else 'not met'} (goal: at least 200 replications in each of 12 cells, noise-aware "
         f"coverage nominal within two standard errors); {len(rows)} of 12 cells run "
         f"({'/'.join(map(str, reps))} replications), {len(full)} at 200 or more, {len(within)} of those within two "
-        f"standard errors at both levels. Noise-aware coverage {min(aware):.2f}-{max(aware):.2f}, noise-blind "
-        f"{min(blind):.2f}-{max(blind):.2f} (90% and 95% intervals).",
+        f"standard errors at both levels. Noise-aware coverage {_span(aware)}, noise-blind {_span(blind)} (90% and 95% "
+        "intervals).",
         "",
         "Parameters drawn from the fit's prior per replication (see the script's docstring); `ssp` releases "
         "(Gaussian noise, zCDP rho); coverage pooled over all d + 1 coefficients (worst coefficient in brackets); "
@@ -382,7 +398,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
                      if "unclipped_reps" in r else "not run")
         lines.append(
             f"| {r['n']} | {r['rho']:g} | {r['d']} | {r['reps']}{_offset(r)} | " + " | ".join(cells)
-            + f" | {r['sbc_chi2_p']:.3f} | {r['clipped']:.1e} | {r['aware_divergences']} / {r['blind_divergences']} | "
+            + f" | {r['sbc_chi2_p']:.3f} | {r['clipped']:.1e} | {r['aware_divergences']} / "
+            f"{'not run' if r['blind_divergences'] is None else r['blind_divergences']} | "
             f"{r['seconds']:.0f} |"
         )
     text = "\n".join(lines) + "\n"
@@ -403,6 +420,8 @@ def main() -> None:
     ap.add_argument("--first-rep", type=int, default=0,
                     help="run replications first-rep .. first-rep + reps - 1 of each cell's stream (a chunk; "
                     "chunks that tile 0 .. R are pooled into one row)")
+    ap.add_argument("--skip-blind", action="store_true",
+                    help="leave the noise-blind fit out (the noise-aware and AdaSSP results are unchanged)")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved raw rows")
     ap.add_argument("--render-only", action="store_true", help="write the record from the saved raw rows")
@@ -422,7 +441,8 @@ def main() -> None:
         for n in args.ns:
             for rho in args.rhos:
                 seed = 1000 * n + 10 * d + int(rho * 100) + args.seed_offset
-                res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=seed, first=args.first_rep)
+                res = run_cell(n, rho, d, args.reps, args.warmup, args.draws, seed=seed, first=args.first_rep,
+                               blind=not args.skip_blind)
                 res["command"] = command
                 res["seed_offset"] = args.seed_offset
                 res["warmup"], res["draws"] = args.warmup, args.draws
