@@ -26,7 +26,11 @@ The standard error of a coverage ``c`` over ``R`` replications and ``p`` coeffic
 cell and model (the release's entries are the model's argument). Run one cell per process (a process that
 ran several cells died of an LLVM "Cannot allocate memory" at its second cell)::
 
-    .venv/bin/python benchmarks/regression_calibration.py --reps 200 --ds 2 --ns 500 --rhos 0.1 --write --append
+    .venv/bin/python benchmarks/regression_calibration.py --reps 200 --ds 2 --ns 500 --rhos 0.1 \
+        --seed-offset 1000000 --write --append
+
+(the study's cell: one chain of 1000 + 1000, the defaults, and seed offset 1000000; at n = 5000, d = 5 it adds
+``--skip-blind``).
 
 A long cell can run in chunks, in parallel processes (each its own checkout, as two processes must not write one
 raw file), whose rows are then put into one raw file: ``--reps 50 --first-rep 50`` runs replications 50-99 of
@@ -302,7 +306,8 @@ def pool(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-STUDY_CHAIN = (250, 250)  # warm-up and kept draws of the study's one chain per fit; other lengths are side runs
+STUDY_CHAIN = (1000, 1000)  # warm-up and kept draws of the study's one chain per fit; other lengths are side runs
+STUDY_OFFSET = 1000000  # the study's seed offset (fresh seeds); rows with another offset are side runs
 STUDY_GRID = {"n": (500, 5000), "rho": (0.01, 0.1, 1.0), "d": (2, 5)}  # the study's cells; others are side runs
 
 
@@ -316,8 +321,9 @@ def _chain(r: dict[str, Any]) -> tuple[int, int]:
 
 
 def _counted(r: dict[str, Any]) -> bool:
-    """Whether a row is a study cell's first run (no seed offset, not a lone chunk, the study's chain and grid)."""
-    return not (r.get("seed_offset", 0) or r.get("first_rep", 0)) and _chain(r) == STUDY_CHAIN and _in_grid(r)
+    """Whether a row is a study cell (the study's seed offset, chain and grid; not a lone chunk)."""
+    return (r.get("seed_offset", 0) == STUDY_OFFSET and not r.get("first_rep", 0) and _chain(r) == STUDY_CHAIN
+            and _in_grid(r))
 
 
 def _key(r: dict[str, Any]) -> tuple[int, int, float, int, tuple[int, int], int]:
@@ -326,15 +332,20 @@ def _key(r: dict[str, Any]) -> tuple[int, int, float, int, tuple[int, int], int]
 
 
 def _offset(r: dict[str, Any]) -> str:
-    notes = [f"replication, seed offset {r['seed_offset']}"] if r.get("seed_offset", 0) else []
-    if r.get("first_rep", 0):
-        notes.append(f"replications {r['first_rep']}-{r['first_rep'] + r['reps'] - 1} alone, not counted")
-    if not _in_grid(r):
-        notes.append("outside the study's grid, not counted")
+    """A row's notes: how it differs from the study's design, and whether the status counts it."""
+    offset, notes = r.get("seed_offset", 0), []
+    if offset != STUDY_OFFSET:
+        notes.append("the first study's seeds" if offset == 0 else f"seed offset {offset}")
     if _chain(r) != STUDY_CHAIN:
-        notes.append(f"chain {_chain(r)[0]} + {_chain(r)[1]}, not counted")
+        notes.append(f"chain {_chain(r)[0]} + {_chain(r)[1]}")
+    if not _in_grid(r):
+        notes.append("outside the study's grid")
+    if r.get("first_rep", 0):
+        notes.append(f"replications {r['first_rep']}-{r['first_rep'] + r['reps'] - 1} alone")
     if r.get("chunks", 0):
         notes.append(f"{r['chunks']} chunks pooled")
+    if not _counted(r):
+        notes.append("not counted")
     return f" ({'; '.join(notes)})" if notes else ""
 
 
@@ -377,9 +388,12 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool, load_note: str
         "(the coefficients of one replication are not independent): two of them are 0.042 / 0.031 at R = 200 for "
         "90% / 95%. AdaSSP: its own `adassp` release of the same rows with a plug-in ridge interval that ignores the "
         "noise (the script's docstring); 'formed': replications whose interval could be formed (else it counts as "
-        "a miss). A row marked 'replication' repeats a cell with other seeds (`--seed-offset`): the status counts "
-        "the first run of each cell at the study's chain length (one chain of 250 + 250) only; a row marked "
-        "'chain w + d' ran longer chains on the same seeds. A cell run in chunks (`--first-rep`, separate "
+        f"a miss). The status counts the study's rows: one chain of {STUDY_CHAIN[0]} + {STUDY_CHAIN[1]} per fit, "
+        f"seed offset {STUDY_OFFSET} (`--seed-offset`). The other rows are side runs: the first study (seed offset "
+        "0, one chain of 250 + 250; one cell missed), its repeats with other seeds, and a cell on the first "
+        "study's seeds at a longer chain. At n = 5000, d = 5 the study left the noise-blind fit out "
+        "(`--skip-blind`; its 'not run' columns): those fits cost most of the time there, and the first study's "
+        "rows give the noise-blind coverage of those cells. A cell run in chunks (`--first-rep`, separate "
         "processes) is one stream of replications pooled into one row; its seconds are the chunks' sum.",
         "",
         "| n | rho | d | reps | aware 90% | aware 95% | blind 90% | blind 95% | AdaSSP 90% | AdaSSP 95% "
@@ -413,8 +427,8 @@ def main() -> None:
     ap.add_argument("--ns", nargs="*", type=int, default=[500, 5000])
     ap.add_argument("--rhos", nargs="*", type=float, default=[0.01, 0.1, 1.0])
     ap.add_argument("--ds", nargs="*", type=int, default=[2, 5])
-    ap.add_argument("--warmup", type=int, default=300)
-    ap.add_argument("--draws", type=int, default=300)
+    ap.add_argument("--warmup", type=int, default=STUDY_CHAIN[0])
+    ap.add_argument("--draws", type=int, default=STUDY_CHAIN[1])
     ap.add_argument("--seed-offset", type=int, default=0,
                     help="added to each cell's seed: an independent replication of a cell (its row records the offset)")
     ap.add_argument("--first-rep", type=int, default=0,
