@@ -35,6 +35,8 @@ def require_x64() -> None:
     from .._core._backend import _require_x64
 
     _require_x64()
+
+
 INT = jnp.int64
 
 
