@@ -437,6 +437,29 @@ def test_pymc_censored_moments_are_one_jax_node_in_both_pytensor_backends():
     np.testing.assert_allclose(gc, fd, rtol=1e-6, atol=1e-6)
 
 
+def test_jax_node_outputs_are_writeable_copies_for_pytensor_in_place_rewrites():
+    """PyTensor's in-place rewrites write into an Op's outputs: the JAX node must hand over owned arrays.
+
+    ``np.asarray`` of a JAX array is a read-only view of JAX's buffer; under PyTensor's Python linker an
+    in-place ``Mul`` on the covariance raised ("assignment destination is read-only").
+    """
+    import pytensor.tensor as pt
+
+    from noiseaware._core._dirichlet import _censored_moments
+    from noiseaware._core._pytensor_ops import JaxMeanCov, JaxMeanCovGrad
+
+    x, c = np.array([1.7, 2.9, 4.2]), np.array(math.log(0.05))
+    op = JaxMeanCov(_censored_moments, (67,))
+    node = op.make_node(pt.tensor(dtype="float64", shape=(3,)), pt.tensor(dtype="float64", shape=()))
+    outs: list[list] = [[None], [None]]
+    op.perform(node, [x, c], outs)
+    assert all(o[0].flags.writeable and o[0].flags.owndata for o in outs)
+    gop = JaxMeanCovGrad(_censored_moments, (67,))
+    gout: list[list] = [[None]]
+    gop.perform(gop.make_node(x, c, np.ones(3), np.ones((3, 3))), [x, c, np.ones(3), np.ones((3, 3))], gout)
+    assert gout[0][0].flags.writeable and gout[0][0].flags.owndata
+
+
 def test_pytensor_censored_moments_take_a_traced_threshold_and_refuse_its_gradient():
     """The core's PyTensor route: a symbolic threshold is an input of the node (its value matches NumPy).
 

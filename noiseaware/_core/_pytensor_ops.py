@@ -93,9 +93,11 @@ class JaxMeanCov(Op):
         return Apply(self, [x, c], [pt.tensor(dtype="float64", shape=(d,)), pt.tensor(dtype="float64", shape=(d, d))])
 
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
+        # Copies, not np.asarray views: a view of a JAX buffer is read-only, and PyTensor may overwrite
+        # an Op's outputs (its in-place rewrites, e.g. an in-place Elemwise on ``cov``).
         mean, cov = _jax_functions(self.fn, self.static)[0](*inputs)
-        outputs[0][0] = np.asarray(mean, dtype=np.float64)
-        outputs[1][0] = np.asarray(cov, dtype=np.float64)
+        outputs[0][0] = np.array(mean, dtype=np.float64)
+        outputs[1][0] = np.array(cov, dtype=np.float64)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         (d,) = shapes[0]
@@ -119,7 +121,7 @@ class JaxMeanCovGrad(Op):
         return Apply(self, ins, [ins[0].type()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
-        outputs[0][0] = np.asarray(_jax_functions(self.fn, self.static)[1](*inputs), dtype=np.float64)
+        outputs[0][0] = np.array(_jax_functions(self.fn, self.static)[1](*inputs), dtype=np.float64)  # a copy
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
         return [shapes[0]]

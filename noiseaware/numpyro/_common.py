@@ -18,6 +18,7 @@ from numpyro.distributions import constraints
 from .. import _core
 from .. import _validation as v
 from .._core import _specs
+from .._core._backend import _require_x64
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["RELEASE_VALUES"]
@@ -28,12 +29,11 @@ BK = _core.get_backend("jax")
 def require_x64() -> None:
     """Raise :class:`NoiseawareValueError` naming ``jax_enable_x64`` if JAX runs in float32.
 
-    Called first by every constructor that makes float64 arrays: JAX would only warn and truncate them
-    to float32. In float32, NUTS on a regression release of 5,000 rows (d = 5) left a chain stuck at its
-    start (a step size of ~1e-7) where the same chain in float64 mixed.
+    The float64 converters (:func:`f64`, ``BK.as_float``) check this themselves; :class:`Noisy`, which
+    makes no float64 array of its own before its compiled log-pmf, calls it first. JAX would only
+    warn and truncate to float32. In float32, NUTS on a regression release of 5,000 rows (d = 5) left a
+    chain stuck at its start (a step size of ~1e-7) where the same chain in float64 mixed.
     """
-    from .._core._backend import _require_x64
-
     _require_x64()
 
 
@@ -230,7 +230,12 @@ integer = Integer()
 
 
 def f64(x: Any) -> Any:
-    """float64 parameter; concrete inputs stay NumPy arrays so ``validate_args`` can check them under jit."""
+    """float64 parameter; concrete inputs stay NumPy arrays so ``validate_args`` can check them under jit.
+
+    Raises :class:`NoiseawareValueError` naming ``jax_enable_x64`` when JAX runs in float32 (as the JAX
+    backend's ``as_float`` does): every float64 parameter of the NumPyro laws passes through one of the two.
+    """
+    _require_x64()
     if isinstance(x, jax.Array | jax.core.Tracer):
         return jnp.asarray(x, dtype=jnp.float64)
     return np.asarray(x, dtype=np.float64)

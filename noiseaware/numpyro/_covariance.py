@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import BK, require_x64  # isort: split
+from ._common import BK  # isort: split
 
 import jax.numpy as jnp
 import numpy as np
@@ -62,7 +62,6 @@ class NoisyCovarianceEntries(Distribution):
     pytree_aux_fields = ("n", "rows", "cols")
 
     def __init__(self, sigma: Any, n: Any, pairs: Any, precision: Any, *, validate_args: bool | None = None) -> None:
-        require_x64()
         import jax
 
         d = int(np.shape(sigma)[-1]) if np.ndim(sigma) >= 2 else 0
@@ -70,7 +69,7 @@ class NoisyCovarianceEntries(Distribution):
         concrete = np.ones(np.shape(precision)) if traced else precision
         self.n, self.rows, self.cols, lam = entry_params(type(self).__name__, n, pairs, concrete, d)
         self.precision = precision if traced else lam
-        self.sigma = jnp.asarray(sigma, dtype=jnp.float64)
+        self.sigma = BK.as_float(sigma)
         if self.sigma.ndim != 2:
             from ..exceptions import NoiseawareValueError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from ._common import BK, require_x64  # isort: split
+from ._common import BK  # isort: split
 
 import jax.numpy as jnp
 import numpyro
@@ -106,19 +106,18 @@ class LaplaceCensoredDirichletStat(Distribution):
         moments: str = "censored",
         validate_args: bool | None = None,
     ) -> None:
-        require_x64()
         owner = type(self).__name__
         self.n, self.a = core.check_statistic_args(owner, n, a, moments)
         self.moments = moments
-        self.alpha = jnp.asarray(alpha, dtype=jnp.float64)
-        self.scale = jnp.asarray(scale, dtype=jnp.float64)
+        self.alpha = BK.as_float(alpha)
+        self.scale = BK.as_float(scale)
         if self.alpha.ndim != 1 or self.alpha.shape[0] < 2:
             raise NoiseawareValueError(
                 f"{owner}: alpha must be a vector of d >= 2 parameters; got shape {tuple(self.alpha.shape)}."
             )
         if self.scale.ndim != 0:
             raise NoiseawareValueError(f"{owner}: scale must be a scalar; got shape {tuple(self.scale.shape)}.")
-        self.s0 = None if s0 is None else jnp.asarray(s0, dtype=jnp.float64)
+        self.s0 = None if s0 is None else BK.as_float(s0)
         if self.s0 is not None and self.s0.shape != self.alpha.shape:
             raise NoiseawareValueError(
                 f"{owner}: s0 must have the shape {tuple(self.alpha.shape)} of alpha; got shape {tuple(self.s0.shape)}."

@@ -20,7 +20,6 @@ from ._common import (
     observe,
     pair_alpha_arg,
     promote_batch_shape_optional,
-    require_x64,
     spec_logp,
     uniform,
 )  # isort: split
@@ -240,7 +239,6 @@ class NoisyTwoWayTable(NoisyHypergeom):
         epsilon: Any = None,
         validate_args: bool | None = None,
     ) -> None:
-        require_x64()
         owner = type(self).__name__
         alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
         self.n = _core.concrete_sizes(owner, "n", n, minimum=1)

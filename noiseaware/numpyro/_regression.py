@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import BK, RELEASE_VALUES, observe, require_x64  # isort: split
+from ._common import BK, RELEASE_VALUES, observe  # isort: split
 
 import jax.numpy as jnp
 import numpy as np
@@ -110,17 +110,16 @@ class NoisySufficientStatistics(Distribution):
         *,
         validate_args: bool | None = None,
     ) -> None:
-        require_x64()
         nn, self.rows, self.cols, noise, self.intercept, self.family = statistics_params(
             type(self).__name__, n, scale, intercept, family
         )
         self.n = float(nn)
         self.noise = jnp.asarray(noise)
-        self.beta = jnp.asarray(beta, dtype=jnp.float64)
-        self.sigma = jnp.asarray(sigma, dtype=jnp.float64)
-        self.mu_x = jnp.asarray(mu_x, dtype=jnp.float64)
-        self.cov_x = jnp.asarray(cov_x, dtype=jnp.float64)
-        self.latent = None if latent is None else jnp.asarray(latent, dtype=jnp.float64)
+        self.beta = BK.as_float(beta)
+        self.sigma = BK.as_float(sigma)
+        self.mu_x = BK.as_float(mu_x)
+        self.cov_x = BK.as_float(cov_x)
+        self.latent = None if latent is None else BK.as_float(latent)
         k = int(np.max(self.rows)) + 1
         d_x = k - 1 - int(self.intercept)
         shapes = {"beta": (self.beta.shape, (k - 1,)), "mu_x": (self.mu_x.shape, (d_x,)),
