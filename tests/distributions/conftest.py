@@ -1,0 +1,24 @@
+"""The registry's PyMC evaluations run through PyTensor's Python linker (``linker="py"``).
+
+These modules compile a new small graph for almost every case (about 180 C modules on an empty
+PyTensor cache, most of the suite's C compilation outside ``pm.sample``); the Python implementations
+of the same graphs need no compiler: ``tests/distributions`` took 2:05 on an empty cache against
+1:05 on a warm one and 1:05 without C (2-core machine). It also runs the laws under PyTensor's
+other linker (it found :class:`~noiseaware._core._pytensor_ops.JaxMeanCov` handing PyTensor a
+read-only array). ``tests/test_pytensor_c_linker.py`` runs every PyMC law of the registry through
+the C linker, which the rest of the suite uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _python_linker() -> Iterator[None]:
+    import pytensor
+
+    with pytensor.config.change_flags(linker="py"):
+        yield
