@@ -42,3 +42,29 @@ def test_pymc_law_through_the_c_linker(case) -> None:
             ref = pymc.grads(case, case.params, case.grad_params, x)
         for p in case.grad_params:
             np.testing.assert_allclose(got[p], ref[p], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler: PyTensor runs its Python implementations")
+@pytest.mark.parametrize("noise", [{"alpha": 0.6}, {"sigma": 1.5}], ids=["geometric", "discrete_gaussian"])
+def test_noisy_through_the_c_linker(noise) -> None:
+    """``Noisy`` (scalar and multinomial bases, outside the registry's cases): the C linker agrees with the
+    Python linker, which ``tests/distributions/test_noisy.py`` checks against brute-force sums."""
+    import pymc as pm
+    import pytensor
+
+    import noiseaware.pymc as nap
+
+    y = np.array([-3, 0, 2, 5, 11])
+    ym = np.array([[1, 2, 3], [-4, 9, 1], [12, -6, 2]])
+
+    def both() -> list[np.ndarray]:
+        scalar = pm.logp(nap.Noisy.dist(pm.Poisson.dist(np.float64(3.7)), **noise), y)
+        multi = pm.logp(nap.Noisy.dist(pm.Multinomial.dist(6, np.array([0.2, 0.3, 0.5])), **noise), ym)
+        return [np.asarray(v) for v in pytensor.function([], [scalar, multi])()]
+
+    got = both()
+    with pytensor.config.change_flags(linker="py"):
+        ref = both()
+    for g, r in zip(got, ref, strict=True):
+        assert np.all(np.isfinite(g))
+        np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12)
