@@ -7,7 +7,8 @@ of the same graphs need no compiler. Measured alternately in one run on an empty
 this one. It also runs the laws under PyTensor's other linker (it found
 :class:`~noiseaware._core._pytensor_ops.JaxMeanCov` handing PyTensor a read-only array).
 ``tests/test_pytensor_c_linker.py`` runs each PyMC law of the registry's cases, and ``Noisy``,
-through the C linker, which the rest of the suite uses.
+through the C linker, which the rest of the suite uses. The slow tests here (PyMC's own NUTS) keep the
+C linker.
 """
 
 from __future__ import annotations
@@ -17,8 +18,13 @@ from collections.abc import Iterator
 import pytest
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _python_linker() -> Iterator[None]:
+@pytest.fixture(autouse=True)
+def _python_linker(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The Python linker for each fast test; the slow ones (``make test-slow``) keep C: they run PyMC's own
+    NUTS, whose thousands of log-density calls are far slower through Python thunks."""
+    if request.node.get_closest_marker("slow") is not None:
+        yield
+        return
     import pytensor
 
     with pytensor.config.change_flags(linker="py"):
