@@ -11,7 +11,8 @@ It records, per test:
 - the time in PyTensor's C compiler (``GCC_compiler.compile_str``: one call per C module built; none
   when the module is in PyTensor's compile cache).
 
-Each pytest process (each xdist worker) writes ``<dir>/profile_<worker>.json``. Run the suite with it, on
+Each process that runs tests writes ``<dir>/profile_<worker>.json`` (``profile_gw0.json``, ... under
+pytest-xdist, whose controller records nothing; ``profile_main.json`` without it). Run the suite with it, on
 empty caches to see the compilation a fresh machine pays::
 
     rm -rf /tmp/cp && mkdir -p /tmp/cp/xdg /tmp/cp/pt
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,8 @@ def pytest_configure(config: Any) -> None:
     global _PROFILE
     if not config.getoption("--compile-profile"):
         return
+    if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
+        return  # pytest-xdist's controller: the workers run the tests (it sees their reports, not their time)
     import jax.monitoring
 
     _PROFILE = _Profile()
@@ -145,7 +147,8 @@ def pytest_sessionfinish(session: Any) -> None:
         return
     out = Path(session.config.getoption("--compile-profile"))
     out.mkdir(parents=True, exist_ok=True)
-    _PROFILE.dump(out / f"profile_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.json")
+    worker = getattr(session.config, "workerinput", {}).get("workerid", "main")  # xdist's worker id
+    _PROFILE.dump(out / f"profile_{worker}.json")
 
 
 # ----------------------------------------------------------------------------- the summary

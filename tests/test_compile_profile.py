@@ -40,17 +40,22 @@ def _module():
     return module
 
 
-def test_each_compilation_is_charged_to_the_test_that_caused_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("plugin_args", "process"), [(["-p", "no:xdist"], "main"), (["-n", "1"], "gw0")])
+def test_each_compilation_is_charged_to_the_test_that_caused_it(
+    tmp_path: Path, plugin_args: list[str], process: str
+) -> None:
+    """One record per process that ran tests: under xdist the worker's only (the controller's would count twice)."""
     (tmp_path / "test_inner.py").write_text(INNER)
     out = tmp_path / "profile"
     env = dict(os.environ, PYTHONPATH=str(BENCHMARKS), JAX_PLATFORMS="cpu")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin_args,
          "-p", "compile_profile", f"--compile-profile={out}", "test_inner.py"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    record = json.loads((out / "profile_main.json").read_text())
+    assert sorted(p.name for p in out.iterdir()) == [f"profile_{process}.json"]
+    record = json.loads((out / f"profile_{process}.json").read_text())
     compiles = record["tests"]["test_inner.py::test_compiles"]
     idle = record["tests"]["test_inner.py::test_compiles_nothing"]
     assert compiles["compile_n"] >= 1 and compiles["compile"] > 0 and compiles["trace_n"] >= 1
