@@ -50,8 +50,6 @@ __all__ = [
     "privatize",
 ]
 
-#: Result types resolved lazily (they subclass ArviZ's InferenceData: ArviZ loads on first use).
-_LAZY_RESULTS = {"FitResult": "._engine._result"}
 
 #: Subpackages resolved lazily on first access (``noiseaware.copula.fit(...)`` after ``import noiseaware``).
 _LAZY_MODULES = (
@@ -65,6 +63,7 @@ _LAZY_MODULES = (
     "numpyro",
     "pymc",
     "regression",
+    "results",
 )
 
 
@@ -75,12 +74,10 @@ def __getattr__(name: str) -> Any:
             return getattr(module, name)
         except AttributeError:
             raise AttributeError(f"noiseaware.{name} is not available in this version of noiseaware.pymc") from None
-    if name in _LAZY_RESULTS:
-        return getattr(importlib.import_module(_LAZY_RESULTS[name], __name__), name)
     if name in _LAZY_MODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'noiseaware' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(__all__) | set(_LAZY_PYMC) | set(_LAZY_MODULES) | set(_LAZY_RESULTS))
+    return sorted(set(__all__) | set(_LAZY_PYMC) | set(_LAZY_MODULES))

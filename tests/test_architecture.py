@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "__init__": 7,
     "datasets": 7,
     "_engine": 8,
+    "results": 8,
     "pymc": 9,
     "numpyro": 9,
     "augment": 10,

@@ -7,9 +7,10 @@ Every fit of the package builds on these pieces, so that they behave alike:
   of defaults (``chains=4, draws=1000, warmup=1000, seed=None, progressbar=False,
   target_accept=None, check_mixing=True``), declared once (``**sampling``), shown in each fit's
   signature and docs, validated with one message shape;
-* :class:`FitResult` -- the result type over ArviZ ``InferenceData`` (``summary()``,
-  ``interval()``, ``plot()``, ``diagnostics``, ``settings``; other attributes fall through to the
-  ``InferenceData``);
+* :mod:`._host` / :mod:`._result` -- every fit returns the host stack's own container (an
+  ``xarray.DataTree`` under ArviZ 1, an ``InferenceData`` under ArviZ 0.x) with its settings in
+  ``attrs``; :func:`summary`, :func:`interval`, :func:`draws`, :func:`plot`, :func:`diagnostics`
+  and :func:`settings` read it (public as :mod:`noiseaware.results`);
 * :func:`check_mixing` -- bulk ESS and R-hat (Vehtari et al. 2021), one
   :class:`~noiseaware.exceptions.MixingWarning` text; :func:`finish_fit` -- the end every fit
   shares (:func:`record_run`, the result, the mixing check when asked);
@@ -39,7 +40,21 @@ from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, 
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
 from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_cores, pymc_sample
-from ._result import FitResult, PooledDraws, finish_fit, record_run, standard_stats
+from ._host import arviz_major, from_groups, group, group_names, has_group, is_result, set_group
+from ._result import (
+    diagnostics,
+    draws,
+    finish_fit,
+    fit_kind,
+    interval,
+    plot,
+    record_run,
+    release,
+    release_attrs,
+    settings,
+    standard_stats,
+    summary,
+)
 from ._settings import (
     DEFAULTS,
     NUTS_TARGET_ACCEPT,
@@ -59,8 +74,6 @@ __all__ = [
     "RWM_TARGET_ACCEPT",
     "NUTS_SAMPLERS",
     "SETTING_NAMES",
-    "FitResult",
-    "PooledDraws",
     "InterruptGuard",
     "NutsConfig",
     "NutsDraws",
@@ -85,4 +98,20 @@ __all__ = [
     "record_run",
     "sampling_keywords",
     "standard_stats",
+    "arviz_major",
+    "diagnostics",
+    "draws",
+    "fit_kind",
+    "from_groups",
+    "group",
+    "group_names",
+    "has_group",
+    "interval",
+    "is_result",
+    "plot",
+    "release",
+    "release_attrs",
+    "set_group",
+    "settings",
+    "summary",
 ]

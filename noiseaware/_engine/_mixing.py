@@ -113,8 +113,9 @@ def check_mixing(
 
     Parameters
     ----------
-    idata : arviz.InferenceData or FitResult
-        With a ``posterior`` group (and ``sample_stats.accept_rate`` when from a fit).
+    idata : xarray.DataTree, arviz.InferenceData or xarray.Dataset
+        A result with a ``posterior`` group (and ``sample_stats.accept_rate`` when from a fit), or
+        the posterior itself as a Dataset.
     var_names : sequence of str, optional
         Variables to check (default: all of ``posterior``).
     warn : bool
@@ -140,24 +141,26 @@ def check_mixing(
     --------
     Independent draws pass; a random walk (a stuck chain) does not:
 
-    >>> import arviz as az, numpy as np
+    >>> import numpy as np
+    >>> from noiseaware._engine._host import from_groups
     >>> rng = np.random.default_rng(0)
-    >>> check_mixing(az.from_dict(posterior={"theta": rng.normal(size=(4, 500))}))
+    >>> check_mixing(from_groups({"posterior": {"theta": rng.normal(size=(4, 500))}}))
     []
     >>> walk = np.cumsum(rng.normal(size=(4, 500)), axis=1)
-    >>> check_mixing(az.from_dict(posterior={"theta": walk}), warn=False)[0].startswith("theta: bulk ESS")
+    >>> check_mixing(from_groups({"posterior": {"theta": walk}}), warn=False)[0].startswith("theta: bulk ESS")
     True
 
     An entry of a vector is named by its flat index and, where the dimension has labels, by them:
 
-    >>> pairs = az.from_dict(posterior={"R": walk[..., None]}, coords={"pair": ["a x b"]}, dims={"R": ["pair"]})
+    >>> pairs = from_groups({"posterior": {"R": walk[..., None]}}, coords={"pair": ["a x b"]}, dims={"R": ["pair"]})
     >>> check_mixing(pairs, warn=False)[0].startswith("R: bulk ESS")  # one entry: a scalar name
     True
     """
     import arviz as az
 
-    idata = getattr(idata, "idata", idata)  # a FitResult
-    post = idata["posterior"]
+    from ._host import group, has_group
+
+    post = group(idata, "posterior")
     names = list(var_names) if var_names is not None else list(post.data_vars)
     chains = int(post.sizes["chain"])
     draws = int(post.sizes["draw"])
@@ -186,8 +189,9 @@ def check_mixing(
                 problems.append(f"{label}: bulk ESS {ej:.0f}, R-hat {rj:.3f}, lag-1 autocorrelation {lag1:.3f}")
     if problems and warn:
         acc = ""
-        if "sample_stats" in idata.groups() and "accept_rate" in idata["sample_stats"]:
-            rates = np.asarray(idata["sample_stats"]["accept_rate"]).reshape(chains, -1).mean(axis=1)
+        stats = group(idata, "sample_stats") if has_group(idata, "sample_stats") else {}
+        if "accept_rate" in stats:
+            rates = np.asarray(stats["accept_rate"]).reshape(chains, -1).mean(axis=1)
             acc = (
                 f" Mean acceptance rate {rates.mean():.3f} (chains {rates.min():.3f}-{rates.max():.3f};"
                 " a high rate does not mean good mixing)."

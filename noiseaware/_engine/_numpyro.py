@@ -23,7 +23,7 @@ def numpyro_nuts(
     cache_key: Hashable | None = None,
     init_strategy: Any = None,
 ) -> Any:
-    """NUTS on ``model(*data)`` (a NumPyro model) at ``settings``, as ArviZ ``InferenceData``.
+    """NUTS on ``model(*data)`` (a NumPyro model) at ``settings``, as the host's result (:func:`~._host.from_groups`).
 
     The run of ``numpyro.infer.MCMC(NUTS(model, target_accept_prob=...), chain_method="vectorized")``:
     the same per-chain keys (the seed's key split per chain, then as ``HMC.init`` does), each chain's
@@ -42,7 +42,6 @@ def numpyro_nuts(
     programs are kept in :data:`PROGRAMS` with the settings and the data's shapes, and a later fit
     of the same key, settings and shapes -- another release of the same size -- compiles nothing.
     """
-    import arviz as az
     import jax
     import numpy as np
     import numpyro
@@ -83,11 +82,13 @@ def numpyro_nuts(
         if bar is not None:
             bar.close()
     stats = {k: out.stats[k] for k in ("lp", "n_steps", "tree_depth", "accept_rate", "diverging", "step_size")}
-    return az.from_dict(
-        posterior={k: np.asarray(x) for k, x in out.draws.items()},
-        sample_stats=stats,
-        observed_data={k: np.asarray(x) for k, x in target.observed.items()},
-        attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__},
+    from ._host import from_groups
+
+    groups: dict[str, Any] = {"posterior": {k: np.asarray(x) for k, x in out.draws.items()}, "sample_stats": stats}
+    if target.observed:
+        groups["observed_data"] = {k: np.asarray(x) for k, x in target.observed.items()}
+    return from_groups(
+        groups, attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__}
     )
 
 

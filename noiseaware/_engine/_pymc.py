@@ -197,7 +197,9 @@ def _check_complete(owner: str, idata: Any, chains: int, draws: int) -> None:
     """
     import numpy as np
 
-    post = idata.posterior
+    from ._host import group
+
+    post = group(idata, "posterior")
     sizes = post.sizes
     finite = all(bool(np.all(np.isfinite(np.asarray(x, dtype=float)))) for x in post.data_vars.values())
     if sizes.get("chain") != chains or sizes.get("draw") != draws or not finite:

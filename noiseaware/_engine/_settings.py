@@ -113,7 +113,30 @@ class SamplingSettings:
             "noiseaware_draws": self.draws,
             "noiseaware_warmup": self.warmup,
             "noiseaware_target_accept": float(self.target_accept),
+            "noiseaware_progressbar": int(self.progressbar),
+            "noiseaware_check_mixing": int(self.check_mixing),
+            "noiseaware_seed_given": int(self.seed_given),
         }
+
+    @classmethod
+    def from_attrs(cls, attrs: Any) -> SamplingSettings | None:
+        """The settings :meth:`as_attrs` wrote into a result's ``attrs`` (None when they are not there).
+
+        Reads a result back from a file as well: netCDF stores the booleans as integers.
+        """
+        try:
+            return cls(
+                chains=int(attrs["noiseaware_chains"]),
+                draws=int(attrs["noiseaware_draws"]),
+                warmup=int(attrs["noiseaware_warmup"]),
+                seed=int(attrs["noiseaware_seed"]),
+                progressbar=bool(int(attrs.get("noiseaware_progressbar", 0))),
+                target_accept=float(attrs["noiseaware_target_accept"]),
+                check_mixing=bool(int(attrs.get("noiseaware_check_mixing", 1))),
+                seed_given=bool(int(attrs.get("noiseaware_seed_given", 1))),
+            )
+        except KeyError:
+            return None
 
 
 
