@@ -1,17 +1,35 @@
 # Two commands for a fresh machine: `make demo` and `make test` (`make docs` builds the documentation).
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+#
+# Two stacks are supported and tested (README, "Supported versions"):
+# - the primary one, in .venv: the newest supported Python >= 3.12 found (tools/find_python.sh: PATH, then pyenv's
+#   versions), where pip resolves PyMC 6, PyTensor 3, ArviZ 1 (results are xarray.DataTree) and today's JAX;
+# - the previous one, in .venv-compat (`make test-compat`): Python 3.11, PyMC 5, PyTensor 2, ArviZ 0.x.
+PYTHON ?= $(shell sh tools/find_python.sh current)
+COMPAT_PYTHON ?= $(shell sh tools/find_python.sh compat)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
+COMPAT_VENV := .venv-compat
+COMPAT_STAMP := $(COMPAT_VENV)/.installed
 
-.PHONY: demo test test-slow lint typecheck bench bench-quick docs dist-check clean
+.PHONY: demo test test-full test-compat lint typecheck bench bench-quick docs dist-check clean
 
 $(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "make: no Python found (see tools/find_python.sh)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "make: .venv runs $$($(BIN)/python --version) ($$(readlink -f $(BIN)/python))"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# The previous stack, pinned to it explicitly (on Python 3.11 pip would resolve it anyway).
+$(COMPAT_STAMP): pyproject.toml
+	@test -n "$(COMPAT_PYTHON)" || { echo "make: no Python 3.11 found for the compatibility suite"; exit 1; }
+	test -x $(COMPAT_VENV)/bin/python || $(COMPAT_PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[test]' 'pymc>=5.16,<6' 'pytensor<3' 'arviz<1'
+	touch $(COMPAT_STAMP)
 
 # The docs extra goes into the same environment, only for `make docs` (`make test` does not need it).
 $(DOCS_STAMP): $(STAMP) pyproject.toml
@@ -28,8 +46,15 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=15 noiseaware tests
 
-test-slow: $(STAMP)
-	$(BIN)/python -m pytest -m slow -n 2 tests
+# Every test `make test` leaves out (the `slow` marker, pyproject.toml): statistical studies, the gallery, large programs.
+test-full: $(STAMP)
+	$(BIN)/python -m pytest -m slow -n 2 --dist loadfile --durations=15 tests
+
+# The compatibility suite on the previous stack (Python 3.11, PyMC 5, ArviZ 0.x): the import, every law of the
+# registry in both PPLs, each public fit at a tiny size through every ArviZ call, the CLI, the doctests.
+COMPAT_TESTS := noiseaware tests/test_arviz.py tests/distributions tests/test_cli.py tests/test_import_side_effects.py
+test-compat: $(COMPAT_STAMP)
+	$(COMPAT_VENV)/bin/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=10 $(COMPAT_TESTS)
 
 # API reference from the docstrings, the Markdown pages, and the getting-started pages executed (-E: every page
 # is read again, so every example runs); warnings are errors.
@@ -65,4 +90,4 @@ dist-check:
 	done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info docs/_build docs/api/generated
+	rm -rf $(VENV) $(COMPAT_VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info docs/_build docs/api/generated
