@@ -1,9 +1,10 @@
 """The sampling engine (noiseaware._engine): one convention, one result type, shared machinery.
 
 * every fit takes the convention's arguments keyword-only, in one order, with one set of defaults
-  (read off ``inspect.signature``), and returns a ``FitResult`` subclass;
+  (read off ``inspect.signature``), and returns the host stack's own result container;
 * bad settings give the same error, from the one validator, for every fit (before any compile);
-* ``FitResult``'s interval, summary, diagnostics and fall-through against direct computations;
+* ``noiseaware.results``' interval, summary, diagnostics and settings against direct computations,
+  on a result as built and as read back from a netCDF file;
 * one ``check_mixing`` and one ``MixingWarning``; a deliberately short run warns;
 * dual averaging against an independent scalar transcription of Hoffman & Gelman (2014) eq. (6),
   and the warmup-then-freeze adaptation reaching its target;
@@ -32,15 +33,19 @@ from noiseaware._engine import (
     DEFAULTS,
     NUTS_ADVICE,
     SETTING_NAMES,
-    FitResult,
     MixingBlock,
     ProgramCache,
     _adapt,
     check_mixing,
     check_settings,
     finish_fit,
+    from_groups,
+    group,
+    is_result,
+    release_attrs,
     standard_stats,
 )
+from noiseaware import results
 from noiseaware.augment import AugmentationModel
 from noiseaware.augment import _sample as augment_sample
 from noiseaware.copula import _dpcopula_fit as copula_synth
@@ -53,17 +58,17 @@ from noiseaware.hierarchy import _fit as hierarchy_fit
 from noiseaware.hierarchy import synthetic_nmf
 from noiseaware.regression import _fit as regression_fit
 
-# (public name, function, owner in messages, result class)
+# (public name, function, owner in messages, the kind recorded in the result's attrs["noiseaware_result"])
 FITS = [
-    ("copula.fit", copula_fit.fit, "copula.fit", copula_fit.CopulaFit),
-    ("copula.fit_dpcopula", copula_synth.fit_dpcopula, "fit_dpcopula", copula_synth.DPCopulaFit),
-    ("dirichlet.fit", dirichlet_fit.fit, "dirichlet.fit", dirichlet_fit.DirichletFit),
-    ("dirichlet.dpmcmc", _dpmcmc.dpmcmc, "dpmcmc", _dpmcmc.DPMCMCFit),
-    ("dirichlet.dpmcmc_batch", _dpmcmc.dpmcmc_batch, "dpmcmc", _dpmcmc.DPMCMCFit),
-    ("augment.sample", augment_sample.sample, "sample", augment_sample.AugmentationFit),
-    ("covariance.fit", covariance_fit.fit, "covariance.fit", covariance_fit.CovarianceFit),
-    ("hierarchy.fit", hierarchy_fit.fit, "hierarchy.fit", hierarchy_fit.HierarchyFit),
-    ("regression.fit", regression_fit.fit, "regression.fit", regression_fit.RegressionFit),
+    ("copula.fit", copula_fit.fit, "copula.fit", "copula.fit"),
+    ("copula.fit_dpcopula", copula_synth.fit_dpcopula, "fit_dpcopula", "copula.fit_dpcopula"),
+    ("dirichlet.fit", dirichlet_fit.fit, "dirichlet.fit", "dirichlet.fit"),
+    ("dirichlet.dpmcmc", _dpmcmc.dpmcmc, "dpmcmc", "dirichlet.dpmcmc"),
+    ("dirichlet.dpmcmc_batch", _dpmcmc.dpmcmc_batch, "dpmcmc", "dirichlet.dpmcmc"),
+    ("augment.sample", augment_sample.sample, "sample", "augment.sample"),
+    ("covariance.fit", covariance_fit.fit, "covariance.fit", "covariance.fit"),
+    ("hierarchy.fit", hierarchy_fit.fit, "hierarchy.fit", "hierarchy.fit"),
+    ("regression.fit", regression_fit.fit, "regression.fit", "regression.fit"),
 ]
 IDS = [f[0] for f in FITS]
 
@@ -96,10 +101,13 @@ def test_same_names_defaults_and_keyword_only_position(name, fn, owner, result) 
 
 
 @pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
-def test_every_fit_returns_a_fit_result(name, fn, owner, result) -> None:
+def test_every_fit_documents_the_host_container_it_returns(name, fn, owner, result) -> None:
     ret = typing.get_type_hints(fn)["return"]
     cls = typing.get_args(ret)[0] if typing.get_origin(ret) is list else ret
-    assert cls is result and issubclass(cls, FitResult), (name, ret)
+    # no result class of the package's own: the host's container (typed Any: DataTree or InferenceData)
+    assert not (isinstance(cls, type) and cls.__module__.startswith("noiseaware")), (name, ret)
+    returns = fn.__doc__.split("Returns\n", 1)[-1] if "Returns\n" in fn.__doc__ else fn.__doc__
+    assert "DataTree" in returns and "InferenceData" in returns, name
 
 
 def test_defaults_are_the_documented_ones() -> None:
@@ -276,71 +284,79 @@ def test_cores_is_refused_with_the_numpyro_backend(valid_args, name, fn, owner, 
 
 
 # ----------------------------------------------------------------------------- the result type
-def _idata(rng: np.random.Generator, chains: int = 3, draws: int = 400) -> az.InferenceData:
-    return az.from_dict(
-        posterior={"mu": rng.normal(1.0, 2.0, size=(chains, draws)), "v": rng.normal(size=(chains, draws, 2))},
-        sample_stats={
-            "acceptance_rate": np.full((chains, draws), 0.75),
-            "diverging": np.arange(chains * draws).reshape(chains, draws) % 100 == 0,
-        },
+def _idata(rng: np.random.Generator, chains: int = 3, draws: int = 400) -> typing.Any:
+    return from_groups(
+        {
+            "posterior": {
+                "mu": rng.normal(1.0, 2.0, size=(chains, draws)),
+                "v": rng.normal(size=(chains, draws, 2)),
+            },
+            "sample_stats": {
+                "acceptance_rate": np.full((chains, draws), 0.75),
+                "diverging": np.arange(chains * draws).reshape(chains, draws) % 100 == 0,
+            },
+        }
     )
 
 
-def test_fit_result_interval_summary_diagnostics_and_fall_through(tmp_path) -> None:
+def _host_type() -> type:
+    import xarray as xr
+
+    return xr.DataTree if int(az.__version__.split(".")[0]) >= 1 else az.InferenceData
+
+
+def test_results_functions_against_direct_computations(tmp_path) -> None:
     rng = np.random.default_rng(1)
-    idata = standard_stats(_idata(rng))
-    assert "accept_rate" in idata.sample_stats and "acceptance_rate" not in idata.sample_stats
-    res = FitResult(idata)
-    v = idata.posterior["v"].values.reshape(-1, 2)
-    lo, hi = res.interval(0.8, var="v")
+    res = standard_stats(_idata(rng))
+    assert type(res) is _host_type() and is_result(res)
+    stats = group(res, "sample_stats")
+    assert "accept_rate" in stats and "acceptance_rate" not in stats
+    post = group(res, "posterior")
+    v = post["v"].values.reshape(-1, 2)
+    np.testing.assert_array_equal(results.draws(res, "v"), v)
+    lo, hi = results.interval(res, 0.8, var="v")
     np.testing.assert_allclose(lo, np.quantile(v, 0.1, axis=0))
     np.testing.assert_allclose(hi, np.quantile(v, 0.9, axis=0))
-    lo_mu, hi_mu = res.interval()  # default: the first variable, 95%
-    np.testing.assert_allclose([lo_mu, hi_mu], np.quantile(idata.posterior["mu"].values, [0.025, 0.975]))
-    table = res.summary(var_names=["mu"])
+    lo_mu, hi_mu = results.interval(res)  # default: the first variable, 95%
+    np.testing.assert_allclose([lo_mu, hi_mu], np.quantile(post["mu"].values, [0.025, 0.975]))
+    table = results.summary(res, var_names=["mu"])
     assert list(table.index) == ["mu"] and {"mean", "sd", "ess_bulk", "r_hat"} <= set(table.columns)
-    assert table.loc["mu", "mean"] == pytest.approx(float(idata.posterior["mu"].mean()), abs=1e-3)
-    d = res.diagnostics
+    assert float(table.loc["mu", "mean"]) == pytest.approx(float(post["mu"].mean()), abs=1e-2)
+    d = results.diagnostics(res)
     assert d["divergences"] == 12 and d["accept_rate"] == pytest.approx(0.75)
-    ess = az.ess(idata, method="bulk")
+    ess = az.ess(post, method="bulk")
     assert d["ess_bulk_min"] == pytest.approx(min(float(ess["mu"]), float(ess["v"].min())))
-    assert d["r_hat_max"] == pytest.approx(max(float(az.rhat(idata)["mu"]), float(az.rhat(idata)["v"].max())))
-    # fall-through to the InferenceData, as the fits that used to return one
-    assert res.posterior is idata.posterior and res["sample_stats"] is idata["sample_stats"]
-    assert set(res.groups()) == set(idata.groups())
-    with pytest.raises(AttributeError, match="has no attribute 'nonsense'"):
-        _ = res.nonsense
-    with pytest.raises(NoiseawareValueError, match=r"FitResult.interval: var must name a posterior variable"):
-        res.interval(var="nope")
+    assert d["r_hat_max"] == pytest.approx(max(float(az.rhat(post)["mu"]), float(az.rhat(post)["v"].max())))
+    with pytest.raises(NoiseawareValueError, match=r"results.interval: var must name a posterior variable"):
+        results.interval(res, var="nope")
     with pytest.raises(NoiseawareValueError, match=r"level must be in \(0, 1\); got level=1.0"):
-        res.interval(1.0)
-    axes = res.plot(tmp_path / "trace.png", var_names=["mu"])
-    assert np.asarray(axes).shape == (1, 2) and (tmp_path / "trace.png").stat().st_size > 0
+        results.interval(res, 1.0)
+    with pytest.raises(NoiseawareTypeError, match=r"results.draws: result must be a fit's result"):
+        results.draws(np.zeros(3))
+    results.plot(res, tmp_path / "trace.png", var_names=["mu"])
+    assert (tmp_path / "trace.png").stat().st_size > 0
 
 
-def test_subclasses_keep_their_extras() -> None:
+def test_a_result_read_back_from_a_file_is_read_alike(tmp_path) -> None:
+    """What a fit records lives in the container's attrs: the functions read a file's copy the same."""
     rng = np.random.default_rng(2)
-    a = rng.gamma(5.0, size=(2, 300, 3))
-    idata = az.from_dict(posterior={"alpha": a, "composition": a / a.sum(-1, keepdims=True)})
-    res = _dpmcmc.DPMCMCFit(idata)
-    np.testing.assert_allclose(res.alpha, a.reshape(-1, 3))
-    np.testing.assert_allclose(res.interval(0.5)[0], np.quantile(a.reshape(-1, 3), 0.25, axis=0))
-    assert res.default_var == "alpha" and res.settings is None
-
-
-def test_fields_are_required_keywords_kept_as_attributes_and_shared_by_selections() -> None:
-    class _Fit(FitResult):
-        fields = ("release", "columns")
-
-    idata = az.from_dict(posterior={"mu": np.zeros((2, 10))})
-    rel = object()
-    res = _Fit(idata, release=rel, columns=("a",))
-    assert res.release is rel and res.columns == ("a",) and res.groups() == ["posterior"]
-    sub = res.isel(draw=slice(0, 5))
-    assert isinstance(sub, _Fit) and sub.release is rel and sub.columns == ("a",)
-    assert sub.posterior.sizes["draw"] == 5 and res.posterior.sizes["draw"] == 10
-    with pytest.raises(NoiseawareTypeError, match=r"^_Fit: the fields \['release', 'columns'\] .*; got no columns\.$"):
-        _Fit(idata, release=rel)
+    rel = na.privatize(rng.normal(size=(50, 2)), statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(3))
+    st = check_settings("toy.fit", chains=3, draws=400, warmup=10, seed=7, check_mixing=False)
+    block = MixingBlock.nuts("NUTS on mu", "mu is the toy parameter.")
+    res = finish_fit("toy.fit", _idata(rng), st, owner="toy.fit", check=["v"], block=block, default_var="v",
+                     attrs=release_attrs(rel))
+    path = tmp_path / "fit.nc"
+    res.to_netcdf(str(path))
+    back = az.from_netcdf(str(path))
+    assert type(back) is _host_type()
+    assert results.settings(back) == results.settings(res) == st
+    assert results.fit_kind(back) == "toy.fit" and results.release(back) == rel
+    np.testing.assert_array_equal(results.draws(back), results.draws(res, "v"))  # default_var survives
+    for a, b in zip(results.interval(back, 0.5), results.interval(res, 0.5), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert results.diagnostics(back) == results.diagnostics(res)
+    plain = from_groups({"posterior": {"mu": np.zeros((1, 5))}})
+    assert results.settings(plain) is None and results.release(plain) is None and results.fit_kind(plain) is None
 
 
 # ----------------------------------------------------------------------------- mixing
@@ -350,7 +366,7 @@ def test_one_mixing_check_everywhere() -> None:
         src = inspect.getsource(mod)
         assert "def check_mixing" not in src and "MixingWarning(" not in src, mod.__name__
     rng = np.random.default_rng(3)
-    walk = az.from_dict(posterior={"theta": np.cumsum(rng.normal(size=(2, 300)), axis=1)})
+    walk = from_groups({"posterior": {"theta": np.cumsum(rng.normal(size=(2, 300)), axis=1)}})
     texts = []
     for owner in ("copula.fit", "dpmcmc"):
         with pytest.warns(MixingWarning) as rec:
@@ -360,11 +376,7 @@ def test_one_mixing_check_everywhere() -> None:
     assert texts[0].removeprefix("copula.fit") == texts[1].removeprefix("dpmcmc")  # one text
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert check_mixing(az.from_dict(posterior={"theta": rng.normal(size=(2, 300))})) == []
-
-
-class _FitWithRelease(FitResult):
-    fields = ("release",)
+        assert check_mixing(from_groups({"posterior": {"theta": rng.normal(size=(2, 300))}})) == []
 
 
 def test_finish_fit_records_the_run_wraps_it_and_checks_mixing_when_asked() -> None:
@@ -372,24 +384,25 @@ def test_finish_fit_records_the_run_wraps_it_and_checks_mixing_when_asked() -> N
     block = MixingBlock.nuts("NUTS on theta", "theta is the toy parameter.")
     assert block == MixingBlock("NUTS on theta", NUTS_ADVICE, "theta is the toy parameter.")
 
-    def walk() -> az.InferenceData:
-        return az.from_dict(
-            posterior={"theta": np.cumsum(rng.normal(size=(2, 300)), axis=1)},
-            sample_stats={"acceptance_rate": np.full((2, 300), 0.5)},
+    def walk() -> typing.Any:
+        return from_groups(
+            {
+                "posterior": {"theta": np.cumsum(rng.normal(size=(2, 300)), axis=1)},
+                "sample_stats": {"acceptance_rate": np.full((2, 300), 0.5)},
+            }
         )
 
     st = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7)
     expected = r"^toy\.fit: poor mixing in NUTS on theta; need bulk ESS .* theta is the toy parameter\. .*NUTS alone"
     with pytest.warns(MixingWarning, match=expected):
-        res = finish_fit(_FitWithRelease, walk(), st, owner="toy.fit", check=["theta"], block=block, attrs={"x": 1},
-                         release="rel")
-    assert type(res) is _FitWithRelease and res.release == "rel" and res.settings is st
-    assert res.attrs["x"] == 1 and res.attrs["noiseaware_seed"] == 7 and "accept_rate" in res.sample_stats
+        res = finish_fit("toy.fit", walk(), st, owner="toy.fit", check=["theta"], block=block, attrs={"x": 1})
+    assert type(res) is _host_type() and results.fit_kind(res) == "toy.fit" and results.settings(res) == st
+    assert res.attrs["x"] == 1 and res.attrs["noiseaware_seed"] == 7 and "accept_rate" in group(res, "sample_stats")
     quiet = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7, check_mixing=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = finish_fit(_FitWithRelease, walk(), quiet, owner="toy.fit", check=["theta"], block=block, release="rel")
-    assert res.settings is quiet and "x" not in res.attrs
+        res = finish_fit("toy.fit", walk(), quiet, owner="toy.fit", check=["theta"], block=block)
+    assert results.settings(res) == quiet and "x" not in res.attrs
 
 
 def test_a_deliberately_short_run_warns_and_records_its_settings() -> None:
@@ -404,13 +417,15 @@ def test_a_deliberately_short_run_warns_and_records_its_settings() -> None:
     gibbs = r"^sample: poor mixing in the data-augmentation Gibbs .*; need bulk ESS >= 100 per chain \(200 here\)"
     with pytest.warns(MixingWarning, match=gibbs):
         res = augment_sample.sample(aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5)
-    assert isinstance(res, augment_sample.AugmentationFit) and res.posterior["pi"].shape == (2, 20, 2)
-    assert not res.settings.seed_given and res.attrs["noiseaware_seed"] == res.settings.seed
+    st = results.settings(res)
+    assert is_result(res) and group(res, "posterior")["pi"].shape == (2, 20, 2)
+    assert not st.seed_given and res.attrs["noiseaware_seed"] == st.seed
     again = augment_sample.sample(
-        aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5, seed=res.settings.seed, check_mixing=False
+        aug, np.array([6.0, 4.0]), init=init, chains=2, draws=20, warmup=5, seed=st.seed, check_mixing=False
     )
-    np.testing.assert_array_equal(again.posterior["pi"].values, res.posterior["pi"].values)  # the seed repeats it
-    assert res.diagnostics["ess_bulk_min"] < 200 and res.diagnostics["accept_rate"] > 0
+    np.testing.assert_array_equal(results.draws(again, "pi"), results.draws(res, "pi"))  # the seed repeats it
+    d = results.diagnostics(res)
+    assert d["ess_bulk_min"] < 200 and d["accept_rate"] > 0
 
 
 def _short_runs() -> list[tuple[str, object]]:
@@ -463,18 +478,20 @@ def _short_runs() -> list[tuple[str, object]]:
 
 @pytest.mark.slow  # compiles every fit (minutes on 2 cores)
 def test_every_fit_checks_mixing_and_returns_its_result_with_settings() -> None:
-    results = {name: result for name, _, _, result in FITS}
+    kinds = {name: kind for name, _, _, kind in FITS}
     owners = {name: owner for name, _, owner, _ in FITS}
     for name, run in _short_runs():
         block = rf"^{re.escape(owners[name])}: poor mixing in [^;]*; need bulk ESS >= 100"
         with pytest.warns(MixingWarning, match=block):
             res = run(chains=2, draws=20, warmup=20, seed=1)
-        assert isinstance(res, results[name]), name
-        assert res.settings.seed == 1 and res.settings.chains == 2 and res.idata.attrs["noiseaware_seed"] == 1
-        assert "accept_rate" in res.idata["sample_stats"] and "acceptance_rate" not in res.idata["sample_stats"]
-        lo, hi = res.interval(0.9)
+        assert is_result(res) and results.fit_kind(res) == kinds[name], name
+        st = results.settings(res)
+        assert st.seed == 1 and st.chains == 2 and res.attrs["noiseaware_seed"] == 1
+        stats = group(res, "sample_stats")
+        assert "accept_rate" in stats and "acceptance_rate" not in stats
+        lo, hi = results.interval(res, 0.9)
         assert np.all(lo <= hi), name
-        assert len(res.summary()) > 0 and set(res.diagnostics) >= {"accept_rate", "ess_bulk_min"}, name
+        assert len(results.summary(res)) > 0 and set(results.diagnostics(res)) >= {"accept_rate", "ess_bulk_min"}
 
 
 # ----------------------------------------------------------------------------- dual averaging

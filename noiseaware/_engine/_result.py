@@ -191,11 +191,12 @@ def interval(result: Any, level: float = 0.95, var: str | None = None) -> tuple[
 
 
 def summary(result: Any, level: float = 0.95, var_names: Any = None) -> pandas.DataFrame:
-    """ArviZ's summary of ``result`` (mean, sd, interval at ``level``, MCSE, ESS, R-hat) as a DataFrame.
+    """ArviZ's summary of ``result`` (mean, sd, interval at ``level``, MCSE, ESS, R-hat) as a DataFrame of numbers.
 
-    ``az.summary(result, ...)`` of the installed ArviZ (an HDI under ArviZ 0.x, an equal-tailed
-    interval under ArviZ 1, each at ``level``); constant entries (a correlation matrix's diagonal)
-    get NaN ESS and R-hat without a warning.
+    ``az.summary(result, ...)`` of the installed ArviZ with its own default interval (an HDI under
+    ArviZ 0.x, columns ``hdi_2.5%``...; an equal-tailed one under ArviZ 1, ``eti95_lb``...), each at
+    ``level``, unrounded (ArviZ 1 rounds for display by default and returns strings). Constant
+    entries (a correlation matrix's diagonal) get NaN ESS and R-hat without a warning.
     """
     import arviz as az
 
@@ -206,7 +207,7 @@ def summary(result: Any, level: float = 0.95, var_names: Any = None) -> pandas.D
     level = v.open_unit(owner, "level", level)
     with _constant_entries_ok():
         if arviz_major() >= 1:
-            return az.summary(result, var_names=var_names, ci_prob=level)
+            return az.summary(result, var_names=var_names, ci_prob=level, round_to="none")
         return az.summary(result, var_names=var_names, hdi_prob=level)
 
 
