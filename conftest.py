@@ -22,3 +22,7 @@ if "gcc__cxxflags" not in _flags:
 import noiseaware.config  # noqa: E402
 
 noiseaware.config.configure()
+
+
+#: The contributor tier's time guard (tests/tier_guard.py): a `make test` test over its time budget fails the run.
+pytest_plugins = ["tests.tier_guard"]

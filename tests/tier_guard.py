@@ -1,0 +1,68 @@
+"""The contributor tier's time guard, a pytest plugin loaded by the root ``conftest.py``.
+
+``make test`` (the tests not marked ``slow``) must stay a five-minute run on a fresh 2-core machine, so no single
+test of it may grow large: each may take at most :data:`TIER_TEST_SECONDS` on its own -- setup (a shared fit's
+compilation and sampling, charged to the first test that needs it), call and teardown together -- times the load
+allowance ``max(1, load / cores)``, the 1-minute load average per core at the slower of the session's start and
+end (a shared 2-core machine at load 4 allows 40 s). A test over it fails the session, named with its time: move
+it to ``make test-full`` (``@pytest.mark.slow``) or make it smaller. Only a run of the tier (``-m "not slow"``) is
+guarded; ``NOISEAWARE_TIER_SECONDS`` sets another budget (``tests/test_tier_guard.py`` uses it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: Seconds a test of the contributor's tier may take on its own, before the load allowance.
+TIER_TEST_SECONDS = 20.0
+
+_durations: dict[str, float] = {}
+_load_start: list[float] = []
+
+
+def _load_per_core() -> float:
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:  # pragma: no cover - no load average on this platform
+        return 0.0
+
+
+def _budget_seconds() -> float:
+    return float(os.environ.get("NOISEAWARE_TIER_SECONDS", TIER_TEST_SECONDS))
+
+
+def pytest_sessionstart(session: Any) -> None:
+    _load_start.append(_load_per_core())
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    # under xdist the controller receives every worker's reports: the guard runs there (and in a plain run)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + float(report.duration)
+
+
+def _guarded(session: Any) -> bool:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return False
+    return (session.config.getoption("markexpr", "") or "").replace(" ", "") == "notslow"
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    if not _guarded(session):
+        return
+    allowance = max(1.0, *_load_start, _load_per_core())
+    seconds = _budget_seconds()
+    budget = seconds * allowance
+    over = sorted(((t, n) for n, t in _durations.items() if t > budget), reverse=True)
+    if not over:
+        return
+    lines = "\n".join(f"  {t:6.1f} s  {n}" for t, n in over)
+    session.config.get_terminal_writer().line(
+        f"\ncontributor tier: {len(over)} test(s) over {seconds:g} s x load allowance {allowance:.2f} = {budget:.1f} s "
+        f"(setup + call + teardown); mark them slow (make test-full) or make them smaller:\n{lines}",
+        red=True,
+    )
+    if session.exitstatus == 0:
+        session.exitstatus = 1
