@@ -262,7 +262,7 @@ def test_loo_waic_compare_where_a_pointwise_likelihood_exists(fitted: tuple[str,
     if loglik == "per part":
         return
     if loglik is None:
-        with pytest.raises((TypeError, KeyError, ValueError), match="(?i)log.likelihood"):
+        with pytest.raises((TypeError, KeyError, ValueError), match=r"(?i)log.likelihood"):
             az.loo(fit)
         return
     ll = np.asarray(next(iter(group(fit, "log_likelihood").data_vars.values())))

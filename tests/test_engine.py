@@ -28,7 +28,7 @@ import numpyro.distributions as dist
 import pytest
 
 import noiseaware as na
-from noiseaware import _engine
+from noiseaware import _engine, results
 from noiseaware._engine import (
     DEFAULTS,
     NUTS_ADVICE,
@@ -45,7 +45,6 @@ from noiseaware._engine import (
     release_attrs,
     standard_stats,
 )
-from noiseaware import results
 from noiseaware.augment import AugmentationModel
 from noiseaware.augment import _sample as augment_sample
 from noiseaware.copula import _dpcopula_fit as copula_synth

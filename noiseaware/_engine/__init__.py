@@ -36,11 +36,11 @@ from __future__ import annotations
 from ._cache import ProgramCache
 from ._compile import jit
 from ._devices import chain_groups
+from ._host import arviz_major, from_groups, group, group_names, has_group, is_result, set_group
 from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
 from ._numpyro import numpyro_nuts
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
 from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_cores, pymc_sample
-from ._host import arviz_major, from_groups, group, group_names, has_group, is_result, set_group
 from ._result import (
     diagnostics,
     draws,
