@@ -11,6 +11,13 @@ made it -- the fit function, ``summarize``, the fit keywords and the release its
 reused only by a call whose fingerprint is the same; any other stored outcome (another fit, other
 keywords, another release under the same key, a malformed or edited file) is computed again.
 
+A posterior fit's result comes back as the fit returns it: the host stack's own container (an
+xarray.DataTree under ArviZ 1, an arviz.InferenceData under ArviZ 0.x), pickled by Dask from the
+worker with its groups and root ``attrs`` (the settings, the fit's records, the release), so
+:mod:`noiseaware.results`, the subpackages' functions and ArviZ read it as on the worker. A
+``summarize`` function reduces it on the worker instead, so that only numbers travel and can be
+stored.
+
 Workers are long-lived processes: each imports JAX once, and its programs are compiled once per
 shape -- within the worker by the fits' own in-process caches (``dirichlet.fit``), and across
 workers and runs by JAX's persistent compilation cache (:mod:`noiseaware.config`). The worker
@@ -72,6 +79,10 @@ FITS = {
     "dirichlet": "noiseaware.dirichlet:fit",
     "dirichlet.fit": "noiseaware.dirichlet:fit",
     "dirichlet.dpmcmc": "noiseaware.dirichlet:dpmcmc",
+    "covariance": "noiseaware.covariance:fit",
+    "covariance.fit": "noiseaware.covariance:fit",
+    "regression": "noiseaware.regression:fit",
+    "regression.fit": "noiseaware.regression:fit",
 }
 
 
@@ -86,8 +97,10 @@ class FitManyResult:
     ok : bool
         True when the fit (and ``summarize``) returned.
     result : object
-        ``summarize(fit(release, **fit_kwargs))`` (the fit's own result when no ``summarize``); None on error.
-        From a stored file (``cached``) it is the JSON-decoded value.
+        ``summarize(fit(release, **fit_kwargs))``; None on error. Without ``summarize``, the fit's own
+        result: for a posterior fit an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under
+        ArviZ 0.x), as the fit returned it on the worker. From a stored file (``cached``) it is the
+        JSON-decoded value.
     error : str or None
         ``"ExceptionType: message"`` when the fit failed.
     traceback : str or None
@@ -422,9 +435,10 @@ def fit_many(
     fit : callable or str
         The fit: any callable taking a release first (``noiseaware.copula.fit``,
         ``noiseaware.dirichlet.fit``, ``noiseaware.copula.mle_nn``, ``noiseaware.dirichlet.dpmcmc``,
-        or a function of yours that builds an ``augment`` model and samples it), or a name
-        (:func:`resolve_fit`). Names are resolved on the worker. A callable must be picklable
-        (a module-level function, not a lambda, when the workers are processes).
+        ``noiseaware.covariance.fit``, ``noiseaware.regression.fit``, or a function of yours that
+        builds an ``augment`` model and samples it), or a name (:func:`resolve_fit`). Names are
+        resolved on the worker. A callable must be picklable (a module-level function, not a
+        lambda, when the workers are processes).
     client : distributed.Client, optional
         Use this client (and its cluster); it is left open.
     address : str, optional
@@ -435,8 +449,9 @@ def fit_many(
     processes : bool, default True
         ``LocalCluster`` workers as processes (each its own JAX) or as threads of this process.
     summarize : callable, optional
-        Applied to each fit's result on the worker, e.g. ``lambda f: f.posterior_mean.tolist()``:
-        what comes back (and what ``results_dir`` stores) instead of the whole fit.
+        Applied to each fit's result on the worker, e.g.
+        ``lambda f: noiseaware.results.draws(f).mean(axis=0).tolist()``: what comes back (and what
+        ``results_dir`` stores) instead of the whole fit.
     results_dir : path, optional
         Resume directory (created if missing): each successful outcome is written atomically to
         ``<key>.json`` as it arrives (the result must then be JSON-serializable, so use
@@ -453,6 +468,8 @@ def fit_many(
     Yields
     ------
     FitManyResult
+        Its ``result`` is what the fit returns -- for a posterior fit, an xarray.DataTree under
+        ArviZ 1 (an arviz.InferenceData under ArviZ 0.x) -- or what ``summarize`` makes of it.
 
     Raises
     ------
@@ -572,7 +589,7 @@ def _store(out_dir: pathlib.Path, outcome: FitManyResult) -> None:
     except (TypeError, ValueError) as exc:
         raise NoiseawareTypeError(
             f"{_OWNER}: the result of {outcome.key!r} cannot be stored as JSON ({exc}); pass summarize=... "
-            "returning numbers, lists or dicts (e.g. lambda f: f.posterior_mean.tolist())."
+            "returning numbers, lists or dicts (e.g. lambda f: noiseaware.results.draws(f).mean(axis=0).tolist())."
         ) from None
     atomic_write_text(out_dir / name, text, overwrite=True, owner=_OWNER)
 

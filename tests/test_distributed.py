@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 import time
 import warnings
+from typing import Any
 
+import arviz as az
 import numpy as np
 import pytest
+import xarray as xr
 
 import noiseaware as na
+from noiseaware import regression, results
+from noiseaware._engine import from_groups, group
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install '.[dask]')")
@@ -130,6 +136,57 @@ def test_default_local_cluster_and_early_break():
     assert isinstance(first, FitManyResult) and first.ok and np.asarray(first.result).shape == (3, 3)
 
 
+HOST = xr.DataTree if int(az.__version__.split(".")[0]) >= 1 else az.InferenceData
+
+
+def _regression_release() -> na.Release:
+    # the release of tests/regression/test_fit.py (and of tests/test_arviz.py): its compiled NUTS program is reused
+    g = np.random.default_rng(0)
+    x = np.clip(g.normal(0.0, 0.4, size=(3000, 2)), -1, 1)
+    y = np.clip(0.1 + x @ [0.5, -0.3] + 0.2 * g.normal(size=3000), -1, 1)
+    return na.privatize(np.column_stack([x, y]), statistic="regression", response="x2", bound=1.0, rho=1.0,
+                        method="ssp", rng=g)
+
+
+def _shipped(outcome: FitManyResult) -> Any:
+    """What a worker process sends to the client: the outcome serialized by Dask's protocol and read back."""
+    header, frames = distributed.protocol.serialize(outcome)
+    return distributed.protocol.deserialize(header, frames)
+
+
+def test_a_posterior_fit_comes_back_as_the_host_container(client):
+    rel = _regression_release()
+    kw = {"chains": 2, "draws": 300, "warmup": 300, "seed": 3, "check_mixing": False}
+    (out,) = list(fit_many({"r": rel}, "regression", client=client, **kw))
+    assert out.ok, out.traceback
+    direct = regression.fit(rel, **kw)
+    for res in (out.result, _shipped(out).result, pickle.loads(pickle.dumps(out)).result):
+        assert type(res) is HOST  # never a subclass, and what the fit returns in this process
+        assert results.fit_kind(res) == "regression.fit" and results.settings(res) == results.settings(direct)
+        assert regression.coefficients(res) == ("(intercept)", "x0", "x1")
+        assert results.release(res).to_dict() == rel.to_dict()
+        np.testing.assert_array_equal(results.draws(res, "beta"), results.draws(direct, "beta"))
+
+
+def test_results_are_summarized_on_the_worker_with_the_results_functions(client, tmp_path):
+    def fake_fit(rel):  # a result as every fit builds it, without the sampler
+        draws = np.broadcast_to(np.asarray(rel.values, dtype=float), (2, 5, len(rel.values)))
+        return from_groups({"posterior": {"mu": draws}}, attrs={"noiseaware_result": "fake.fit"})
+
+    rels = _releases(2)
+    outs = {o.key: o for o in fit_many(rels, fake_fit, client=client, results_dir=tmp_path,
+                                       summarize=lambda f: results.draws(f).mean(axis=0))}
+    for k, rel in rels.items():
+        np.testing.assert_allclose(outs[k].result, np.asarray(rel.values, dtype=float), rtol=1e-12)
+        stored = json.loads((tmp_path / f"{k}.json").read_text())["result"]
+        np.testing.assert_allclose(stored, np.asarray(rel.values, dtype=float), rtol=1e-12)
+    whole = next(iter(fit_many(rels, fake_fit, client=client)))
+    assert type(whole.result) is HOST and results.fit_kind(_shipped(whole).result) == "fake.fit"
+    assert group(_shipped(whole).result, "posterior")["mu"].shape == (2, 5, 3)
+    with pytest.raises(NoiseawareTypeError, match="cannot be stored as JSON"):
+        list(fit_many(rels, fake_fit, client=client, results_dir=tmp_path / "whole"))
+
+
 def test_bad_input_is_refused_before_any_task(client):
     rel = _releases(1)["r0"]
     with pytest.raises(NoiseawareTypeError, match="collection of releases"):
@@ -143,3 +200,4 @@ def test_bad_input_is_refused_before_any_task(client):
     with pytest.raises(NoiseawareValueError, match="not both"):
         list(fit_many([rel], "copula", client=client, address="tcp://127.0.0.1:1"))
     assert resolve_fit("copula.mle_nn") is mle_nn
+    assert resolve_fit("regression") is regression.fit and resolve_fit("covariance.fit") is na.covariance.fit

@@ -16,7 +16,9 @@ selection and measurement of entries of :math:`X^\top X/n`) or ``statistic="seco
 * :func:`fit` — a noise-aware posterior of the population covariance in NumPyro or PyMC through
   the distribution ``NoisyCovarianceEntries`` (:mod:`noiseaware.numpyro`, :mod:`noiseaware.pymc`),
   or exactly with ``route="wishart"`` (latent Bartlett factor); centred releases
-  (``privatize(..., "pace_ggm", center=True)``) add a latent mean.
+  (``privatize(..., "pace_ggm", center=True)``) add a latent mean. It returns an xarray.DataTree
+  under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), read by :mod:`noiseaware.results`
+  (``results.draws(fit, "sigma")``).
 
 See ``docs/covariance.md`` for the user guide and what the paper leaves open.
 """
@@ -31,10 +33,9 @@ from ._analysis import (
     ssp_estimate,
 )
 from ._baselines import adaptive_cov, coinpress, diagonal_only, gauss_cov, separate_cov
-from ._fit import CovarianceFit, fit
+from ._fit import fit
 
 __all__ = [
-    "CovarianceFit",
     "Measurements",
     "adaptive_cov",
     "coinpress",

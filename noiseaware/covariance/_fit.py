@@ -8,9 +8,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
-    FitResult,
     MixingBlock,
-    PooledDraws,
     SamplingOptions,
     SamplingSettings,
     check_settings,
@@ -19,6 +17,7 @@ from .._engine import (
     nuts_sampler_choice,
     pymc_cores,
     pymc_sample,
+    release_attrs,
     sampling_keywords,
 )
 from .._engine._x64 import float64
@@ -26,26 +25,8 @@ from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._analysis import measurements
 
-__all__ = ["CovarianceFit", "fit"]
+__all__ = ["BACKENDS", "ROUTES", "fit"]
 
-
-class CovarianceFit(FitResult):
-    r"""Posterior of :math:`\Sigma` from :func:`fit`: an ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`).
-
-    ``posterior["sigma"]`` holds the draws of the ``d x d`` covariance; :attr:`sigma` pools them
-    over chains.
-
-    Examples
-    --------
-    >>> import arviz as az, numpy as np
-    >>> s = np.broadcast_to(np.eye(2), (2, 50, 2, 2))
-    >>> CovarianceFit(az.from_dict(posterior={"sigma": s})).sigma.shape
-    (100, 2, 2)
-    """
-
-    default_var = "sigma"
-
-    sigma = PooledDraws("Posterior draws of the covariance pooled over chains, shape ``(chains * draws, d, d)``.")
 
 BACKENDS = ("numpyro", "pymc")
 ROUTES = ("moments", "wishart")
@@ -57,7 +38,7 @@ _BLOCK = MixingBlock.nuts(
 
 
 @float64
-@sampling_keywords(checked="an entry of ``sigma``", notes={"seed": 'Also in ``idata.attrs["seed"]``.'})
+@sampling_keywords(checked="an entry of ``sigma``")
 def fit(
     release: Release,
     *,
@@ -67,7 +48,7 @@ def fit(
     route: str = "moments",
     nuts_sampler: str = "auto",
     **sampling: Unpack[SamplingOptions],
-) -> CovarianceFit:
+) -> Any:
     r"""NUTS posterior of the population covariance :math:`\Sigma` given a covariance release.
 
     Model: :math:`\Sigma = \mathrm{diag}(s)\,R\,\mathrm{diag}(s)`, :math:`R \sim \mathrm{LKJ}(\eta)`,
@@ -118,8 +99,16 @@ def fit(
 
     Returns
     -------
-    CovarianceFit
-        ``idata`` with posterior variable ``sigma`` (``d x d``), plus the sampler's own variables.
+    xarray.DataTree or arviz.InferenceData
+        The host stack's result: returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData
+        under ArviZ 0.x), as ``pm.sample`` does. Posterior variable ``sigma`` (``d x d``), plus the
+        model's own variables (the scales and the Cholesky factor of the correlation; ``mu`` and
+        ``xbar`` for a centred release; the Bartlett factor's ``bartlett_u``, ``bartlett_normal`` on
+        the Wishart route). ``attrs``: the sampler settings (:func:`noiseaware.results.settings`),
+        ``noiseaware_result = "covariance.fit"``, ``noiseaware_default_var = "sigma"``,
+        ``noiseaware_backend``, ``noiseaware_route``, ``noiseaware_statistic``,
+        ``noiseaware_selection`` and the release (:func:`noiseaware.results.release`). Pooled draws:
+        ``noiseaware.results.draws(fit, "sigma")``, shape ``(chains * draws, d, d)``.
 
     Raises
     ------
@@ -133,8 +122,8 @@ def fit(
     >>> x = np.random.default_rng(0).uniform(-1, 1, size=(500, 2))
     >>> rel = na.privatize(x, statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(1))
     >>> res = covariance.fit(rel, chains=1, draws=50, warmup=50, seed=1, check_mixing=False)  # doctest: +SKIP
-    >>> res.posterior["sigma"].shape  # doctest: +SKIP
-    (1, 50, 2, 2)
+    >>> na.results.draws(res, "sigma").shape  # doctest: +SKIP
+    (50, 2, 2)
 
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/covariance`` runs it.)
     """
@@ -162,12 +151,13 @@ def fit(
     else:
         idata = _fit_pymc(m, st, eta, cores, sampler)
     attrs = {
-        "seed": st.seed,
+        "noiseaware_backend": backend,
         "noiseaware_route": route,
         "noiseaware_statistic": release.statistic,
         "noiseaware_selection": "not used (conditioned on the selected entries); see fit's docstring",
+        **release_attrs(release),
     }
-    return finish_fit(CovarianceFit, idata, st, owner=owner, check=["sigma"], block=_BLOCK, attrs=attrs)
+    return finish_fit(owner, idata, st, owner=owner, check=["sigma"], block=_BLOCK, default_var="sigma", attrs=attrs)
 
 
 def _fit_numpyro(m: Any, st: SamplingSettings, eta: float) -> Any:

@@ -105,7 +105,11 @@ def numpyro_model(m: Measurements, route: str, eta: float) -> tuple[Any, tuple[A
 
 
 def fit_numpyro_latent(m: Measurements, route: str, st: SamplingSettings, eta: float) -> Any:
-    """The engine's NUTS on :func:`numpyro_model`, started at NumPyro's ``init_to_median``, as ``InferenceData``."""
+    """The engine's NUTS on :func:`numpyro_model`, started at NumPyro's ``init_to_median``.
+
+    Returns the host stack's result (an xarray.DataTree under ArviZ 1, an arviz.InferenceData under
+    ArviZ 0.x), built by the engine's ``numpyro_nuts``; :func:`noiseaware.covariance.fit` finishes it.
+    """
     import numpyro
 
     model, data, key = numpyro_model(m, route, eta)
@@ -151,6 +155,10 @@ def pymc_model(m: Measurements, route: str, eta: float) -> Any:
 def fit_pymc_latent(
     m: Measurements, route: str, st: SamplingSettings, eta: float, cores: int | None, nuts_sampler: str = "auto"
 ) -> Any:
-    """NUTS on :func:`pymc_model` through the package's ``pymc_sample`` (``nuts_sampler``: its implementation)."""
+    """NUTS on :func:`pymc_model` through the package's ``pymc_sample`` (``nuts_sampler``: its implementation).
+
+    Returns ``pm.sample``'s own result (an xarray.DataTree under ArviZ 1, an arviz.InferenceData
+    under ArviZ 0.x); :func:`noiseaware.covariance.fit` finishes it.
+    """
     with pymc_model(m, route, eta):
         return pymc_sample("covariance.fit", st, cores=cores, nuts_sampler=nuts_sampler)

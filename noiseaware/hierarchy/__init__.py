@@ -13,12 +13,13 @@ r"""Hierarchies of noisy counts with exact totals: Census-style noisy measuremen
 * :func:`fit` -- a noise-aware posterior of the true counts under a hierarchical model of tract
   populations, in NumPyro or PyMC, in which every draw respects the invariants
   (:func:`model` is its NumPyro model, :func:`round_to_totals` the sum-preserving rounding of the
-  integer draws).
+  integer draws). It returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under
+  ArviZ 0.x), read by :mod:`noiseaware.results` (``results.draws(fit, "integer_counts")``).
 
 See ``docs/published-hierarchy.md`` for the user guide.
 """
 
-from ._fit import BACKENDS, PRIORS, HierarchyFit, ModelData, fit, model, model_data, round_to_totals
+from ._fit import BACKENDS, PRIORS, ModelData, fit, model, model_data, round_to_totals
 from ._gls import GLSResult, gls, gls_dense
 from ._record import NoisyHierarchy
 from ._synthetic import DEFAULT_VARIANCE, SyntheticNMF, aggregate, synthetic_nmf
@@ -28,7 +29,6 @@ __all__ = [
     "DEFAULT_VARIANCE",
     "PRIORS",
     "GLSResult",
-    "HierarchyFit",
     "ModelData",
     "NoisyHierarchy",
     "SyntheticNMF",

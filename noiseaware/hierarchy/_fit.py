@@ -10,22 +10,22 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import (
-    FitResult,
     MixingBlock,
-    PooledDraws,
     SamplingOptions,
     check_settings,
     finish_fit,
+    group,
     numpyro_nuts,
     pymc_cores,
     pymc_sample,
     sampling_keywords,
+    set_group,
 )
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareTypeError
 from ._record import NoisyHierarchy
 
-__all__ = ["BACKENDS", "PRIORS", "HierarchyFit", "ModelData", "fit", "model", "model_data", "round_to_totals"]
+__all__ = ["BACKENDS", "PRIORS", "ModelData", "fit", "model", "model_data", "round_to_totals"]
 
 #: The priors of :func:`model`: ``"hierarchical"`` (county and tract effects on tract populations,
 #: a cell profile per state) and ``"uniform"`` (uniform over the simplex of each state's cells).
@@ -266,28 +266,6 @@ def round_to_totals(counts: Any, groups: Any, totals: Any) -> np.ndarray:
     return out.reshape(*lead, n_leaf, C)
 
 
-class HierarchyFit(FitResult):
-    r"""Posterior of the leaf cell counts from :func:`fit`: an ArviZ ``InferenceData``.
-
-    ``posterior["counts"]`` holds the relaxed (real) counts, ``posterior["integer_counts"]`` the
-    integer counts of :func:`round_to_totals`; both meet the exact totals in every draw.
-
-    Examples
-    --------
-    >>> import arviz as az, numpy as np
-    >>> HierarchyFit(az.from_dict(posterior={"counts": np.ones((1, 5, 3, 2))})).counts.shape
-    (5, 3, 2)
-    """
-
-    default_var = "counts"
-
-    counts = PooledDraws("Relaxed leaf cell count draws pooled over chains, ``(chains * draws, leaves, cells)``.")
-
-    integer_counts = PooledDraws(
-        "Integer leaf cell count draws pooled over chains (exact totals), ``(chains * draws, leaves, cells)``."
-    )
-
-
 @float64
 @sampling_keywords(checked="a leaf cell count of ``counts``")
 def fit(
@@ -297,7 +275,7 @@ def fit(
     backend: str = "numpyro",
     cores: int | None = None,
     **sampling: Unpack[SamplingOptions],
-) -> HierarchyFit:
+) -> Any:
     r"""NUTS posterior (NumPyro or PyMC) of the true leaf cell counts of a hierarchy release.
 
     The model is :func:`model`: the exact root totals allocated down the tree by a hierarchical
@@ -320,7 +298,17 @@ def fit(
 
     Returns
     -------
-    HierarchyFit
+    xarray.DataTree or arviz.InferenceData
+        The host stack's result: returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData
+        under ArviZ 0.x), as ``pm.sample`` does. Posterior variables ``counts`` (the relaxed, real
+        leaf cell counts, dims ``(chain, draw, leaf, cell)``, coordinates the release's finest units
+        and its cell queries) and ``integer_counts`` (their integers of :func:`round_to_totals`),
+        both meeting the exact totals in every draw, plus the prior's own variables. ``attrs``: the
+        sampler settings (:func:`noiseaware.results.settings`), ``noiseaware_result =
+        "hierarchy.fit"``, ``noiseaware_default_var = "counts"``, ``noiseaware_prior``,
+        ``noiseaware_backend`` and ``noiseaware_provenance`` (the release's).
+        Pooled draws: ``noiseaware.results.draws(fit, "integer_counts")``, shape
+        ``(chains * draws, leaves, cells)``.
 
     Raises
     ------
@@ -329,10 +317,10 @@ def fit(
 
     Examples
     --------
-    >>> from noiseaware import hierarchy
+    >>> from noiseaware import hierarchy, results
     >>> sim = hierarchy.synthetic_nmf(1, 2, 2, rng=0)
     >>> res = hierarchy.fit(sim.release, chains=1, draws=100, warmup=100, seed=1)  # doctest: +SKIP
-    >>> res.integer_counts.sum(axis=(1, 2))[:3]  # doctest: +SKIP
+    >>> results.draws(res, "integer_counts").sum(axis=(1, 2))[:3]  # doctest: +SKIP
     array([...])
 
     (Skipped in the doctest run: compiling NUTS takes seconds; ``tests/hierarchy`` runs it.)
@@ -357,13 +345,13 @@ def fit(
 
         with pymc_model(data, prior):
             idata = pymc_sample(owner, st, cores=cores, compute_convergence_checks=False)
-    counts = np.asarray(idata.posterior["counts"])
-    integer = round_to_totals(counts, data.leaf_root, release.root_totals())
-    idata.posterior["integer_counts"] = (idata.posterior["counts"].dims, integer)
-    attrs = {
-        "seed": st.seed,
-        "noiseaware_prior": prior,
-        "noiseaware_backend": backend,
-        "noiseaware_provenance": release.provenance,
-    }
-    return finish_fit(HierarchyFit, idata, st, owner=owner, check=["counts"], block=_BLOCK, attrs=attrs)
+    post = group(idata, "posterior")
+    dims = post["counts"].dims
+    post = post.rename({dims[2]: "leaf", dims[3]: "cell"}).assign_coords(
+        leaf=list(release.units[-1]), cell=list(release.queries[1:])
+    )
+    integer = round_to_totals(np.asarray(post["counts"]), data.leaf_root, release.root_totals())
+    post["integer_counts"] = (post["counts"].dims, integer)
+    set_group(idata, "posterior", post)
+    attrs = {"noiseaware_prior": prior, "noiseaware_backend": backend, "noiseaware_provenance": release.provenance}
+    return finish_fit(owner, idata, st, owner=owner, check=["counts"], block=_BLOCK, default_var="counts", attrs=attrs)

@@ -7,21 +7,22 @@ from typing import Any, Unpack
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics, read_regression
 from .._engine import (
-    FitResult,
     MixingBlock,
-    PooledDraws,
     SamplingOptions,
     check_settings,
     finish_fit,
+    group,
     numpyro_nuts,
     pymc_cores,
     pymc_sample,
+    release_attrs,
     sampling_keywords,
+    set_group,
 )
 from .._engine._x64 import float64
 from ._model import RegressionPrior, numpyro_model, prior_scales, pymc_model
 
-__all__ = ["BACKENDS", "RegressionFit", "fit"]
+__all__ = ["BACKENDS", "fit"]
 
 BACKENDS = ("numpyro", "pymc")
 #: The sampler block that :func:`fit`'s mixing check names.
@@ -31,33 +32,6 @@ _BLOCK = MixingBlock.nuts(
 )
 
 
-class RegressionFit(FitResult):
-    r"""Posterior of :math:`\beta` and :math:`\sigma` from :func:`fit` (an ArviZ ``InferenceData``, a ``FitResult``).
-
-    ``posterior["beta"]`` has the dimension ``coefficient`` named by the release's columns
-    (``"(intercept)"`` first when present); ``posterior["sigma"]`` is the residual sd; ``mu_x``
-    and ``cov_x`` describe the covariates.
-
-    Examples
-    --------
-    >>> import arviz as az, numpy as np
-    >>> fit = RegressionFit(az.from_dict(posterior={"beta": np.zeros((2, 50, 3)), "sigma": np.ones((2, 50))}))
-    >>> fit.beta.shape, fit.sigma.shape
-    ((100, 3), (100,))
-    """
-
-    default_var = "beta"
-
-    beta = PooledDraws("Posterior draws of the coefficients pooled over chains, shape ``(chains * draws, p)``.")
-
-    sigma = PooledDraws("Posterior draws of the residual standard deviation pooled over chains.")
-
-    @property
-    def coefficients(self) -> tuple[str, ...]:
-        """The coefficients' names (the release's design columns)."""
-        return tuple(str(c) for c in self.posterior["beta"].coords[self.posterior["beta"].dims[-1]].values)
-
-
 def _statistics(owner: str, release: Any) -> RegressionStatistics:
     if isinstance(release, RegressionStatistics):
         return release
@@ -65,7 +39,7 @@ def _statistics(owner: str, release: Any) -> RegressionStatistics:
 
 
 @float64
-@sampling_keywords(checked="``beta`` or ``sigma``", notes={"seed": 'Also in ``idata.attrs["seed"]``.'})
+@sampling_keywords(checked="``beta`` or ``sigma``")
 def fit(
     release: Any,
     prior: RegressionPrior | None = None,
@@ -73,7 +47,7 @@ def fit(
     backend: str = "numpyro",
     cores: int | None = None,
     **sampling: Unpack[SamplingOptions],
-) -> RegressionFit:
+) -> Any:
     r"""NUTS posterior of :math:`\beta, \sigma` (and the covariates' law) given a regression release.
 
     Model: the prior :class:`RegressionPrior`; covariates :math:`x_i \sim N(\mu_x, \Sigma_x)`,
@@ -100,9 +74,16 @@ def fit(
 
     Returns
     -------
-    RegressionFit
-        Posterior variables ``beta`` (dimension ``coefficient`` named by the release's columns),
-        ``sigma``, ``mu_x``, ``cov_x`` (and ``stats_w`` under Laplace noise).
+    xarray.DataTree or arviz.InferenceData
+        The host stack's result: returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData
+        under ArviZ 0.x), as ``pm.sample`` does. Posterior variables ``beta`` (dimension
+        ``coefficient``, its coordinates the release's columns: :func:`coefficients`), ``sigma``,
+        ``mu_x``, ``cov_x`` (and ``stats_w`` under Laplace noise); ``observed_data`` the released
+        entries ``stats``. ``attrs``: the sampler settings (:func:`noiseaware.results.settings`),
+        ``noiseaware_result = "regression.fit"``, ``noiseaware_default_var = "beta"``,
+        ``noiseaware_backend``, ``noiseaware_statistic``, ``noiseaware_noise`` (the release's noise
+        family) and, given a :class:`~noiseaware.Release`, the release itself
+        (:func:`noiseaware.results.release`). Pooled draws: ``noiseaware.results.draws(fit, "beta")``.
 
     Raises
     ------
@@ -118,8 +99,10 @@ def fit(
     >>> data = np.column_stack([x, np.clip(0.5 * x[:, 0] + 0.2 * rng.normal(size=2000), -1, 1)])
     >>> rel = na.privatize(data, statistic="regression", response="x1", bound=1.0, rho=1.0, rng=rng)
     >>> res = regression.fit(rel, chains=1, draws=200, warmup=200, seed=1)  # doctest: +SKIP
-    >>> res.coefficients  # doctest: +SKIP
+    >>> regression.coefficients(res)  # doctest: +SKIP
     ('(intercept)', 'x0')
+    >>> na.results.draws(res, "sigma").shape  # doctest: +SKIP
+    (200,)
 
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/regression`` runs it.)
     """
@@ -135,8 +118,13 @@ def fit(
     else:
         with pymc_model(stats, scales):
             idata = pymc_sample(owner, st, cores=cores)
-    post = idata.posterior
+    post = group(idata, "posterior")
     beta_dim = post["beta"].dims[-1]
-    idata.posterior = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
-    attrs = {"seed": st.seed, "noiseaware_statistic": "regression", "noiseaware_noise": stats.family}
-    return finish_fit(RegressionFit, idata, st, owner=owner, check=["beta", "sigma"], block=_BLOCK, attrs=attrs)
+    post = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
+    set_group(idata, "posterior", post)
+    attrs = {"noiseaware_backend": backend, "noiseaware_statistic": "regression", "noiseaware_noise": stats.family}
+    if not isinstance(release, RegressionStatistics):
+        attrs.update(release_attrs(release))
+    return finish_fit(
+        owner, idata, st, owner=owner, check=["beta", "sigma"], block=_BLOCK, default_var="beta", attrs=attrs
+    )

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import noiseaware as na
-from noiseaware import covariance
+from noiseaware import covariance, results
 from noiseaware._statistics import mean_sensitivity
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 from noiseaware.mechanisms import GaussianMechanism
@@ -140,12 +140,12 @@ def test_fit_of_a_centred_release_recovers_sigma_with_a_nonzero_mean(route: str)
     rel = na.privatize(
         x, statistic="pace_ggm", rho=5.0, bound=1.0, center=True, mean_share=0.1, rng=np.random.default_rng(1)
     )
-    idata = covariance.fit(
+    fit = covariance.fit(
         rel, route=route, chains=2, draws=400, warmup=400, seed=3, check_mixing=False
     )  # 2 x 400 draws: recovery is checked below; R-hat can sit at 1.011 in so short a run
-    post = idata.posterior["sigma"].values.reshape(-1, 2, 2)
+    post = results.draws(fit, "sigma")
     assert np.all(np.abs(post.mean(0) - sigma) < 4 * post.std(0) + 1e-3)
-    mu = idata.posterior["mu"].values.reshape(-1, 2)
+    mu = results.draws(fit, "mu")
     assert np.all(np.abs(mu.mean(0) - np.array([0.5, -0.3])) < 4 * mu.std(0) + 1e-3)
     # uncentred, the same data's second moment is Sigma + m m^T: the fit would be far off
     assert np.abs(post.mean(0)[0, 0] - (sigma[0, 0] + 0.25)) > 0.1

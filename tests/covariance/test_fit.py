@@ -1,4 +1,4 @@
-"""covariance.fit in both backends, and interval coverage at d = 5 (slow: NUTS compiles)."""
+"""covariance.fit in both backends, its result through ArviZ and netCDF, and interval coverage at d = 5."""
 
 from __future__ import annotations
 
@@ -9,24 +9,37 @@ import numpy as np
 import pytest
 
 import noiseaware as na
-from noiseaware import covariance
+from noiseaware import covariance, results
+from tests.regression.result_checks import check_host_result
 
-pytestmark = pytest.mark.slow
+
+def test_result_goes_through_arviz_and_a_netcdf_file(tmp_path: Path) -> None:
+    # the release and settings of tests/test_arviz.py's covariance fit: one compiled program serves both
+    x = np.random.default_rng(0).uniform(-1, 1, size=(400, 2))
+    rel = na.privatize(x, statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(1))
+    fit = covariance.fit(rel, chains=2, draws=60, warmup=60, seed=1, check_mixing=False)
+    copy = check_host_result(fit, "covariance.fit", "sigma", tmp_path)
+    assert results.draws(copy).shape == (120, 2, 2)
+    assert copy.attrs["noiseaware_route"] == "moments" and copy.attrs["noiseaware_backend"] == "numpyro"
+    assert results.release(copy).to_dict() == rel.to_dict()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["numpyro", "pymc"])
-def test_fit_runs_and_centres_on_the_truth(backend: str) -> None:
+def test_fit_runs_and_centres_on_the_truth(backend: str, tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     sigma = np.array([[0.04, 0.02], [0.02, 0.05]])
     x = np.clip(rng.multivariate_normal([0, 0], sigma, size=5000), -1, 1)
     rel = na.privatize(x, statistic="pace_ggm", rho=5.0, bound=1.0, rng=np.random.default_rng(1))
-    idata = covariance.fit(rel, backend=backend, chains=2, draws=300, warmup=300, seed=2, progressbar=False)
-    post = idata.posterior["sigma"].values.reshape(-1, 2, 2)
-    assert idata.attrs["seed"] == 2
+    fit = covariance.fit(rel, backend=backend, chains=2, draws=300, warmup=300, seed=2, progressbar=False)
+    post = results.draws(fit, "sigma")
+    assert results.settings(fit).seed == 2 and fit.attrs["noiseaware_backend"] == backend
     sd = post.std(0)
     assert np.all(np.abs(post.mean(0) - sigma) < 4 * sd + 1e-3)
+    check_host_result(fit, "covariance.fit", "sigma", tmp_path)
 
 
+@pytest.mark.slow
 def test_interval_coverage_at_d5_and_a_wrong_noise_model_is_caught() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import covariance_calibration as cc

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from noiseaware import hierarchy
+from noiseaware import hierarchy, results
+from noiseaware._engine import group
 from noiseaware.exceptions import NoiseawareValueError
 from noiseaware.hierarchy import NoisyHierarchy, aggregate
 from noiseaware.mechanisms import DiscreteGaussianMechanism
+from tests.regression.result_checks import check_host_result
 
 #: A tiny tree: one state of total 12, two counties of two tracts, two cells: 8 leaf cells.
 _TRUTH = np.array([[3, 1], [2, 0], [4, 1], [0, 1]])
@@ -58,11 +62,18 @@ def test_aggregate_broadcasts_allocations() -> None:
     np.testing.assert_array_equal(tabs[0][0, 0], [12, 20])
 
 
-def test_relaxed_posterior_is_close_to_the_exact_one_and_meets_the_totals() -> None:
+@pytest.fixture(scope="module")
+def uniform_fit() -> tuple[NoisyHierarchy, Any]:
     rel = _tiny()
-    res = hierarchy.fit(rel, chains=2, draws=1500, warmup=500, seed=3, prior="uniform")
+    return rel, hierarchy.fit(rel, chains=2, draws=1500, warmup=500, seed=3, prior="uniform")
+
+
+def test_relaxed_posterior_is_close_to_the_exact_one_and_meets_the_totals(
+    uniform_fit: tuple[NoisyHierarchy, Any],
+) -> None:
+    rel, res = uniform_fit
     exact = _exact_posterior_mean(rel)
-    ours = res.counts.mean(axis=0)
+    ours = results.draws(res).mean(axis=0)  # counts, the default variable
     # Monte Carlo error (posterior sd < 1.3, bulk ESS > 1,000: se < 0.04) plus relaxation error: measured 0.04
     # here (0.05 at 4.5 times the variance); the relaxation without the continuity correction of `model`
     # (x = T * share, no half-unit shift) measured 0.23 (0.54) and fails this bound
@@ -70,10 +81,20 @@ def test_relaxed_posterior_is_close_to_the_exact_one_and_meets_the_totals() -> N
     wrong = _exact_posterior_mean(rel, sigma_factor=2.0)  # a likelihood with the wrong sigma is told apart
     assert np.abs(ours - wrong).max() > 0.5
     # the invariant in every draw: real draws to float rounding, integer draws exactly
-    c, ic = res.counts, res.integer_counts
+    c, ic = results.draws(res, "counts"), results.draws(res, "integer_counts")
     assert np.abs(c.sum(axis=(1, 2)) - 12).max() < 1e-11
     assert ic.dtype.kind == "i" and np.all(ic.sum(axis=(1, 2)) == 12) and np.all(ic >= 0)
     assert np.abs(ic.mean(axis=0) - exact).max() < 0.15
+
+
+def test_result_goes_through_arviz_and_a_netcdf_file(uniform_fit: tuple[NoisyHierarchy, Any], tmp_path: Path) -> None:
+    rel, res = uniform_fit
+    copy = check_host_result(res, "hierarchy.fit", "counts", tmp_path)
+    post = group(copy, "posterior")
+    assert post["integer_counts"].dims == ("chain", "draw", "leaf", "cell")
+    assert list(post["leaf"].values) == list(rel.units[-1]) and list(post["cell"].values) == ["a", "b"]
+    np.testing.assert_array_equal(results.draws(copy, "integer_counts"), results.draws(res, "integer_counts"))
+    assert copy.attrs["noiseaware_prior"] == "uniform" and copy.attrs["noiseaware_provenance"] == "test"
 
 
 @pytest.mark.slow  # a second NUTS compile (about 30 s of CPU)
@@ -81,13 +102,14 @@ def test_hierarchical_fit_meets_the_invariants_in_every_draw() -> None:
     sim = hierarchy.synthetic_nmf(2, 2, 3, rng=4)
     rel = sim.release
     res = hierarchy.fit(rel, chains=2, draws=300, warmup=300, seed=5, check_mixing=False)
-    assert isinstance(res, hierarchy.HierarchyFit) and res.settings.seed == 5
+    assert results.fit_kind(res) == "hierarchy.fit" and results.settings(res).seed == 5
     root, totals = rel.leaf_parents, rel.root_totals()
+    counts, integer = results.draws(res, "counts"), results.draws(res, "integer_counts")
     for s in range(2):
-        real = res.counts[:, root == s].sum(axis=(1, 2))
+        real = counts[:, root == s].sum(axis=(1, 2))
         assert np.abs(real - totals[s]).max() <= 1e-12 * totals[s]
-        assert np.all(res.integer_counts[:, root == s].sum(axis=(1, 2)) == totals[s])
-    assert res.diagnostics["divergences"] <= 6  # at most 1% of the 600 draws (1 measured at this seed)
+        assert np.all(integer[:, root == s].sum(axis=(1, 2)) == totals[s])
+    assert results.diagnostics(res)["divergences"] <= 6  # at most 1% of the 600 draws (1 measured at this seed)
 
 
 def test_fit_refuses_noisy_root_totals() -> None:
@@ -100,11 +122,14 @@ def test_fit_refuses_noisy_root_totals() -> None:
 
 
 @pytest.mark.slow  # PyMC compiles its model (about 20 s of CPU)
-def test_pymc_backend_matches_the_exact_posterior_and_meets_the_totals() -> None:
+def test_pymc_backend_matches_the_exact_posterior_and_meets_the_totals(tmp_path: Path) -> None:
     rel = _tiny()
     res = hierarchy.fit(rel, chains=2, draws=1500, warmup=500, seed=3, prior="uniform", backend="pymc",
                         check_mixing=False)
     exact = _exact_posterior_mean(rel)
-    assert np.abs(res.counts.mean(axis=0) - exact).max() < 0.15  # measured 0.07
-    assert np.abs(res.counts.sum(axis=(1, 2)) - 12).max() < 1e-11
-    assert np.all(res.integer_counts.sum(axis=(1, 2)) == 12) and res.idata.attrs["noiseaware_backend"] == "pymc"
+    counts = results.draws(res, "counts")
+    assert np.abs(counts.mean(axis=0) - exact).max() < 0.15  # measured 0.07
+    assert np.abs(counts.sum(axis=(1, 2)) - 12).max() < 1e-11
+    assert np.all(results.draws(res, "integer_counts").sum(axis=(1, 2)) == 12)
+    assert res.attrs["noiseaware_backend"] == "pymc"
+    check_host_result(res, "hierarchy.fit", "counts", tmp_path)  # pm.sample's own container, finished
