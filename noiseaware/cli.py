@@ -86,6 +86,19 @@ def _fit_noting_mixing(fit: Callable[..., Any], release: Any, args: argparse.Nam
     return res
 
 
+def _import_arviz_quietly() -> None:
+    """Import ArviZ (every fit's result is its container) without the banner ArviZ 0.23 prints on import.
+
+    ArviZ 0.23 issues, once a day, a FutureWarning announcing its own coming refactor ("ArviZ is
+    undergoing a major refactor ..."): news about the next ArviZ, not about this command's result,
+    and nothing its user can act on. Imported here first, inside this filter, it stays quiet; every
+    other warning (and ArviZ's own warnings once imported) is shown as usual.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor", category=FutureWarning)
+        import arviz  # noqa: F401
+
+
 def _pct(level: float) -> str:
     return f"{100 * level:g}%"
 
@@ -161,7 +174,7 @@ def _save_figure(fig: Any, path: str, fmt: str, command: str, *, force: bool, pr
 
 # ------------------------------------------------------------------------------------------ fit
 def _cmd_fit(args: argparse.Namespace) -> int:
-    from .copula import fit, mle_nn
+    from .copula import fit, mle_nn, pair_summary, plot_pairs
 
     release = _read_release(args.release)
     name = printable(args.release)
@@ -190,10 +203,11 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if family != "geometric":
         raise NoiseawareValueError(f"fit: unsupported mechanism {family!r} for a 'median_pairs' release.")
     plot_fmt = _plot_format(args.plot, "fit", force=args.force, protect=[args.release])  # before sampling
+    _import_arviz_quietly()
     t0 = time.perf_counter()
     res_b = _fit_noting_mixing(fit, release, args)
     secs = time.perf_counter() - t0
-    summ = res_b.summary(args.level)
+    summ = pair_summary(res_b, args.level)
     pct = _pct(args.level)
     rows = [
         [
@@ -212,7 +226,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     )
     print(_table(["pair", "mean", "sd", f"{pct} interval", "r_hat", "ess_bulk"], rows))
     if args.plot:
-        fig = res_b.plot(None, level=args.level)
+        fig = plot_pairs(res_b, None, level=args.level)
         _save_figure(fig, args.plot, plot_fmt, "fit", force=args.force, protect=[args.release])
         print(f"wrote {printable(args.plot)}")
     return 0
@@ -220,8 +234,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from . import privatize
-    from .copula import fit, mle_nn
+    from . import privatize, results
+    from .copula import fit, mle_nn, plot_pairs
     from .datasets import demo_copula_data
 
     if args.output:
@@ -248,10 +262,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         atomic_write_text(args.output, rel_geo.to_json() + "\n", overwrite=args.force, owner="demo")
         print(f"   wrote the geometric release to {printable(args.output)}\n")
     print(f"2. analyst: Bayes-NA (NUTS, {args.backend}) on the geometric release; MLE-NN on the BTGM release")
+    _import_arviz_quietly()
     res_b = _fit_noting_mixing(fit, rel_geo, args)
     res_m = mle_nn(rel_btgm)
-    lo, hi = res_b.interval(args.level)
-    mean = res_b.posterior_mean
+    lo, hi = results.interval(res_b, args.level)
+    mean = results.draws(res_b).mean(axis=0)
     pct = _pct(args.level)
     iu, ju = np.triu_indices(p, 1)
     rows = []
@@ -278,7 +293,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"Bayes-NA intervals cover {covered} of {len(rows)} pairs"
     )
     if args.plot:
-        fig = res_b.plot(None, level=args.level, truth=R, others={"MLE-NN (BTGM release)": res_m.R})
+        fig = plot_pairs(res_b, None, level=args.level, truth=R, others={"MLE-NN (BTGM release)": res_m.R})
         _save_figure(fig, args.plot, plot_fmt, "demo", force=args.force, protect=plot_protect)
         print(f"   wrote {printable(args.plot)}")
     print(f"\ndone in {time.perf_counter() - t0:.1f} s")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import arviz as az
 import numpy as np
@@ -10,7 +11,9 @@ import pytest
 from scipy import stats
 
 import noiseaware as na
-from noiseaware.copula import CopulaFit, LKJPrior, fit, partial_slope
+from noiseaware import results
+from noiseaware._engine import group, is_result
+from noiseaware.copula import LKJPrior, fit, functional, pair_draws, pair_summary, partial_slope, plot_pairs
 from noiseaware.datasets import demo_copula_data, random_correlation, simulate_gaussian_copula
 from noiseaware.exceptions import NoiseawareValueError
 
@@ -51,7 +54,7 @@ def _grid_summary(r: np.ndarray, w: np.ndarray) -> tuple[float, float]:
 
 
 @pytest.fixture(scope="module")
-def fits(release_p2) -> dict[str, CopulaFit]:
+def fits(release_p2) -> dict[str, Any]:
     return {
         b: fit(release_p2, backend=b, chains=2, draws=1000, warmup=500, seed=3, progressbar=False)
         for b in ("numpyro", "pymc")
@@ -64,11 +67,12 @@ def test_fit_matches_exact_grid_posterior_and_rejects_naive_one(fits, release_p2
     alpha = float(release_p2.mechanism.alpha)
     t_obs = float(release_p2.values[0])
     exact_mean, exact_sd = _grid_summary(*_grid_posterior(t_obs, N_ROWS, alpha))
-    r12 = res.pair_draws()["R"]
+    r12 = pair_draws(res)
     mcse_mean = float(az.mcse(r12)["R"].values[0])
     # MCSE of the sd by the delta method on the sd-ESS (ArviZ's own mcse(method="sd") fails under numba)
-    mcse_sd = float(r12.std()) / math.sqrt(2 * float(az.ess(r12, method="sd")["R"].values[0]))
-    mean, sd = float(res.posterior_mean[0, 1]), float(res.draws[:, 0, 1].std(ddof=1))
+    mcse_sd = float(r12["R"].std()) / math.sqrt(2 * float(az.ess(r12, method="sd")["R"].values[0]))
+    draws = results.draws(res)
+    mean, sd = float(draws[:, 0, 1].mean()), float(draws[:, 0, 1].std(ddof=1))
     # |z| > 5 has probability < 1e-6 under a correct sampler
     assert abs(mean - exact_mean) < 5 * mcse_mean + 1e-3
     assert abs(sd - exact_sd) < 5 * mcse_sd + 1e-3
@@ -76,9 +80,9 @@ def test_fit_matches_exact_grid_posterior_and_rejects_naive_one(fits, release_p2
     _naive_mean, naive_sd = _grid_summary(*_grid_posterior(round(t_obs), N_ROWS, None))
     assert abs(sd - naive_sd) > 5 * mcse_sd + 1e-3
     # the interval is the equal-tailed interval of the same draws
-    lo, hi = res.interval(0.9)
-    assert lo[0, 1] == pytest.approx(np.quantile(res.draws[:, 0, 1], 0.05))
-    assert hi[0, 1] == pytest.approx(np.quantile(res.draws[:, 0, 1], 0.95))
+    lo, hi = results.interval(res, 0.9)
+    assert lo[0, 1] == pytest.approx(np.quantile(draws[:, 0, 1], 0.05))
+    assert hi[0, 1] == pytest.approx(np.quantile(draws[:, 0, 1], 0.95))
     np.testing.assert_allclose(np.diag(lo), 1.0, atol=1e-12)
 
 
@@ -87,26 +91,80 @@ def test_backends_agree_within_monte_carlo_error(fits) -> None:
     from noiseaware._engine import nuts_sampler_choice
 
     assert b.attrs["noiseaware_nuts_sampler"] == nuts_sampler_choice("copula.fit")  # the default implementation
-    se = math.hypot(float(az.mcse(a.pair_draws())["R"].values[0]), float(az.mcse(b.pair_draws())["R"].values[0]))
-    assert abs(a.posterior_mean[0, 1] - b.posterior_mean[0, 1]) < 5 * se
+    assert (a.attrs["noiseaware_backend"], b.attrs["noiseaware_backend"]) == ("numpyro", "pymc")
+    se = math.hypot(float(az.mcse(pair_draws(a))["R"].values[0]), float(az.mcse(pair_draws(b))["R"].values[0]))
+    mean_a, mean_b = (float(results.draws(f)[:, 0, 1].mean()) for f in (a, b))
+    assert abs(mean_a - mean_b) < 5 * se
 
 
-def test_fit_result_api(fits, tmp_path) -> None:
-    res = fits["numpyro"]
-    assert isinstance(res.idata, az.InferenceData)
-    assert res.idata.posterior["R"].shape == (2, 1000, 2, 2)
-    assert res.idata.attrs["noiseaware_prior"] == "LKJ(eta=1)"
-    s = res.summary(level=0.8)
+def test_pymc_route_draws_correlation_matrices_and_agrees_with_numpyro_at_p5() -> None:
+    """Every draw is positive definite, and the two backends (each with its default NUTS) agree at p = 5.
+
+    At p = 2 any matrix with |r| < 1 is a correlation matrix; from p = 3 on it must also be positive
+    definite, which PyMC 5's packed LKJCorr left to a check that its JAX samplers drop (every draw of this
+    release was indefinite, one pair's mean 0.6 off).
+    """
+    x, _, cols = demo_copula_data(seed=2026, n=400)
+    rel = na.privatize(x, statistic="median_pairs", epsilon=1.0, columns=cols, rng=np.random.default_rng(5))
+    cfg = {"chains": 2, "draws": 500, "warmup": 500, "seed": 1, "check_mixing": False}
+    fits = {b: fit(rel, backend=b, **cfg) for b in ("numpyro", "pymc")}
+    for res in fits.values():
+        assert np.linalg.eigvalsh(results.draws(res)).min() > 0
+    a, b = (pair_draws(fits[k]) for k in ("numpyro", "pymc"))
+    se = np.hypot(np.asarray(az.mcse(a)["R"]), np.asarray(az.mcse(b)["R"]))
+    gap = np.abs(np.asarray(a["R"].mean(("chain", "draw"))) - np.asarray(b["R"].mean(("chain", "draw"))))
+    assert np.all(gap < 5 * se), (gap, se)  # |z| > 5: p < 1e-6 per pair
+
+
+@pytest.mark.parametrize("backend", ["numpyro", "pymc"])
+def test_fit_result_api(fits, release_p2, backend, tmp_path) -> None:
+    res = fits[backend]
+    assert is_result(res) and results.fit_kind(res) == "copula.fit"
+    post = group(res, "posterior")
+    assert post["R"].shape == (2, 1000, 2, 2) and post["R"].dims[2:] == ("row", "col")
+    assert list(post["row"].values) == [str(c) for c in release_p2.metadata["columns"]]
+    assert res.attrs["noiseaware_prior"] == "LKJ(eta=1)" and res.attrs["noiseaware_default_var"] == "R"
+    assert results.release(res) == release_p2
+    s = pair_summary(res, level=0.8)
     assert list(s.columns) == ["mean", "sd", "lower 80%", "upper 80%", "r_hat", "ess_bulk"]
+    assert list(s.index) == ["x0 x x1"] and s.index.name == "pair"
     assert s["r_hat"].iloc[0] < 1.01 and s["ess_bulk"].iloc[0] > 400
-    lo80, hi80 = res.interval(0.8)
-    lo95, hi95 = res.interval(0.95)
+    lo80, hi80 = results.interval(res, 0.8)
+    lo95, hi95 = results.interval(res, 0.95)
     assert lo95[0, 1] < lo80[0, 1] < hi80[0, 1] < hi95[0, 1]
-    fisher_z = res.functional(lambda R: np.arctanh(R[0, 1]))
-    np.testing.assert_allclose(fisher_z, np.arctanh(res.draws[:, 0, 1]))
+    assert s["lower 80%"].iloc[0] == pytest.approx(lo80[0, 1]) and s["upper 80%"].iloc[0] == pytest.approx(hi80[0, 1])
+    draws = results.draws(res)
+    assert s["mean"].iloc[0] == pytest.approx(draws[:, 0, 1].mean())
+    fisher_z = functional(res, lambda R: np.arctanh(R[0, 1]))
+    np.testing.assert_allclose(fisher_z, np.arctanh(draws[:, 0, 1]))
+    # partial_slope on the result: names or indices, the draws' slopes; with no control it is R_yx itself
+    np.testing.assert_allclose(partial_slope(res, "x1", "x0"), draws[:, 1, 0])
+    np.testing.assert_allclose(partial_slope(res, 1, 0), draws[:, 1, 0])
+    with pytest.raises(NoiseawareValueError, match="unknown column 'income'"):
+        partial_slope(res, "income", "x0")
     png = tmp_path / "fig3.png"
-    res.plot(png, truth=np.array([[1, 0.45], [0.45, 1]]), others={"MLE-NN": np.eye(2)})
+    fig = plot_pairs(res, png, truth=np.array([[1, 0.45], [0.45, 1]]), others={"MLE-NN": np.eye(2)})
     assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
+    assert fig.axes[0].get_title() == f"Bayes-NA posterior, n = {N_ROWS}, ε = {EPS:g} ({backend})"
+    # the log_likelihood group is there from the start: one composite-likelihood term per pair
+    ll = np.asarray(group(res, "log_likelihood")["pairs"])
+    assert ll.shape == (2, 1000, 1) and np.all(np.isfinite(ll))
+
+
+def test_copula_functions_refuse_other_objects(fits) -> None:
+    from noiseaware._engine import from_groups
+    from noiseaware.exceptions import NoiseawareTypeError
+
+    for f in (pair_summary, pair_draws, plot_pairs):
+        with pytest.raises(NoiseawareTypeError, match=r"must be the result of copula\.fit"):
+            f(np.eye(2))
+    no_r = from_groups({"posterior": {"mu": np.zeros((2, 10))}})
+    with pytest.raises(NoiseawareTypeError, match="posterior variable R"):
+        functional(no_r, np.trace)
+    with pytest.raises(NoiseawareValueError, match="level"):
+        pair_summary(fits["numpyro"], level=1.5)
+    with pytest.raises(NoiseawareValueError, match="a bare array has no column names"):
+        partial_slope(np.eye(3), "a", 1)
 
 
 @pytest.mark.slow  # long; the exact grid-posterior test keeps the numpyro route in the fast suite
@@ -116,11 +174,12 @@ def test_fit_p3_recovers_correlations_numpyro() -> None:
     x = simulate_gaussian_copula(20_000, R, (stats.norm(), stats.gamma(2), stats.t(5)), rng)
     rel = na.privatize(x, statistic="median_pairs", epsilon=4.5, rng=rng)  # large n and budget: the data dominate
     res = fit(rel, chains=2, draws=500, warmup=500, seed=1, progressbar=False)
-    lo, hi = res.interval(0.999)
+    lo, hi = results.interval(res, 0.999)
     iu = np.triu_indices(3, 1)
     assert np.all((lo[iu] < R[iu]) & (R[iu] < hi[iu]))
-    assert np.abs(res.posterior_mean[iu] - R[iu]).max() < 0.05
-    assert np.all(np.linalg.eigvalsh(res.draws[:50]) > 0)
+    draws = results.draws(res)
+    assert np.abs(draws.mean(axis=0)[iu] - R[iu]).max() < 0.05
+    assert np.all(np.linalg.eigvalsh(draws[:50]) > 0)
 
 
 def test_partial_slope_formula() -> None:
@@ -169,12 +228,13 @@ def test_fit_rejects_bad_input(release_p2) -> None:
 def test_dense_mass_matrix_matches_the_grid_posterior(release_p2) -> None:
     """mass_matrix="dense" (NumPyro's dense adaptation on top of the preconditioner) samples the same posterior."""
     res = fit(release_p2, chains=2, draws=1000, warmup=500, seed=5, progressbar=False, mass_matrix="dense")
-    assert res.idata.attrs["noiseaware_mass_matrix"] == "dense"
+    assert res.attrs["noiseaware_mass_matrix"] == "dense"
     exact_mean, exact_sd = _grid_summary(
         *_grid_posterior(float(release_p2.values[0]), N_ROWS, float(release_p2.mechanism.alpha))
     )
-    r12 = res.pair_draws()["R"]
+    r12 = pair_draws(res)
     mcse_mean = float(az.mcse(r12)["R"].values[0])
-    mcse_sd = float(r12.std()) / math.sqrt(2 * float(az.ess(r12, method="sd")["R"].values[0]))
-    assert abs(float(res.posterior_mean[0, 1]) - exact_mean) < 5 * mcse_mean + 1e-3
-    assert abs(float(res.draws[:, 0, 1].std(ddof=1)) - exact_sd) < 5 * mcse_sd + 1e-3
+    mcse_sd = float(r12["R"].std()) / math.sqrt(2 * float(az.ess(r12, method="sd")["R"].values[0]))
+    draws = results.draws(res)
+    assert abs(float(draws[:, 0, 1].mean()) - exact_mean) < 5 * mcse_mean + 1e-3
+    assert abs(float(draws[:, 0, 1].std(ddof=1)) - exact_sd) < 5 * mcse_sd + 1e-3

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import noiseaware as na
-from noiseaware._engine import NutsConfig
+from noiseaware import results
+from noiseaware._engine import NutsConfig, group
 from noiseaware._engine._nuts import NutsRun
 from noiseaware._engine._precondition import fd_hessian
 from noiseaware.copula import _model, fit
@@ -54,8 +55,8 @@ def test_second_release_of_the_same_shape_compiles_nothing(traces: list[int]) ->
     assert _numbers(traces) == after_a
     assert _model._CACHE_INFO["hits"] >= 2  # the model and the NUTS run (the Hessian is by differences at p = 2)
     # not stale: B's draws are B's -- another target than A's, the counts of B observed
-    assert not np.allclose(fa.draws, fb.draws)
-    np.testing.assert_array_equal(fb.idata["observed_data"]["pairs"].values, np.asarray(b.values, dtype=float))
+    assert not np.allclose(results.draws(fa), results.draws(fb))
+    np.testing.assert_array_equal(group(fb, "observed_data")["pairs"].values, np.asarray(b.values, dtype=float))
 
 
 def test_other_n_is_another_shape() -> None:

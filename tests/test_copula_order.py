@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 import noiseaware as na
+from noiseaware._engine import group
 from noiseaware._engine._reorder import pivot_order, unpermute_cholesky
 from noiseaware.copula import _model, fit
 from noiseaware.datasets import simulate_gaussian_copula
@@ -114,19 +115,20 @@ def test_pivoted_fit_samples_the_same_posterior(near_singular) -> None:
     cfg = {"chains": 2, "draws": 500, "warmup": 300, "check_mixing": False}
     piv = fit(near_singular, seed=1, **cfg)
     given = fit(near_singular, seed=2, variable_order="given", **cfg)
-    assert piv.idata.attrs["noiseaware_variable_order"] == [0, 2, 1]
-    assert given.idata.attrs["noiseaware_variable_order"] == [0, 1, 2]
+    assert piv.attrs["noiseaware_variable_order"] == [0, 2, 1]
+    assert given.attrs["noiseaware_variable_order"] == [0, 1, 2]
     iu, ju = np.triu_indices(3, 1)
-    a, b = (np.asarray(f.idata["posterior"]["R"].values)[..., iu, ju].reshape(-1, 3) for f in (piv, given))
+    a, b = (np.asarray(group(f, "posterior")["R"].values)[..., iu, ju].reshape(-1, 3) for f in (piv, given))
     se = np.sqrt(a.var(0) / 250 + b.var(0) / 250)  # at least a quarter of the draws effective
     assert np.all(np.abs(a.mean(0) - b.mean(0)) < 4 * se)
     assert np.all(np.abs(a.mean(0) - R_TRUE[iu, ju]) < 0.1)  # and it is in the right order: 0.7, 0.0, 0.7
-    L = np.asarray(piv.idata["posterior"]["L_corr"].values)
-    np.testing.assert_allclose(L @ np.swapaxes(L, -1, -2), np.asarray(piv.idata["posterior"]["R"].values), atol=1e-12)
+    post = group(piv, "posterior")
+    L = np.asarray(post["L_corr"].values)
+    np.testing.assert_allclose(L @ np.swapaxes(L, -1, -2), np.asarray(post["R"].values), atol=1e-12)
     assert np.allclose(np.triu(L, 1), 0.0)
     # the diagonal preconditioner (large p) keeps the release's order
     diag = fit(near_singular, seed=3, preconditioner="diagonal", **cfg)
-    assert diag.idata.attrs["noiseaware_variable_order"] == [0, 1, 2]
+    assert diag.attrs["noiseaware_variable_order"] == [0, 1, 2]
     with pytest.raises(NoiseawareValueError, match="variable_order"):
         fit(near_singular, variable_order="sorted", **cfg)
     with pytest.raises(NoiseawareValueError, match="numpyro"):

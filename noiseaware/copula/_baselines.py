@@ -40,7 +40,7 @@ def li_kendall(release: Release, *, floor: float = 1e-6) -> np.ndarray:
     for (j, k), t in zip(release.metadata["pairs"], tau.tolist(), strict=True):
         P[j, k] = P[k, j] = np.sin(np.pi * t / 2.0)
     w, q = np.linalg.eigh(P)
-    if w.min() <= 0:
+    if np.min(w) <= 0:
         P = (q * np.maximum(w, floor)) @ q.T
         d = 1.0 / np.sqrt(np.diag(P))
         P = P * d[:, None] * d[None, :]

@@ -283,7 +283,7 @@ def combine_synthetic(
       :math:`\nu_f = (M-1)\,(1 - M\bar u_M/((M+1)b_M))^2`. When :math:`T_f \le 0` the adjusted
       :math:`T_f^* = (n_{syn}/n)\,\bar u_M` of Reiter (2002, J. Official Statistics 18(4), 531-543)
       is used (needs ``n_syn`` and ``n``; ``n_syn/n = 1`` when omitted) with
-      :math:`\nu = M - 1`. This is the rule for :func:`synthesize` with a :class:`DPCopulaFit`.
+      :math:`\nu = M - 1`. This is the rule for :func:`synthesize` with a :func:`fit_dpcopula` result.
     * ``rule="partially"`` — partially synthetic data (Reiter 2003, Survey Methodology 29(2),
       181-188): :math:`T_p = b_M/M + \bar u_M`, :math:`\nu_p = (M-1)(1 + \bar u_M/(b_M/M))^2`.
 

@@ -2,54 +2,157 @@ r"""Noise-aware DPCopula: the joint posterior of the copula correlation and ever
 
 from __future__ import annotations
 
+import json
 from typing import Any, Unpack
 
 import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
-from .._engine import FitResult, SamplingOptions, check_settings, sampling_keywords
-from ..exceptions import NoiseawareValueError
+from .._engine import (
+    SamplingOptions,
+    check_settings,
+    fit_kind,
+    group,
+    is_result,
+    release_attrs,
+    sampling_keywords,
+    set_group,
+)
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._dpcopula_release import _check, _domains, _split
 from ._margins import margin_posterior
 
-__all__ = ['DPCopulaFit', 'fit_dpcopula']
+__all__ = ["fit_dpcopula", "margin_draws"]
 
-# ----------------------------------------------------------------------------- the fit
-class DPCopulaFit(FitResult):
-    """Joint posterior draws of a ``dpcopula`` release's copula (returned by :func:`fit_dpcopula`).
+#: The kind ``fit_dpcopula`` records in ``attrs["noiseaware_result"]``.
+KIND = "copula.fit_dpcopula"
 
-    An ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`) holding the Bayes-NA fit's groups
-    (``R``), so ``az.summary(fit)``, ``summary()``, ``interval()``, ``plot()`` and ``diagnostics``
-    describe the NUTS run; the margins' exact draws are attributes.
 
-    Attributes
-    ----------
-    correlation : ndarray, shape (S, m, m)
-        Posterior draws of the copula correlation (Bayes-NA on the ``median_pairs`` component).
-    margins : tuple of ndarray, each (S, K_j)
-        Posterior draws of each margin's cell probabilities (:func:`margin_posterior`), paired
-        draw by draw with ``correlation`` (the two posteriors are independent: disjoint noise).
-    columns, dtypes : tuple of str
-    domains : tuple of Domain
-    release : Release
-    copula_fit : CopulaFit
-        The Bayes-NA fit, with its diagnostics (``copula_fit.summary()``).
-    settings : SamplingSettings or None
-        The resolved sampler settings.
+# ----------------------------------------------------------------------------- the result
+def _margin_name(j: int) -> str:
+    """The posterior variable of the ``j``-th column's margin (its cell dimension: ``cell_j``)."""
+    return f"margin_{j}"
+
+
+def _str_list(raw: Any) -> list[str]:
+    """A list of strings stored in ``attrs`` (netCDF gives a one-element list back as a bare string)."""
+    if isinstance(raw, str):
+        return [raw]
+    return [str(x) for x in np.atleast_1d(np.asarray(raw, dtype=object)).tolist()]
+
+
+def _attach_margins(result: Any, margins: Any, release: Release) -> Any:
+    """Store each margin's draws beside ``R`` in ``result``'s posterior, and the columns' records in its attrs.
+
+    ``margins[j]`` has shape ``(chains * draws, K_j)``, draw ``s`` paired with draw ``s`` of ``R``
+    pooled over chains; it is stored as ``margin_j`` of dims ``(chain, draw, cell_j)`` (the cell
+    codes of :func:`cell_codes` as coordinates; the column's name in the variable's ``attrs``).
+    ``attrs`` get the release's ``noiseaware_columns``, ``noiseaware_dtypes``,
+    ``noiseaware_domains`` (the JSON of each :meth:`Domain.to_dict`) and the release itself.
+    In place; returns ``result``.
     """
+    import xarray as xr
 
-    default_var = "R"
-    fields = ("correlation", "margins", "columns", "dtypes", "domains", "release", "copula_fit")
+    post = group(result, "posterior")
+    chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
+    cols = [str(c) for c in release.metadata["columns"]]
+    new = {}
+    for j, (col, m) in enumerate(zip(cols, margins, strict=True)):
+        m = np.asarray(m, dtype=np.float64)
+        if m.ndim != 2 or m.shape[0] != chains * draws:
+            raise NoiseawareValueError(
+                f"fit_dpcopula: margin {j} has shape {m.shape}; expected ({chains * draws}, K) to pair with R's draws."
+            )
+        cell = f"cell_{j}"
+        new[_margin_name(j)] = xr.DataArray(
+            m.reshape(chains, draws, m.shape[1]),
+            dims=("chain", "draw", cell),
+            coords={"chain": post["chain"].values, "draw": post["draw"].values, cell: np.arange(m.shape[1])},
+            attrs={"column": col},
+        )
+    set_group(result, "posterior", post.assign(new))
+    result.attrs.update(
+        {
+            "noiseaware_columns": cols,
+            "noiseaware_dtypes": [str(t) for t in release.metadata["dtypes"]],
+            "noiseaware_domains": json.dumps([d.to_dict() for d in _domains(release)], allow_nan=False),
+            **release_attrs(release),
+        }
+    )
+    return result
 
-    correlation: np.ndarray
-    margins: tuple[np.ndarray, ...]
-    columns: tuple[str, ...]
-    dtypes: tuple[str, ...]
-    domains: tuple[Domain, ...]
-    release: Release
-    copula_fit: Any
+
+def _check_fit(owner: str, fit: Any, name: str = "fit") -> Any:
+    kind = fit_kind(fit) if is_result(fit) else None
+    if kind != KIND:
+        raise NoiseawareTypeError(
+            v.message(
+                owner,
+                name,
+                "must be the result of copula.fit_dpcopula (an xarray.DataTree under ArviZ 1, an arviz.InferenceData "
+                "under ArviZ 0.x, or its copy read back with az.from_netcdf)",
+                f"a {kind} result" if kind is not None else type(fit).__name__,
+            )
+        )
+    return fit
+
+
+def _parts(
+    owner: str, fit: Any, name: str = "fit"
+) -> tuple[np.ndarray, tuple[np.ndarray, ...], list[str], list[str], list[Domain]]:
+    """What synthesis needs of a ``fit_dpcopula`` result: pooled ``R``, margins, columns, dtypes, domains."""
+    _check_fit(owner, fit, name)
+    post = group(fit, "posterior")
+    cols = _str_list(fit.attrs["noiseaware_columns"])
+    dtypes = _str_list(fit.attrs["noiseaware_dtypes"])
+    domains = [
+        Domain.from_dict(d, f"attrs.noiseaware_domains[{j}]")
+        for j, d in enumerate(json.loads(str(fit.attrs["noiseaware_domains"])))
+    ]
+    R = np.asarray(post["R"].values, dtype=np.float64)
+    R = R.reshape((-1, *R.shape[2:]))
+    margins = []
+    for j in range(len(cols)):
+        m = np.asarray(post[_margin_name(j)].values, dtype=np.float64)
+        margins.append(m.reshape(-1, m.shape[-1]))
+    return R, tuple(margins), cols, dtypes, domains
+
+
+def margin_draws(fit: Any) -> tuple[np.ndarray, ...]:
+    r"""Posterior draws of each margin's cell probabilities in a :func:`fit_dpcopula` result.
+
+    Parameters
+    ----------
+    fit : xarray.DataTree or arviz.InferenceData
+        The result of :func:`fit_dpcopula` (or its copy read back with ``az.from_netcdf``).
+
+    Returns
+    -------
+    tuple of ndarray
+        One per column of the release, in its order: shape ``(chains * draws, K_j)``, pooled over
+        chains as :func:`noiseaware.results.draws` pools ``R``, draw ``s`` paired with its draw
+        ``s``. Each is the posterior variable ``margin_j`` (dims ``chain, draw, cell_j``).
+
+    Raises
+    ------
+    NoiseawareTypeError
+        If ``fit`` is not a ``fit_dpcopula`` result.
+
+    Examples
+    --------
+    >>> import numpy as np, noiseaware as na
+    >>> x = np.random.default_rng(0).multivariate_normal([0, 0], [[1, .5], [.5, 1]], size=500)
+    >>> rel = na.privatize(x, statistic="dpcopula", epsilon=2.0, correlation="median",
+    ...                    domains=[{"lower": -4.0, "upper": 4.0, "bins": 20}] * 2, rng=np.random.default_rng(1))
+    >>> fit = fit_dpcopula(rel, chains=1, draws=40, warmup=100, seed=0, check_mixing=False)  # doctest: +SKIP
+    >>> [m.shape for m in margin_draws(fit)]  # doctest: +SKIP
+    [(40, 20), (40, 20)]
+
+    (Skipped in the doctests: the NUTS fit compiles for 20-40 s; ``tests/dpcopula`` runs it.)
+    """
+    return _parts("noiseaware.copula.margin_draws", fit)[1]
 
 
 @sampling_keywords(
@@ -65,7 +168,7 @@ def fit_dpcopula(
     *,
     margin_prior: float = 0.5,
     **sampling: Unpack[SamplingOptions],
-) -> DPCopulaFit:
+) -> Any:
     r"""Noise-aware posterior of a ``dpcopula`` release made with ``correlation="median"``.
 
     The correlation posterior is the Bayes-NA of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
@@ -92,7 +195,18 @@ def fit_dpcopula(
 
     Returns
     -------
-    DPCopulaFit
+    xarray.DataTree or arviz.InferenceData
+        Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x): the
+        groups of the Bayes-NA fit (:func:`noiseaware.copula.fit`: ``R`` and its Cholesky factor,
+        ``sample_stats``, ``observed_data``, the pairs' ``log_likelihood``), and in the posterior
+        beside ``R`` each margin's cell probabilities ``margin_j`` (dims ``chain, draw, cell_j``;
+        the column's name in the variable's ``attrs["column"]``), paired with ``R`` draw by draw
+        (the two posteriors are independent: disjoint noise). Root ``attrs``:
+        ``noiseaware_result = "copula.fit_dpcopula"``, the sampler settings, the release (read with
+        :func:`noiseaware.results.release`), ``noiseaware_columns``, ``noiseaware_dtypes``,
+        ``noiseaware_domains`` (JSON), ``noiseaware_margin_prior``. :func:`synthesize` takes it (and
+        its copy read back with ``az.from_netcdf``); :func:`margin_draws` reads the margins, and the
+        functions of :mod:`noiseaware.results` and :func:`pair_summary` the correlations.
 
     Raises
     ------
@@ -110,7 +224,8 @@ def fit_dpcopula(
     >>> rel = na.privatize(x, statistic="dpcopula", epsilon=2.0, correlation="median",
     ...                    domains=[{"lower": -4.0, "upper": 4.0, "bins": 20}] * 2, rng=np.random.default_rng(1))
     >>> fit = fit_dpcopula(rel, chains=1, draws=40, warmup=100, seed=0, check_mixing=False)  # doctest: +SKIP
-    >>> fit.correlation.shape, fit.margins[0].shape  # doctest: +SKIP
+    >>> from noiseaware import results
+    >>> results.draws(fit, "R").shape, margin_draws(fit)[0].shape  # doctest: +SKIP
     ((40, 2, 2), (40, 20))
     >>> copies = synthesize(fit, 1000, draws=5, seed=2)  # doctest: +SKIP
 
@@ -125,51 +240,32 @@ def fit_dpcopula(
             "use synthesize(release, n) for DPCopula's point estimate."
         )
     st = check_settings(owner, **sampling)
-    seed = st.seed
     a0 = v.positive(owner, "margin_prior", margin_prior)
-    from ._fit import fit
+    from .._engine import MixingBlock
+    from ._fit import R_BLOCK, _finish, fit
 
-    cf = fit(
+    result = fit(
         rel.components[0],
         chains=st.chains,
         draws=st.draws,
         warmup=st.warmup,
-        seed=seed,
+        seed=st.seed,
         progressbar=st.progressbar,
         target_accept=st.target_accept,
         check_mixing=False,  # checked below, in this fit's name
     )
-    if st.check_mixing:
-        import arviz as az
-
-        from .._engine import MixingBlock
-        from .._engine import check_mixing as _mixing
-        from ._fit import R_BLOCK
-
-        block = MixingBlock(
-            R_BLOCK.text + " (the margins are exact independent draws and need no check)",
-            R_BLOCK.advice,
-            R_BLOCK.names,
-        )
-        _mixing(
-            az.InferenceData(posterior=cf.pair_draws(), sample_stats=cf["sample_stats"]),
-            ["R"],
-            owner=owner,
-            block=block,
-        )
-    R = cf.draws
-    draws = R.shape[0]
-    rng = np.random.default_rng(seed + 1)
+    post = group(result, "posterior")
+    total = int(post.sizes["chain"]) * int(post.sizes["draw"])
+    rng = np.random.default_rng(st.seed + 1)
     alpha = float(rel.mechanism.alpha)  # type: ignore[attr-defined]
-    margins = tuple(margin_posterior(h, alpha, n=rel.n, draws=draws, prior=a0, seed=rng) for h in _split(rel))
-    return DPCopulaFit(
-        cf,
-        correlation=R,
-        margins=margins,
-        columns=tuple(str(c) for c in rel.metadata["columns"]),
-        dtypes=tuple(str(t) for t in rel.metadata["dtypes"]),
-        domains=tuple(_domains(rel)),
-        release=rel,
-        copula_fit=cf,
-        settings=st,
+    margins = [margin_posterior(h, alpha, n=rel.n, draws=total, prior=a0, seed=rng) for h in _split(rel)]
+    _attach_margins(result, margins, rel)
+    block = MixingBlock(
+        R_BLOCK.text + " (the margins are exact independent draws and need no check)", R_BLOCK.advice, R_BLOCK.names
     )
+    attrs = {
+        "noiseaware_backend": str(result.attrs["noiseaware_backend"]),
+        "noiseaware_prior": str(result.attrs["noiseaware_prior"]),
+        "noiseaware_margin_prior": float(a0),
+    }
+    return _finish(KIND, result, st, owner=owner, block=block, attrs=attrs)

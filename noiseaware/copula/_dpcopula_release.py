@@ -20,7 +20,7 @@ def _check(owner: str, release: Any) -> Release:
     if not isinstance(release, Release) or release.statistic != "dpcopula":
         raise NoiseawareTypeError(
             f"{owner}: needs a 'dpcopula' Release (privatize(..., statistic='dpcopula'), or 'dpcopula_hybrid' "
-            "with hybrid=...) or a DPCopulaFit; "
+            "with hybrid=...) or a fit_dpcopula result; "
             f"got {type(release).__name__}"
             + (f" of statistic {release.statistic!r}" if isinstance(release, Release) else "")
             + "."

@@ -12,7 +12,6 @@ NumPyro or PyMC.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Unpack
 
@@ -27,10 +26,13 @@ from .._engine import (
     build_nuts,
     chain_groups,
     check_settings,
+    from_groups,
+    group,
     nuts_sampler_choice,
     pymc_cores,
     pymc_sample,
     record_run,
+    release_attrs,
     sampling_keywords,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
@@ -55,9 +57,9 @@ from ._model import (
     pointwise_log_likelihood,
 )
 from ._prior import LKJPrior, _as_prior
-from ._result import CopulaFit, partial_slope
+from ._result import pair_draws
 
-__all__ = ["CopulaFit", "LKJPrior", "fit", "partial_slope", "pointwise_log_likelihood"]
+__all__ = ["LKJPrior", "fit", "pointwise_log_likelihood"]
 
 #: The block the mixing check of the copula fits names (``copula.fit``, ``copula.fit_dpcopula``).
 R_BLOCK = MixingBlock.nuts(
@@ -179,7 +181,6 @@ def _numpyro_fit(
     mass_matrix: str = "diagonal",
     variable_order: str = "pivoted",
 ) -> Any:
-    import arviz as az
     import jax
     import jax.numpy as jnp
 
@@ -268,26 +269,47 @@ def _numpyro_fit(
     L = np.asarray(out.draws)
     if not np.array_equal(order, np.arange(p)):  # chain by chain: one chain's temporaries at a time
         L = np.stack([unpermute_cholesky(chain, order) for chain in L])
-    R = L @ np.swapaxes(L, -1, -2)
+    R = _unit_diagonal(L @ np.swapaxes(L, -1, -2))
     cols = _cols(release)
-    idata = az.from_dict(
-        posterior={"R": R, "L_corr": L},
-        sample_stats={key: out.stats[key] for key in ("lp", "n_steps", "tree_depth", "accept_rate", "diverging")},
-        observed_data={"pairs": np.asarray(obs)},
+    stats = ("lp", "n_steps", "tree_depth", "accept_rate", "diverging")
+    return from_groups(
+        {
+            "posterior": {"R": R, "L_corr": L},
+            "sample_stats": {key: np.asarray(out.stats[key]) for key in stats},
+            "observed_data": {"pairs": np.asarray(obs)},
+        },
         dims={"R": ["row", "col"], "L_corr": ["row", "col"]},
         coords={"row": cols, "col": cols},
+        attrs={
+            "noiseaware_preconditioner": "dense" if dense else "diagonal",
+            "noiseaware_mass_matrix": mass_matrix,
+            "noiseaware_variable_order": [int(i) for i in order],
+        },
     )
-    idata.attrs["noiseaware_preconditioner"] = "dense" if dense else "diagonal"
-    idata.attrs["noiseaware_mass_matrix"] = mass_matrix
-    idata.attrs["noiseaware_variable_order"] = [int(i) for i in order]
-    return idata
+
+
+def _unit_diagonal(R: np.ndarray) -> np.ndarray:
+    """``R`` with its diagonal set to exactly 1 (``L L^T`` gives ``1 +- 1e-16``), in place; returns ``R``.
+
+    A constant diagonal is what ArviZ skips as constant; one off by rounding made ArviZ 0.x's
+    kernel density of it fail (a zero bandwidth) in ``az.plot_trace``.
+    """
+    i = np.arange(R.shape[-1])
+    R[..., i, i] = 1.0
+    return R
 
 
 def _pymc_fit(
     release: Release, prior: LKJPrior, st: SamplingSettings, cores: int | None = None, nuts_sampler: str = "auto"
 ) -> Any:
+    from .._engine import set_group
+
     with _pymc_model(release, prior):
-        return pymc_sample(_OWNER, st, cores=cores, nuts_sampler=nuts_sampler, compute_convergence_checks=False)
+        idata = pymc_sample(_OWNER, st, cores=cores, nuts_sampler=nuts_sampler, compute_convergence_checks=False)
+    post = group(idata, "posterior")
+    R = _unit_diagonal(np.array(post["R"].values, dtype=np.float64))
+    set_group(idata, "posterior", post.assign(R=post["R"].copy(data=R)))
+    return idata
 
 
 @float64
@@ -303,7 +325,7 @@ def fit(
     variable_order: str = "pivoted",
     nuts_sampler: str = "auto",
     **sampling: Unpack[SamplingOptions],
-) -> CopulaFit:
+) -> Any:
     r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
 
     Samples :math:`p(R \mid \tilde{\mathcal T}) \propto \mathrm{LKJ}(R \mid \eta)\, f_{CL}(\tilde{\mathcal T}
@@ -348,7 +370,7 @@ def fit(
         * ``"auto"`` (default): dense while its program needs at most 1 GiB (about ``p <= 65``
           at ``n = 300``), else diagonal.
 
-        The choice is recorded in ``idata.attrs["noiseaware_preconditioner"]``.
+        The choice is recorded in the result's ``attrs["noiseaware_preconditioner"]``.
     mass_matrix : {"diagonal", "dense"}
         NumPyro only: the mass matrix NUTS adapts during warmup in the preconditioned coordinates
         ``u`` (NumPyro's ``dense_mass``). ``"dense"`` corrects what the preconditioner left of the
@@ -358,7 +380,7 @@ def fit(
         10.6, so fewer effective draws per gradient (``docs/benchmarks.md``, "copula_mass"). With
         ``target_accept=0.9`` it gave 1.02 effective draws per draw there (20 seeds; Stan 0.92 over
         4 seeds) at 14.4 steps: the setting for the most effective draws per draw, not per second.
-        Recorded in ``idata.attrs["noiseaware_mass_matrix"]``.
+        Recorded in the result's ``attrs["noiseaware_mass_matrix"]``.
     variable_order : {"pivoted", "given"}
         NumPyro only: the order of the variables in the sampler's LKJ-Cholesky coordinates (the
         posterior of ``R`` is the same in any order; the draws are always in the release's order).
@@ -371,13 +393,24 @@ def fit(
         gave 1.45x the effective draws per leapfrog step with the diagonal mass matrix
         (``docs/benchmarks.md``, "copula_mass"). Recorded (``order[i]``: the release's variable
         at place ``i``) in
-        ``idata.attrs["noiseaware_variable_order"]``.
+        the result's ``attrs["noiseaware_variable_order"]``.
 
     Returns
     -------
-    CopulaFit
-        With ``idata`` (ArviZ), ``posterior_mean``, ``interval(level)``, ``summary()``,
-        ``functional(fn)``, ``partial_slope(...)`` and ``plot(...)``.
+    xarray.DataTree or arviz.InferenceData
+        Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), as
+        ``pm.sample`` does. ``posterior``: ``R`` (dims ``chain, draw, row, col``, the coordinates
+        of ``row`` and ``col`` the release's column names; NumPyro also ``L_corr``, its Cholesky
+        factor); ``sample_stats`` (``accept_rate``, ``diverging``, ...); ``observed_data``: the
+        noisy counts ``pairs``; ``log_likelihood``: ``pairs``, one composite-likelihood term per
+        pair (:func:`pointwise_log_likelihood`), for ``az.loo``. Root ``attrs``:
+        ``noiseaware_result = "copula.fit"``, the sampler settings, ``noiseaware_backend``,
+        ``noiseaware_prior``, the release (read with :func:`noiseaware.results.release`) and,
+        NumPyro only, ``noiseaware_preconditioner``, ``noiseaware_mass_matrix`` and
+        ``noiseaware_variable_order``. Read it with :mod:`noiseaware.results`
+        (``draws``, ``interval``, ``summary``, ``plot``, ``diagnostics``) and the copula's own
+        :func:`pair_summary`, :func:`pair_draws`, :func:`functional`, :func:`partial_slope` and
+        :func:`plot_pairs`; all work on a copy read back with ``az.from_netcdf``.
 
     Raises
     ------
@@ -399,8 +432,11 @@ def fit(
     >>> x, R, cols = demo_copula_data(seed=1, n=400)
     >>> rel = na.privatize(x[:, :2], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
     >>> res = fit(rel, chains=2, draws=1000, warmup=500, seed=0, check_mixing=False)
-    >>> res.posterior_mean.shape
+    >>> from noiseaware import copula, results
+    >>> results.draws(res).mean(axis=0).shape  # the posterior mean of R
     (2, 2)
+    >>> list(copula.pair_summary(res).index)
+    ['x0 x x1']
     """
     release = _check_release(release)
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
@@ -433,21 +469,29 @@ def fit(
             )
         _plan_memory(backend, p, int(release.n or 0), st.chains, st.draws, st.warmup)  # n: a checked release has it
         idata = _pymc_fit(release, pr, st, cores, nuts_sampler_choice(_OWNER, nuts_sampler))
-    record_run(idata, st, noiseaware_prior=f"LKJ(eta={pr.eta:g})")
     cols = tuple(_cols(release))
     if math.comb(len(cols), 2) != release.values.size:
         raise ReleaseFormatError(f"{_OWNER}: release has {release.values.size} values for {len(cols)} columns.")
-    res = CopulaFit(idata, columns=cols, backend=backend, release=release, settings=st)
-    if "log_likelihood" not in res.groups():  # built when ArviZ first reads it (az.loo, az.waic)
-        res.add_lazy_group("log_likelihood", functools.partial(_pairs_log_likelihood, release=release))
-    if st.check_mixing:
-        import arviz as az
+    _add_log_likelihood(idata, release)
+    attrs = {"noiseaware_backend": backend, "noiseaware_prior": f"LKJ(eta={pr.eta:g})", **release_attrs(release)}
+    return _finish(_OWNER, idata, st, owner=_OWNER, block=R_BLOCK, attrs=attrs)
 
-        # the free entries only (the diagonal is constant, the upper triangle repeats the lower)
-        _mixing(
-            az.InferenceData(posterior=res.pair_draws(), sample_stats=idata["sample_stats"]),
-            ["R"],
-            owner=_OWNER,
-            block=R_BLOCK,
-        )
-    return res
+
+def _add_log_likelihood(idata: Any, release: Release) -> None:
+    """Put the pairs' pointwise log-likelihood (:func:`_pairs_log_likelihood`) into ``idata`` as its group, in place."""
+    from .._engine import set_group
+
+    set_group(idata, "log_likelihood", _pairs_log_likelihood(idata, release))
+
+
+def _finish(kind: str, idata: Any, st: SamplingSettings, *, owner: str, block: MixingBlock, attrs: Any) -> Any:
+    """The end of a copula fit: :func:`~noiseaware._engine.finish_fit`'s records, and its mixing check on the pairs.
+
+    The check covers the ``p(p-1)/2`` free entries of ``R`` (:func:`pair_draws`), each named by its
+    pair of columns: the diagonal of ``R`` is constant and its lower triangle repeats the upper.
+    """
+    record_run(idata, st, noiseaware_result=kind, noiseaware_default_var="R", **attrs)
+    if st.check_mixing:
+        view = from_groups({"posterior": pair_draws(idata), "sample_stats": group(idata, "sample_stats")})
+        _mixing(view, ["R"], owner=owner, block=block)
+    return idata

@@ -52,7 +52,7 @@ def fisher_mean(eta: float, n: int) -> float:
     """
     t, lb = _log_base(int(n))
     w = lb + eta * t
-    w = np.exp(w - w.max())
+    w = np.exp(w - np.max(w))
     return float((w * t).sum() / w.sum())
 
 

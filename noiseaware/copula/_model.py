@@ -270,18 +270,45 @@ def _diagonal_curvature(model: _NumpyroModel) -> Callable[[Any], Any]:
 
 
 def _pymc_model(release: Release, prior: LKJPrior) -> Any:
-    """The Bayes-NA model of a release as a ``pm.Model``: ``R ~ LKJCorr``, the composite likelihood observed."""
+    """The Bayes-NA model of a release as a ``pm.Model``: ``R ~ LKJ(eta)``, the composite likelihood observed.
+
+    PyMC 6's ``LKJCorr`` is the Cholesky factor of ``R`` (kept as ``L_corr``, as the NumPyro route
+    keeps it), positive definite by construction. PyMC 5's ``LKJCorr`` is not: it samples the
+    packed upper triangle, each entry on its own interval (-1, 1), and leaves positive
+    definiteness to a parameter check that the JAX samplers (``nuts_sampler="numpyro"``) drop, so
+    that every draw could be an indefinite "correlation" matrix (all were, at ``p = 5``), and the
+    composite likelihood, a product over pairs, does not object. Under PyMC 5 the model therefore
+    samples ``LKJCholeskyCov`` (Lewandowski, Kurowicka & Joe 2009, as PyMC parameterizes it: a
+    Cholesky factor of a covariance whose correlation matrix is ``LKJ(eta)``, its scales
+    independent of it) with nuisance scales ``Exponential(1)``; ``R`` is its correlation matrix,
+    with the same ``LKJ(eta)`` prior and the same posterior, since the likelihood reads ``R`` only.
+    Either way the posterior holds ``R`` with dims ``(row, col)``.
+    """
+    import inspect
+
     import pymc as pm
+    import pytensor.tensor as pt
 
     from .. import pymc as nap
 
     p = int(release.metadata["p"])
     cols = _cols(release)
     with pm.Model(coords={"row": cols, "col": cols}) as model:
-        corr = pm.LKJCorr("R_packed", n=p, eta=prior.eta, return_matrix=True)
+        if "return_matrix" in inspect.signature(pm.LKJCorr.dist).parameters:  # PyMC 5
+            packed = pm.LKJCholeskyCov(
+                "L_cov_packed", n=p, eta=prior.eta, sd_dist=pm.Exponential.dist(1.0, size=p), compute_corr=False
+            )
+            L = pm.expand_packed_triangular(p, packed, lower=True)
+            cov = L @ L.T
+            sd = pt.sqrt(pt.diag(cov))
+            corr = cov / pt.outer(sd, sd)
+        else:  # PyMC 6: the Cholesky factor of R
+            L = pm.LKJCorr("L_corr", n=p, eta=prior.eta, dims=("row", "col"))
+            corr = L @ L.T
         R = pm.Deterministic("R", corr, dims=("row", "col"))
         nap.CompositeCopulaLikelihood.from_release("pairs", release, R)
     return model
+
 
 #: Draws per call of the pointwise log-likelihood program (a fixed size: one compiled program per ``(n, k)``).
 _LOGLIK_CHUNK = 256
@@ -350,14 +377,22 @@ def pointwise_log_likelihood(release: Release, R: np.ndarray) -> np.ndarray:
 
 
 def _pairs_log_likelihood(fit: Any, release: Release) -> Any:
-    """The ``log_likelihood`` group of a fit of ``release``: one term per released pair (variable ``pairs``)."""
+    """The ``log_likelihood`` group of a fit of ``release``: one term per released pair (variable ``pairs``).
+
+    A :class:`xarray.Dataset` of dims ``(chain, draw, d)`` with ``d`` the dimension of the
+    ``observed_data`` variable ``pairs`` (so that ArviZ pairs each term with its observation).
+    """
     import xarray as xr
 
-    post = fit["posterior"]
+    from .._engine import group, has_group
+
+    post = group(fit, "posterior")
     ll = pointwise_log_likelihood(release, np.asarray(post["R"].values, dtype=np.float64))
-    obs = fit["observed_data"].get("pairs") if "observed_data" in fit.groups() else None
+    obs = group(fit, "observed_data").get("pairs") if has_group(fit, "observed_data") else None
     dim = str(obs.dims[0]) if obs is not None else "pairs_dim_0"
-    coords = {"chain": post["chain"].values, "draw": post["draw"].values}
+    coords: dict[str, Any] = {"chain": post["chain"].values, "draw": post["draw"].values}
+    if obs is not None and dim in obs.coords:
+        coords[dim] = obs[dim].values
     return xr.Dataset({"pairs": xr.DataArray(ll, dims=("chain", "draw", dim), coords=coords)})
 
 

@@ -1,4 +1,14 @@
-"""The result of ``copula.fit``: :class:`CopulaFit`, and the partial slopes of a correlation matrix."""
+r"""Reading a copula fit's result: functions of the correlation matrix ``R`` stored in its posterior.
+
+``copula.fit`` and ``copula.fit_dpcopula`` return the host stack's own container (an
+:class:`xarray.DataTree` under ArviZ 1, an :class:`arviz.InferenceData` under ArviZ 0.x) whose
+``posterior`` holds ``R`` with dims ``(chain, draw, row, col)``, the coordinates of ``row`` and
+``col`` being the release's column names. The functions below read only that variable, its
+coordinates and the result's root ``attrs``, so they work on a result read back with
+``az.from_netcdf`` as on the fit's own return. What every fit shares -- pooled draws, element-wise
+intervals, ArviZ's summary and trace plot, diagnostics, the fitted release -- is in
+:mod:`noiseaware.results` (``results.draws(fit)``, ``results.interval(fit, 0.9)``, ...).
+"""
 
 from __future__ import annotations
 
@@ -8,41 +18,93 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
-from .._engine import FitResult
-from ..exceptions import NoiseawareValueError
-from ..release import Release
+from .._engine import group, has_group, is_result
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
+    import xarray
 
-__all__ = ["CopulaFit", "partial_slope"]
+__all__ = ["functional", "pair_draws", "pair_summary", "partial_slope", "plot_pairs"]
 
 
-def partial_slope(R: Any, outcome: int, predictor: int, controls: Sequence[int] = ()) -> np.ndarray:
+# ----------------------------------------------------------------------------- reading R
+def _check_fit(owner: str, fit: Any) -> Any:
+    """The posterior ``R`` (a DataArray ``(chain, draw, p, p)``) of a copula fit's result; raises otherwise."""
+    R = None
+    if is_result(fit) and has_group(fit, "posterior"):
+        post = group(fit, "posterior")
+        if "R" in post.data_vars:
+            R = post["R"]
+    if R is None or R.ndim != 4 or R.shape[-1] != R.shape[-2] or R.shape[-1] < 2:
+        raise NoiseawareTypeError(
+            v.message(
+                owner,
+                "fit",
+                "must be the result of copula.fit or copula.fit_dpcopula (an xarray.DataTree under ArviZ 1, an "
+                "arviz.InferenceData under ArviZ 0.x) with a posterior variable R of dims (chain, draw, row, col)",
+                type(fit).__name__,
+            )
+        )
+    return R
+
+
+def _columns(R: Any) -> tuple[str, ...]:
+    """The variables' names: the coordinates of ``R``'s row dimension (``"0"``, ``"1"``, ... without them)."""
+    dim = R.dims[2]
+    if dim in R.coords:
+        return tuple(str(c) for c in R[dim].values)
+    return tuple(str(i) for i in range(R.shape[2]))
+
+
+def _pooled(R: Any) -> np.ndarray:
+    """The draws of ``R`` pooled over chains, ``(chains * draws, p, p)`` float64."""
+    x = np.asarray(R.values, dtype=np.float64)
+    return x.reshape((-1, *x.shape[2:]))
+
+
+def _pair_labels(cols: Sequence[str], sep: str = " x ") -> list[str]:
+    iu, ju = np.triu_indices(len(cols), 1)
+    return [f"{cols[j]}{sep}{cols[k]}" for j, k in zip(iu.tolist(), ju.tolist(), strict=True)]
+
+
+# ----------------------------------------------------------------------------- functions of R
+def partial_slope(
+    fit: Any, outcome: int | str, predictor: int | str, controls: Sequence[int | str] = ()
+) -> np.ndarray:
     r"""Standardized partial regression slope of ``outcome`` on ``predictor`` given ``controls``.
 
-    For a correlation matrix ``R`` (or a stack of them, shape ``(..., p, p)``) the slope of
-    the latent Gaussian ``Z_outcome`` on ``Z_predictor`` in the regression that also includes
-    ``Z_controls`` is
+    For a correlation matrix ``R`` the slope of the latent Gaussian ``Z_outcome`` on
+    ``Z_predictor`` in the regression that also includes ``Z_controls`` is
 
     .. math:: \beta = \frac{R_{yx} - R_{yC} R_{CC}^{-1} R_{Cx}}{1 - R_{xC} R_{CC}^{-1} R_{Cx}},
 
-    which for one control ``c`` is Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for
-    Gaussian Copula Correlations*, Supplement S.4's
-    :math:`(R_{y,x} - R_{y,c} R_{x,c}) / (1 - R_{x,c}^2)`.
+    which for one control ``c`` is Wang, Feldman & Reiter (2026), *Differentially Private Bayesian
+    Inference for Gaussian Copula Correlations*, Supplement S.4's
+    :math:`(R_{y,x} - R_{y,c} R_{x,c}) / (1 - R_{x,c}^2)`. Given a fit's result, its posterior
+    draws of :math:`\beta`.
 
     Parameters
     ----------
-    R : array_like, shape (..., p, p)
-        Correlation matrix or a stack of them.
-    outcome, predictor : int
-        Column indices.
-    controls : sequence of int
-        Column indices conditioned on (may be empty: then ``beta = R_yx``).
+    fit : xarray.DataTree, arviz.InferenceData or array_like
+        The result of :func:`~noiseaware.copula.fit` or :func:`~noiseaware.copula.fit_dpcopula`
+        (its posterior ``R``), or a correlation matrix or a stack of them, shape ``(..., p, p)``.
+    outcome, predictor : int or str
+        Columns, by index or, with a fit's result, by name (the coordinates of ``R``).
+    controls : sequence of int or str
+        Columns conditioned on (may be empty: then ``beta = R_yx``).
 
     Returns
     -------
-    ndarray, shape (...)
+    ndarray
+        Shape ``(chains * draws,)`` for a fit's result (its draws pooled over chains), ``R``'s
+        leading shape ``(...)`` for an array.
+
+    Raises
+    ------
+    NoiseawareValueError
+        If ``R`` is not square, or outcome, predictor and controls are not distinct columns
+        (an unknown name, an index out of range, a name given with a bare array).
 
     Examples
     --------
@@ -50,199 +112,314 @@ def partial_slope(R: Any, outcome: int, predictor: int, controls: Sequence[int] 
     >>> R = np.array([[1.0, 0.3, 0.5], [0.3, 1.0, 0.2], [0.5, 0.2, 1.0]])
     >>> round(float(partial_slope(R, outcome=1, predictor=0, controls=[2])), 6)
     0.266667
+
+    On a fit's result, by column name (here a stand-in with the posterior of ``R`` only):
+
+    >>> from noiseaware._engine import from_groups
+    >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
+    >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
+    >>> cols = ["age", "income", "score"]
+    >>> fit = from_groups({"posterior": {"R": R}}, dims={"R": ["row", "col"]}, coords={"row": cols, "col": cols})
+    >>> b = partial_slope(fit, "income", "age", controls=["score"])
+    >>> b.shape, bool(0.4 < b.mean() < 0.5)
+    ((400,), True)
     """
-    R = np.asarray(R, dtype=np.float64)
-    if R.ndim < 2 or R.shape[-1] != R.shape[-2]:
-        raise NoiseawareValueError(f"partial_slope: R must have shape (..., p, p); got shape {R.shape}.")
+    owner = "noiseaware.copula.partial_slope"
+    if is_result(fit):
+        R_da = _check_fit(owner, fit)
+        R, cols = _pooled(R_da), _columns(R_da)
+    else:
+        R, cols = np.asarray(fit, dtype=np.float64), None
+        if R.ndim < 2 or R.shape[-1] != R.shape[-2]:
+            raise NoiseawareValueError(f"{owner}: R must have shape (..., p, p); got shape {R.shape}.")
     p = R.shape[-1]
-    idx = [outcome, predictor, *controls]
-    if any(not (0 <= int(i) < p) for i in idx) or len(set(idx)) != len(idx):
+
+    def index(col: int | str) -> int:
+        if isinstance(col, str):
+            if cols is None or col not in cols:
+                known = f"the columns are {list(cols)}" if cols is not None else "a bare array has no column names"
+                raise NoiseawareValueError(f"{owner}: unknown column {col!r}; {known}.")
+            return cols.index(col)
+        return int(col)
+
+    y, x, c = index(outcome), index(predictor), [index(k) for k in controls]
+    idx = [y, x, *c]
+    if any(not (0 <= i < p) for i in idx) or len(set(idx)) != len(idx):
         raise NoiseawareValueError(
-            f"partial_slope: outcome, predictor and controls must be distinct indices in [0, {p}); "
-            f"got outcome={outcome}, predictor={predictor}, controls={list(controls)}."
+            f"{owner}: outcome, predictor and controls must be distinct indices in [0, {p}); "
+            f"got outcome={outcome!r}, predictor={predictor!r}, controls={list(controls)!r}."
         )
-    c = list(controls)
-    ryx = R[..., outcome, predictor]
+    ryx = R[..., y, x]
     if not c:
         return np.asarray(ryx)
     Rcc = R[..., c, :][..., :, c]
-    rcx = R[..., c, predictor]
-    rcy = R[..., c, outcome]
+    rcx = R[..., c, x]
+    rcy = R[..., c, y]
     sol = np.linalg.solve(Rcc, np.stack([rcx, rcy], axis=-1))  # (..., |C|, 2)
     num = ryx - np.sum(rcy * sol[..., 0], axis=-1)
     den = 1.0 - np.sum(rcx * sol[..., 0], axis=-1)
     return np.asarray(num / den)
 
 
-class CopulaFit(FitResult):
-    """Posterior of a Bayes-NA fit (returned by :func:`fit`): an ArviZ ``InferenceData``.
+def functional(fit: Any, fn: Callable[[np.ndarray], Any]) -> np.ndarray:
+    r"""Posterior draws of ``fn(R)`` for any function of one ``(p, p)`` correlation matrix.
 
-    Every ArviZ function takes it as it takes ``pm.sample``'s result (``az.summary(fit)``,
-    ``az.plot_trace(fit)``, ``az.loo(fit)`` over the pairs' composite log-likelihood terms).
-    :meth:`summary`, :meth:`interval` and :meth:`plot` are specialised to the correlation matrix
-    (one row per pair, element-wise intervals, a Figure-3-style plot); ``diagnostics`` and
-    ``settings`` are those of every :class:`noiseaware.FitResult`.
-
-    Attributes
+    Parameters
     ----------
-    idata : arviz.InferenceData
-        Posterior draws (variable ``"R"``, dims ``chain, draw, row, col``), sample stats, and the
-        observed noisy counts.
-    columns : tuple of str
-        Variable names, in the order of the release.
-    backend : str
-        ``"numpyro"`` or ``"pymc"``.
-    release : Release
-        The release that was fitted.
-    settings : SamplingSettings
-        The resolved sampler settings (the seed used, ...).
+    fit : xarray.DataTree or arviz.InferenceData
+        The result of :func:`~noiseaware.copula.fit` or :func:`~noiseaware.copula.fit_dpcopula`.
+    fn : callable
+        ``fn(R)`` for one draw ``R`` (a float64 ``(p, p)`` array, the release's column order).
+
+    Returns
+    -------
+    ndarray
+        ``fn``'s values stacked over the draws pooled over chains: shape ``(chains * draws, ...)``.
+
+    Raises
+    ------
+    NoiseawareTypeError
+        If ``fit`` is not a copula fit's result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noiseaware._engine import from_groups
+    >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
+    >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
+    >>> cols = ["age", "income", "score"]
+    >>> fit = from_groups({"posterior": {"R": R}}, dims={"R": ["row", "col"]}, coords={"row": cols, "col": cols})
+    >>> z = functional(fit, lambda R: np.arctanh(R[0, 1]))  # Fisher's z of the first pair
+    >>> z.shape, bool(0.5 < z.mean() < 0.6)
+    ((400,), True)
     """
+    R = _pooled(_check_fit("noiseaware.copula.functional", fit))
+    return np.asarray([fn(r) for r in R])
 
-    default_var = "R"
-    fields = ("columns", "backend", "release")
 
-    columns: tuple[str, ...]
-    backend: str
-    release: Release
+def pair_draws(fit: Any) -> xarray.Dataset:
+    r"""The posterior of the ``p(p-1)/2`` free entries of ``R``: a Dataset with ``R`` of dims ``(chain, draw, pair)``.
 
-    @property
-    def _draws(self) -> np.ndarray:
-        # computed from the posterior each time: ArviZ's sel/isel copy the object and change the posterior
-        R = np.asarray(self["posterior"]["R"].values, dtype=np.float64)
-        return R.reshape((-1, *R.shape[-2:]))
+    The entries above the diagonal, in row order (``R[0, 1], R[0, 2], ..., R[p-2, p-1]``), each
+    labelled ``"a x b"`` by its columns on the ``pair`` coordinate. ArviZ's functions take it as a
+    posterior (``az.ess(pair_draws(fit))``, ``az.mcse``, ``az.rhat``): unlike the full matrix it has
+    no constant diagonal and no entry twice.
 
-    @property
-    def p(self) -> int:
-        """Number of variables."""
-        return len(self.columns)
+    Parameters
+    ----------
+    fit : xarray.DataTree or arviz.InferenceData
+        The result of :func:`~noiseaware.copula.fit` or :func:`~noiseaware.copula.fit_dpcopula`.
 
-    @property
-    def draws(self) -> np.ndarray:
-        """All posterior draws of ``R`` pooled over chains, shape ``(chains * draws, p, p)``."""
-        return self._draws
+    Returns
+    -------
+    xarray.Dataset
 
-    @property
-    def posterior_mean(self) -> np.ndarray:
-        """Posterior mean of ``R`` (the Bayes-NA point estimate), shape ``(p, p)``."""
-        return np.asarray(self._draws.mean(axis=0))
+    Raises
+    ------
+    NoiseawareTypeError
+        If ``fit`` is not a copula fit's result.
 
-    def interval(self, level: float = 0.95, var: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Element-wise equal-tailed credible interval at ``level``: ``(lower, upper)``, each ``(p, p)`` for ``R``."""
-        if var is None or var == "R":
-            level = v.open_unit("CopulaFit.interval", "level", level)
-            q = np.quantile(self._draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
-            return q[0], q[1]
-        return super().interval(level, var)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noiseaware._engine import from_groups
+    >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
+    >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
+    >>> cols = ["age", "income", "score"]
+    >>> fit = from_groups({"posterior": {"R": R}}, dims={"R": ["row", "col"]}, coords={"row": cols, "col": cols})
+    >>> ds = pair_draws(fit)
+    >>> dict(ds["R"].sizes), ds["pair"].values.tolist()
+    ({'chain': 2, 'draw': 200, 'pair': 3}, ['age x income', 'age x score', 'income x score'])
+    """
+    import xarray as xr
 
-    def functional(self, fn: Callable[[np.ndarray], Any]) -> np.ndarray:
-        """Posterior draws of ``fn(R)`` for any user function of one ``(p, p)`` matrix."""
-        return np.asarray([fn(R) for R in self._draws])
+    R = _check_fit("noiseaware.copula.pair_draws", fit)
+    cols = _columns(R)
+    iu, ju = np.triu_indices(len(cols), 1)
+    chain, draw = R.dims[:2]
+    coords = {str(d): R[d].values for d in (chain, draw) if d in R.coords}
+    # NumPy indexing: a lazily loaded posterior (PyMC 6, a netCDF file) has no vectorized indexing in xarray
+    da = xr.DataArray(
+        np.asarray(R.values)[..., iu, ju], dims=(chain, draw, "pair"), coords={**coords, "pair": _pair_labels(cols)}
+    )
+    return xr.Dataset({"R": da})
 
-    def partial_slope(self, outcome: int | str, predictor: int | str, controls: Sequence[int | str] = ()) -> np.ndarray:
-        """Posterior draws of :func:`partial_slope` (Wang et al. 2026, Supplement S.4); names or indices."""
-        ctrl = [self._index(c) for c in controls]
-        return partial_slope(self._draws, self._index(outcome), self._index(predictor), ctrl)
 
-    def _index(self, col: int | str) -> int:
-        if isinstance(col, str):
-            if col not in self.columns:
-                raise NoiseawareValueError(f"CopulaFit: unknown column {col!r}; columns are {list(self.columns)}.")
-            return self.columns.index(col)
-        return int(col)
+def pair_summary(fit: Any, level: float = 0.95) -> pandas.DataFrame:
+    r"""One row per pair: posterior mean, sd, equal-tailed interval at ``level``, R-hat and bulk ESS.
 
-    def pair_draws(self) -> Any:
-        """The posterior of the ``p(p-1)/2`` free entries as an xarray Dataset (dims ``chain, draw, pair``)."""
-        import xarray as xr
+    The interval is that of :func:`noiseaware.results.interval` (the draws' quantiles
+    :math:`(1 \mp \text{level})/2`); R-hat and bulk ESS are ArviZ's on :func:`pair_draws` (NaN
+    R-hat with one chain). For ArviZ's own summary of every variable use
+    :func:`noiseaware.results.summary` or ``az.summary(fit)``.
 
-        iu, ju = np.triu_indices(self.p, 1)
-        post = self["posterior"]["R"]
-        da = post.isel({post.dims[2]: xr.DataArray(iu, dims="pair"), post.dims[3]: xr.DataArray(ju, dims="pair")})
-        labels = [f"{self.columns[j]} x {self.columns[k]}" for j, k in zip(iu, ju, strict=True)]
-        return xr.Dataset({"R": da.drop_vars(list(post.dims[2:]), errors="ignore").assign_coords(pair=labels)})
+    Parameters
+    ----------
+    fit : xarray.DataTree or arviz.InferenceData
+        The result of :func:`~noiseaware.copula.fit` or :func:`~noiseaware.copula.fit_dpcopula`.
+    level : float
+        Credible level in (0, 1).
 
-    def summary(self, level: float = 0.95, var_names: Any = None) -> pandas.DataFrame:
-        """One row per pair: posterior mean, sd, interval, R-hat and bulk ESS (ArviZ).
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``pair`` (``"a x b"``); columns ``mean``, ``sd``, ``lower 95%``, ``upper 95%`` (at
+        ``level``), ``r_hat``, ``ess_bulk``.
 
-        With ``var_names``, ArviZ's own summary of those variables (the engine's
-        :meth:`noiseaware.FitResult.summary`).
-        """
-        import arviz as az
-        import pandas as pd
+    Raises
+    ------
+    NoiseawareTypeError
+        If ``fit`` is not a copula fit's result.
+    NoiseawareValueError
+        If ``level`` is not in (0, 1).
 
-        if var_names is not None:
-            return super().summary(level, var_names)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noiseaware._engine import from_groups
+    >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
+    >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
+    >>> cols = ["age", "income", "score"]
+    >>> fit = from_groups({"posterior": {"R": R}}, dims={"R": ["row", "col"]}, coords={"row": cols, "col": cols})
+    >>> table = pair_summary(fit, level=0.9)
+    >>> list(table.columns)
+    ['mean', 'sd', 'lower 90%', 'upper 90%', 'r_hat', 'ess_bulk']
+    >>> table["mean"].round(1).tolist()
+    [0.5, 0.2, 0.3]
+    """
+    import arviz as az
+    import pandas as pd
 
-        lo, hi = self.interval(level)
-        mean, sd = self.posterior_mean, self._draws.std(axis=0, ddof=1)
-        pairs = self.pair_draws()  # diagnostics on the free entries only (the diagonal is constant)
-        rhat = np.asarray(az.rhat(pairs)["R"].values)
-        ess = np.asarray(az.ess(pairs, method="bulk")["R"].values)
-        rows = []
-        pct = f"{100 * level:g}%"
-        for i, (j, k) in enumerate(zip(*np.triu_indices(self.p, 1), strict=True)):
-            rows.append(
-                {
-                    "pair": f"{self.columns[j]} x {self.columns[k]}",
-                    "mean": mean[j, k],
-                    "sd": sd[j, k],
-                    f"lower {pct}": lo[j, k],
-                    f"upper {pct}": hi[j, k],
-                    "r_hat": rhat[i],
-                    "ess_bulk": ess[i],
-                }
-            )
-        return pd.DataFrame(rows).set_index("pair")
+    from .._engine._result import _constant_entries_ok
 
-    def plot(
-        self,
-        path: str | None = None,
-        *,
-        level: float = 0.95,
-        truth: np.ndarray | None = None,
-        others: dict[str, np.ndarray] | None = None,
-        title: str | None = None,
-        var_names: Any = None,
-    ) -> Any:
-        """Figure-3-style plot: per pair, posterior mean (dot) and ``level`` interval (bar).
+    owner = "noiseaware.copula.pair_summary"
+    R = _check_fit(owner, fit)
+    level = v.open_unit(owner, "level", level)
+    pairs = pair_draws(fit)
+    x = np.asarray(pairs["R"].values, dtype=np.float64)
+    flat = x.reshape(-1, x.shape[-1])
+    lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    with _constant_entries_ok():
+        ess = np.asarray(az.ess(pairs, method="bulk")["R"].values, dtype=np.float64)
+        rhat = (
+            np.asarray(az.rhat(pairs)["R"].values, dtype=np.float64) if int(R.sizes["chain"]) > 1
+            else np.full(flat.shape[-1], np.nan)
+        )
+    pct = f"{100 * level:g}%"
+    table = pd.DataFrame(
+        {
+            "mean": flat.mean(axis=0),
+            "sd": flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.full(flat.shape[-1], np.nan),
+            f"lower {pct}": lo,
+            f"upper {pct}": hi,
+            "r_hat": rhat,
+            "ess_bulk": ess,
+        },
+        index=pd.Index([str(p) for p in pairs["pair"].values], name="pair"),
+    )
+    return table
 
-        ``truth`` (a ``(p, p)`` matrix) and ``others`` (name -> ``(p, p)`` point estimates, e.g.
-        MLE-NN) are drawn beside. Saves a PNG when ``path`` is given; returns the figure.
-        With ``var_names``, the engine's ArviZ trace plot of those variables instead.
-        Needs matplotlib.
-        """
-        if var_names is not None:
-            return super().plot(path, var_names=var_names)
-        import matplotlib
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+def plot_pairs(
+    fit: Any,
+    path: str | None = None,
+    *,
+    level: float = 0.95,
+    truth: np.ndarray | None = None,
+    others: dict[str, np.ndarray] | None = None,
+    title: str | None = None,
+) -> Any:
+    r"""Wang et al. (2026) Figure-3-style plot: per pair, the posterior mean (dot) and ``level`` interval (bar).
 
-        iu = np.triu_indices(self.p, 1)
-        lo, hi = self.interval(level)
-        mean = self.posterior_mean
-        labels = [f"{self.columns[j]} × {self.columns[k]}" for j, k in zip(*iu, strict=True)]
-        y = np.arange(len(labels))[::-1].astype(float)
-        fig, ax = plt.subplots(figsize=(6.5, 0.38 * len(labels) + 1.4))
-        ax.hlines(y, lo[iu], hi[iu], color="tab:orange", lw=2.5, label=f"Bayes-NA {100 * level:g}% interval")
-        ax.plot(mean[iu], y, "o", color="tab:orange", label="Bayes-NA posterior mean")
-        markers = iter(["s", "D", "^", "v", "P"])
-        for name, M in (others or {}).items():
-            ax.plot(np.asarray(M)[iu], y, next(markers), mfc="none", color="tab:blue", label=name)
-        if truth is not None:
-            ax.plot(np.asarray(truth)[iu], y, "x", color="black", ms=8, label="truth")
-        ax.axvline(0.0, color="grey", lw=0.8, ls=":")
-        ax.set_yticks(y, labels)
-        ax.set_xlim(-1.05, 1.05)
-        ax.set_xlabel("copula correlation")
-        eps = self.release.guarantee.epsilon
-        ax.set_title(title or f"Bayes-NA posterior, n = {self.release.n}, ε = {eps:g} ({self.backend})")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8, frameon=False)
-        fig.tight_layout()
-        if path is not None:
-            from .._io import write_figure
+    Parameters
+    ----------
+    fit : xarray.DataTree or arviz.InferenceData
+        The result of :func:`~noiseaware.copula.fit` or :func:`~noiseaware.copula.fit_dpcopula`.
+    path : str, optional
+        Save the figure there (format from the suffix, PNG without one), and close it.
+    level : float
+        Credible level of the bars.
+    truth : array_like, shape (p, p), optional
+        True correlations, drawn as crosses.
+    others : dict of str to array_like (p, p), optional
+        Point estimates to draw beside (e.g. ``{"MLE-NN": mle_nn(release).R}``).
+    title : str, optional
+        Default: the release's ``n`` and ``epsilon`` (:func:`noiseaware.results.release`) and the
+        backend the fit recorded.
 
-            try:
-                write_figure(fig, path, dpi=120, owner="CopulaFit.plot")
-            finally:
-                plt.close(fig)
-        return fig
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (closed once saved when ``path`` is given).
+
+    Raises
+    ------
+    NoiseawareTypeError
+        If ``fit`` is not a copula fit's result.
+    NoiseawareValueError
+        If ``level`` is not in (0, 1).
+
+    Notes
+    -----
+    Needs matplotlib. ArviZ's trace plot of the result is :func:`noiseaware.results.plot`.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from noiseaware._engine import from_groups
+    >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
+    >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
+    >>> cols = ["age", "income", "score"]
+    >>> fit = from_groups({"posterior": {"R": R}}, dims={"R": ["row", "col"]}, coords={"row": cols, "col": cols})
+    >>> fig = plot_pairs(fit, title="three pairs")
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['age × income', 'age × score', 'income × score']
+    >>> plt.close(fig)
+    """
+    owner = "noiseaware.copula.plot_pairs"
+    R_da = _check_fit(owner, fit)
+    level = v.open_unit(owner, "level", level)
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from .._engine import release as _release
+
+    R, cols = _pooled(R_da), _columns(R_da)
+    p = len(cols)
+    iu = np.triu_indices(p, 1)
+    lo, hi = np.quantile(R, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    mean = R.mean(axis=0)
+    labels = _pair_labels(cols, " × ")
+    y = np.arange(len(labels))[::-1].astype(float)
+    fig, ax = plt.subplots(figsize=(6.5, 0.38 * len(labels) + 1.4))
+    ax.hlines(y, lo[iu], hi[iu], color="tab:orange", lw=2.5, label=f"Bayes-NA {100 * level:g}% interval")
+    ax.plot(mean[iu], y, "o", color="tab:orange", label="Bayes-NA posterior mean")
+    markers = iter(["s", "D", "^", "v", "P"])
+    for name, M in (others or {}).items():
+        ax.plot(np.asarray(M)[iu], y, next(markers), mfc="none", color="tab:blue", label=name)
+    if truth is not None:
+        ax.plot(np.asarray(truth)[iu], y, "x", color="black", ms=8, label="truth")
+    ax.axvline(0.0, color="grey", lw=0.8, ls=":")
+    ax.set_yticks(y, labels)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("copula correlation")
+    if title is None:
+        rel = _release(fit)
+        backend = fit.attrs.get("noiseaware_backend")
+        words = [f"n = {rel.n}", f"ε = {rel.guarantee.epsilon:g}"] if rel is not None else []
+        title = "Bayes-NA posterior" + (f", {', '.join(words)}" if words else "") + (f" ({backend})" if backend else "")
+    ax.set_title(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout()
+    if path is not None:
+        from .._io import write_figure
+
+        try:
+            write_figure(fig, path, dpi=120, owner=owner)
+        finally:
+            plt.close(fig)
+    return fig

@@ -32,9 +32,10 @@ import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
+from .._engine import is_result
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
-from ._dpcopula_fit import DPCopulaFit
+from ._dpcopula_fit import _parts
 from ._dpcopula_release import _check, _domains, _eigen_repair, dpcopula_correlation, dpcopula_margins
 
 __all__ = ["cell_codes", "synthesize", "synthesize_hybrid"]
@@ -192,7 +193,7 @@ def _draw(
 
 
 def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = None) -> Any:
-    r"""Synthetic records from a ``dpcopula`` release (DPCopula) or a :class:`DPCopulaFit` (noise-aware).
+    r"""Synthetic records from a ``dpcopula`` release (DPCopula) or a :func:`fit_dpcopula` result (noise-aware).
 
     With a release: Algorithm 3 of Li, Xiong & Jiang (2014), *Differentially Private Synthesization of
     Multi-Dimensional Data using Copula Functions* — draw
@@ -204,8 +205,9 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
 
     Parameters
     ----------
-    source : Release or DPCopulaFit
-        What to synthesize from.
+    source : Release, xarray.DataTree or arviz.InferenceData
+        What to synthesize from: a ``dpcopula`` release, or the result of
+        :func:`~noiseaware.copula.fit_dpcopula` (also its copy read back with ``az.from_netcdf``).
     n : int
         Rows per synthetic data set.
     seed : int or numpy.random.Generator, optional
@@ -223,7 +225,7 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
     Raises
     ------
     TypeError
-        If ``source`` is neither a ``dpcopula`` release nor a :class:`DPCopulaFit`.
+        If ``source`` is neither a ``dpcopula`` release nor a ``fit_dpcopula`` result.
     ValueError
         If ``n`` is not in ``[1, 10**7]`` (``MAX_SIMULATED_ROWS``), ``seed`` is a negative
         integer, or ``draws`` is out of range (``TypeError`` for a ``seed`` of another type).
@@ -240,24 +242,14 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
     """
     n = v.integer(_OWNER, "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
     rng = v.generator(_OWNER, "seed", seed)
-    if isinstance(source, DPCopulaFit):
+    if is_result(source):
+        R, margins, columns, dtypes, domains = _parts(_OWNER, source, "source")  # a fit_dpcopula result, else TypeError
         m_draws = 10 if draws is None else v.integer(_OWNER, "draws", draws, minimum=1)
-        total = source.correlation.shape[0]
+        total = R.shape[0]
         if m_draws > total:
             v.fail(_OWNER, "draws", f"must be at most the fit's {total} posterior draws", m_draws)
         idx = np.linspace(0, total - 1, m_draws).round().astype(int)
-        return [
-            _sample(
-                source.correlation[s],
-                [p[s] for p in source.margins],
-                list(source.domains),
-                source.dtypes,
-                source.columns,
-                n,
-                rng,
-            )
-            for s in idx
-        ]
+        return [_sample(R[s], [p[s] for p in margins], domains, dtypes, columns, n, rng) for s in idx]
     if isinstance(source, Release) and source.statistic == "dpcopula_hybrid":
         if draws not in (None, 1):
             v.fail(_OWNER, "draws", "must be 1 (or omitted) for a release", draws)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import noiseaware as na
-from noiseaware import copula
+from noiseaware import copula, results
 
 
 @pytest.mark.slow
@@ -20,8 +20,10 @@ def test_fit_dpcopula_end_to_end() -> None:
         df, statistic="dpcopula", epsilon=2.0, correlation="median", domains=doms, rng=np.random.default_rng(1)
     )
     fit = copula.fit_dpcopula(rel, chains=2, draws=30, warmup=300, seed=3, check_mixing=False)  # draws per chain
-    assert fit.correlation.shape == (60, 2, 2) and [m.shape for m in fit.margins] == [(60, 100), (60, 40)]
-    r = fit.correlation[:, 0, 1]
+    R, margins = results.draws(fit, "R"), copula.margin_draws(fit)
+    assert R.shape == (60, 2, 2) and [m.shape for m in margins] == [(60, 100), (60, 40)]
+    assert results.fit_kind(fit) == "copula.fit_dpcopula" and results.release(fit) == rel
+    r = R[:, 0, 1]
     assert 0.45 < r.mean() < 0.75 and r.std() > 0.005
     copies = copula.synthesize(fit, 2000, draws=8, seed=4)
     assert len(copies) == 8 and all(str(c["a"].dtype) == "int64" for c in copies)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,8 +12,9 @@ import scipy.special
 
 import noiseaware as na
 from noiseaware import copula
+from noiseaware._engine import from_groups, group
 from noiseaware._privatize._dpcopula import kendall_tau_a_fast
-from noiseaware.copula._dpcopula_fit import DPCopulaFit
+from noiseaware.copula._dpcopula_fit import _attach_margins
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
 
 R_TRUE = np.array([[1.0, 0.7, -0.4], [0.7, 1.0, -0.2], [-0.4, -0.2, 1.0]])
@@ -126,24 +128,51 @@ def test_correlation_point_estimates_of_the_three_routes() -> None:
         assert np.all(np.sign(P[:, 2][:2]) == -1), (corr, P)  # 3-valued column: attenuated by ties, sign kept
 
 
-def test_synthesize_from_a_fit_gives_one_frame_per_draw(released: tuple[pd.DataFrame, na.Release]) -> None:
+def _stand_in_fit(rel: na.Release, margins: list[np.ndarray], chains: int, draws: int) -> Any:
+    """A ``fit_dpcopula`` result without the NUTS run: identity ``R`` draws, the given margins' draws."""
+    cols = ["a", "b", "c"]
+    res = from_groups(
+        {"posterior": {"R": np.broadcast_to(np.eye(3), (chains, draws, 3, 3)).copy()}},
+        dims={"R": ["row", "col"]},
+        coords={"row": cols, "col": cols},
+        attrs={"noiseaware_result": "copula.fit_dpcopula", "noiseaware_default_var": "R"},
+    )
+    return _attach_margins(res, margins, rel)
+
+
+def test_synthesize_from_a_fit_gives_one_frame_per_draw(
+    released: tuple[pd.DataFrame, na.Release], tmp_path: Path
+) -> None:
+    import arviz as az
+
     _, rel = released
     margins = copula.dpcopula_margins(rel)
     S = 6
-    fit = DPCopulaFit(
-        correlation=np.stack([np.eye(3)] * S),
-        margins=tuple(np.stack([p] * S) for p in margins),
-        columns=("a", "b", "c"),
-        dtypes=("int64", "float64", "category"),
-        domains=tuple(copula._dpcopula_release._domains(rel)),
-        release=rel,
-        copula_fit=None,
-    )
+    # column a's margin at joint draw s is a point mass on cell s: each copy shows which draw it came from
+    a = np.zeros((S, margins[0].size))
+    a[np.arange(S), np.arange(S)] = 1.0
+    fit = _stand_in_fit(rel, [a, *(np.stack([p] * S) for p in margins[1:])], chains=2, draws=S // 2)
+    post = group(fit, "posterior")
+    assert post["margin_0"].dims == ("chain", "draw", "cell_0") and post["margin_0"].attrs["column"] == "a"
+    np.testing.assert_array_equal(copula.margin_draws(fit)[0], a)  # pooled over chains as results.draws pools R
     frames = copula.synthesize(fit, 200, draws=3, seed=0)
     assert len(frames) == 3 and all(list(f.columns) == ["a", "b", "c"] for f in frames)
-    assert not frames[0].equals(frames[1])
+    assert [sorted(set(f["a"])) for f in frames] == [[0], [2], [5]]  # draws 0, 2 and 5 of the six, evenly spaced
+    assert str(frames[0]["a"].dtype) == "int64" and isinstance(frames[0]["c"].dtype, pd.CategoricalDtype)
+    assert not frames[0]["b"].equals(frames[1]["b"])
     with pytest.raises(NoiseawareValueError, match="draws must be at most the fit's 6"):
         copula.synthesize(fit, 10, draws=7)
+    # the file's copy synthesizes the same copies
+    path = tmp_path / "fit.nc"
+    fit.to_netcdf(str(path))
+    back = az.from_netcdf(str(path))
+    for f, g in zip(frames, copula.synthesize(back, 200, draws=3, seed=0), strict=True):
+        pd.testing.assert_frame_equal(f, g)
+    # a copula.fit result has no margins
+    other = from_groups({"posterior": {"R": np.zeros((1, 2, 2, 2))}}, attrs={"noiseaware_result": "copula.fit"})
+    refused = r"source must be the result of copula\.fit_dpcopula .*; got source='a copula\.fit result'"
+    with pytest.raises(NoiseawareTypeError, match=refused):
+        copula.synthesize(other, 10)
 
 
 def test_bad_calls() -> None:
