@@ -8,14 +8,14 @@ the installed stack's ``pm.sample`` returns -- an :class:`xarray.DataTree` under
 root ``attrs`` (``noiseaware_result``: which fit; ``noiseaware_default_var``; the sampler settings
 ``noiseaware_seed``, ``noiseaware_chains``, ...; the fit's own records such as ``noiseaware_prior``),
 and these functions read only the groups and those attributes, so they work as well on a result
-read back from a file, and on ``pm.sample``'s own results.
+read back from a file, and on ``pm.sample``'s own results. :func:`from_groups` builds such a container from arrays (a
+result of one's own sampler, or a doctest's), through the installed ArviZ's public ``from_dict``.
 
 Examples
 --------
 >>> import numpy as np
 >>> import noiseaware.results as nr
->>> from noiseaware._engine import from_groups
->>> res = from_groups({"posterior": {"mu": np.random.default_rng(0).normal(size=(2, 500))}})
+>>> res = nr.from_groups({"posterior": {"mu": np.random.default_rng(0).normal(size=(2, 500))}})
 >>> nr.draws(res, "mu").shape
 (1000,)
 >>> lo, hi = nr.interval(res, 0.9)
@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+from ._engine._host import from_groups
 from ._engine._result import diagnostics, draws, fit_kind, interval, plot, release, settings, summary
 
-__all__ = ["diagnostics", "draws", "fit_kind", "interval", "plot", "release", "settings", "summary"]
+__all__ = ["diagnostics", "draws", "fit_kind", "from_groups", "interval", "plot", "release", "settings", "summary"]

@@ -290,13 +290,15 @@ def test_copula_pointwise_terms_sum_to_the_composite_likelihood() -> None:
     np.testing.assert_allclose(np.asarray(group(fit, "log_likelihood")["pairs"])[0, :5], terms, rtol=1e-12)
 
 
-def test_the_log_likelihood_group_is_built_on_first_read() -> None:
+def test_the_log_likelihood_group_survives_selection_and_a_file(tmp_path: Path) -> None:
     fit = _copula()
-    assert "log_likelihood" in fit.groups() and "log_likelihood" not in vars(fit)  # listed, not built
-    full = np.asarray(fit.log_likelihood["pairs"])  # ArviZ's way in: getattr
-    assert full.shape == (2, 60, 3) and "log_likelihood" in vars(fit)  # kept once built
+    full = np.asarray(group(fit, "log_likelihood")["pairs"])  # stored by the fit itself
+    assert full.shape == (2, 60, 3)
     sub = fit.sel(draw=slice(0, 9))
-    np.testing.assert_array_equal(np.asarray(sub.log_likelihood["pairs"]), full[:, :10])
+    np.testing.assert_array_equal(np.asarray(group(sub, "log_likelihood")["pairs"]), full[:, :10])
+    fit.to_netcdf(str(tmp_path / "fit.nc"))
+    back = az.from_netcdf(str(tmp_path / "fit.nc"))
+    np.testing.assert_array_equal(np.asarray(group(back, "log_likelihood")["pairs"]), full)
 
 
 def test_dpcopula_fit_log_likelihood_is_that_of_its_median_pairs_component() -> None:

@@ -98,6 +98,8 @@ def group_names(result: Any) -> list[str]:
     """The names of ``result``'s groups (``posterior``, ``sample_stats``, ...)."""
     import xarray as xr
 
+    if isinstance(result, xr.Dataset):  # a bare posterior (check_mixing takes one)
+        return ["posterior"]
     if isinstance(result, xr.DataTree):
         return [str(k) for k in result.children]
     return [str(k) for k in result.groups()]

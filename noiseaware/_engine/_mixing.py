@@ -142,7 +142,7 @@ def check_mixing(
     Independent draws pass; a random walk (a stuck chain) does not:
 
     >>> import numpy as np
-    >>> from noiseaware._engine._host import from_groups
+    >>> from noiseaware.results import from_groups
     >>> rng = np.random.default_rng(0)
     >>> check_mixing(from_groups({"posterior": {"theta": rng.normal(size=(4, 500))}}))
     []

@@ -91,7 +91,7 @@ def finish_fit(
     if default_var is not None:
         extra["noiseaware_default_var"] = default_var
     record_run(idata, settings, **extra, **(attrs or {}))
-    if settings.check_mixing:
+    if settings.check_mixing and check:
         check_mixing(idata, check, owner=owner, block=block)
     return idata
 
@@ -103,6 +103,7 @@ def _constant_entries_ok() -> Iterator[None]:
         warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
         warnings.filterwarnings("ignore", "divide by zero", RuntimeWarning)
         warnings.filterwarnings("ignore", "Degrees of freedom <= 0", RuntimeWarning)
+        warnings.filterwarnings("ignore", ".*appears to have a single value", UserWarning)  # ArviZ 0.x's KDE
         yield
 
 
@@ -156,7 +157,7 @@ def draws(result: Any, var: str | None = None) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from noiseaware._engine._host import from_groups
+    >>> from noiseaware.results import from_groups
     >>> res = from_groups({"posterior": {"mu": np.zeros((2, 50, 3))}})
     >>> draws(res, "mu").shape
     (100, 3)
@@ -176,7 +177,7 @@ def interval(result: Any, level: float = 0.95, var: str | None = None) -> tuple[
     Examples
     --------
     >>> import numpy as np
-    >>> from noiseaware._engine._host import from_groups
+    >>> from noiseaware.results import from_groups
     >>> res = from_groups({"posterior": {"mu": np.random.default_rng(0).normal(size=(2, 400))}})
     >>> lo, hi = interval(res, 0.9, var="mu")
     >>> bool(-2.0 < lo < -1.0 < 1.0 < hi < 2.0)
@@ -290,11 +291,13 @@ def settings(result: Any) -> SamplingSettings | None:
     Examples
     --------
     >>> import numpy as np
-    >>> from noiseaware._engine._host import from_groups
-    >>> from noiseaware._engine._settings import check_settings
-    >>> st = check_settings("fit", chains=2, draws=10, seed=3)
-    >>> res = record_run(from_groups({"posterior": {"mu": np.zeros((2, 10))}}), st)
-    >>> settings(res) == st
+    >>> from noiseaware.results import from_groups
+    >>> attrs = {"noiseaware_seed": 3, "noiseaware_chains": 2, "noiseaware_draws": 10, "noiseaware_warmup": 5,
+    ...          "noiseaware_target_accept": 0.8}  # what a fit records (booleans, when missing, take their defaults)
+    >>> st = settings(from_groups({"posterior": {"mu": np.zeros((2, 10))}}, attrs=attrs))
+    >>> st.seed, st.chains, st.draws, st.target_accept
+    (3, 2, 10, 0.8)
+    >>> settings(from_groups({"posterior": {"mu": np.zeros((2, 10))}})) is None  # a result no fit made
     True
     """
     _check_result("noiseaware.results.settings", result)

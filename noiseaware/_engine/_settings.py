@@ -12,8 +12,9 @@ unknown keywords and writes their numpydoc entries into its docstring. :func:`ch
 checks them, with one message shape (``"<fit>: draws must be an integer >= 1; got
 draws=-1."``). ``draws`` and ``warmup`` are *per chain* (as in ``pm.sample`` and NumPyro's
 ``MCMC``). ``seed=None`` draws a fresh 31-bit seed from the operating system; the seed used is
-recorded in the result (``noiseaware.results.settings(result).seed``, ``result.attrs["noiseaware_seed"]``) so that any run
-can be repeated. ``target_accept=None`` means the standard target of the fit's sampler:
+recorded in the result (``noiseaware.results.settings(result).seed``,
+``result.attrs["noiseaware_seed"]``) so that any run can be repeated. ``target_accept=None`` means the
+standard target of the fit's sampler:
 :data:`NUTS_TARGET_ACCEPT` (0.8, the default of Stan, PyMC and NumPyro) for NUTS, and
 :data:`RWM_TARGET_ACCEPT` (0.3) for the random-walk Metropolis moves whose step size the
 data-augmentation samplers adapt (a random walk in a few dimensions is most efficient near an
@@ -234,7 +235,8 @@ SAMPLING_DOC: dict[str, tuple[str, str]] = {
     "seed": (
         "int, optional",
         "Random seed; drawn from the operating system when omitted. The seed used is recorded in "
-        '``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so that any run can be repeated.',
+        '``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so that any run '
+        "can be repeated.",
     ),
     "progressbar": ("bool", "Show the sampler's progress bar (default False)."),
     "target_accept": (
