@@ -55,7 +55,7 @@ def test_dpcopula_doc_settings_run_without_a_warning() -> None:
     kw = _doc_call_kwargs("dpcopula.md", "copula.fit_dpcopula")
     assert kw["draws"] >= 500 and kw["chains"] >= 4, kw
     fit = copula.fit_dpcopula(_median_release(), **kw)
-    assert fit.correlation.shape[0] == kw["chains"] * kw["draws"]
+    assert na.results.draws(fit, "R").shape[0] == kw["chains"] * kw["draws"]
 
 
 @pytest.mark.slow  # compiles a second set of programs (other chains and draws)
