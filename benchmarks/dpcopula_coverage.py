@@ -25,7 +25,7 @@ Run:  .venv/bin/python benchmarks/dpcopula_coverage.py --reps 60 --out /tmp/dpc_
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import copy
 import json
 import time
 import warnings
@@ -44,6 +44,16 @@ def population(n: int, rho: float, rng: np.random.Generator) -> tuple[np.ndarray
     x1 = np.clip(np.round(50 + 15 * z[:, 0]), 0, 99).astype(np.int64)
     x2 = np.clip(z[:, 1], -4.0, 4.0)
     return x1, x2
+
+
+def _with_margins(fit: object, margins: tuple[np.ndarray, ...]) -> object:
+    """A copy of a ``fit_dpcopula`` result whose margins' draws are ``margins`` (each ``(S, K_j)``)."""
+    new = copy.deepcopy(fit)
+    post = new["posterior"]  # type: ignore[index]  # the posterior node (DataTree) or Dataset (InferenceData): in place
+    for j, m in enumerate(margins):
+        old = post[f"margin_{j}"]
+        post[f"margin_{j}"] = old.copy(data=np.asarray(m).reshape(old.shape))
+    return new
 
 
 def slope(x1: np.ndarray, x2: np.ndarray) -> tuple[float, float]:
@@ -96,10 +106,11 @@ def main() -> None:
             alpha = float(rel.mechanism.alpha)  # type: ignore[attr-defined]
             bins = np.cumsum([int(b) for b in rel.metadata["bins"]])[:-1]
             margins = tuple(
-                copula.margin_posterior(h_, alpha, n=a.n, draws=fit.correlation.shape[0], prior=prior, seed=rng)
+                copula.margin_posterior(h_, alpha, n=a.n, draws=na.results.draws(fit, "R").shape[0], prior=prior,
+                                        seed=rng)
                 for h_ in np.split(rel.values, bins)
             )
-            cps = copula.synthesize(dataclasses.replace(fit, margins=margins), a.n, draws=a.M, seed=rng)
+            cps = copula.synthesize(_with_margins(fit, margins), a.n, draws=a.M, seed=rng)
             es = [slope(c["x1"].to_numpy(), c["x2"].to_numpy()) for c in cps]
             extra[f"noise_aware_{pr}"] = list(
                 copula.combine_synthetic([e[0] for e in es], [e[1] ** 2 for e in es]).interval(0.95)

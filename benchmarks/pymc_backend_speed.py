@@ -59,7 +59,7 @@ def free_draws(name: str, res: Any) -> Any:
     import xarray as xr
 
     if name.startswith("copula"):
-        return res.pair_draws()
+        return copula.pair_draws(res)
     s = res.posterior["sigma"]
     d = s.shape[-1]
     cols = [s.values[..., j, k] for j in range(d) for k in range(j + 1)]

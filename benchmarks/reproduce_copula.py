@@ -176,14 +176,15 @@ def nuts_crosscheck(n: int, eps: float, reps: int, seed: int) -> list[dict[str, 
         rel = na.privatize(x, statistic="median_pairs", epsilon=eps, rng=rng)
         mean, lo, hi = grid.summary(float(rel.values[0]), math.exp(-float(rel.metadata["epsilon_per_pair"])))
         res = fit(rel, chains=4, draws=1000, warmup=1000, seed=h, progressbar=False)
-        lo2, hi2 = res.interval(0.95)
-        sd = float(res.draws[:, 0, 1].std())
+        lo2, hi2 = na.results.interval(res, 0.95)
+        R = na.results.draws(res, "R")
+        sd = float(R[:, 0, 1].std())
         out.append(
             {
                 "n": n,
                 "eps": eps,
                 "grid_mean": mean,
-                "nuts_mean": float(res.posterior_mean[0, 1]),
+                "nuts_mean": float(R[:, 0, 1].mean()),
                 "grid_lo": lo,
                 "nuts_lo": float(lo2[0, 1]),
                 "grid_hi": hi,

@@ -244,7 +244,7 @@ def worker_noiseaware(
         "load": f"{la0} -> {la1}",
     }
     if backend == "numpyro":
-        ss = res.idata["sample_stats"]
+        ss = res["sample_stats"]
         if "n_steps" in ss:
             out["mean_leapfrog"] = float(np.asarray(ss["n_steps"]).mean())
     # the fit's figures are saved first, so they survive a time limit hit while measuring compile time
