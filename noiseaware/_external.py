@@ -8,23 +8,27 @@ take the release class as their first argument (they are its class methods) and 
 above the mechanisms.
 
 What such a release can and cannot claim: its ``mechanism`` is the noise law that OpenDP's
-measurement implements (read from the measurement and checked against its privacy map) or that
-the publisher states; its ``guarantee`` is the one that law gives at the stated sensitivity. That
-the values were really drawn that way, and that the sensitivity is the true one, rests on whoever
-made the release: ``secure`` is false (noiseaware did not draw them) and ``provenance`` names the
-maker.
+measurement implements (named by the OpenDP constructor that built it, and checked against its
+privacy map and on public probes) or that the publisher states; its ``guarantee`` is the one that
+law gives at the stated sensitivity. That the values were really drawn that way, and that the
+sensitivity is the true one, rests on whoever made the release: ``secure`` is false (noiseaware
+did not draw them) and ``provenance`` names the maker, never ``"noiseaware"``.
+
+The rules on who made a record (:func:`check_provenance`, :func:`check_secure_maker`) are also
+those of :class:`noiseaware.hierarchy.NoisyHierarchy`.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
 from . import _validation as v
-from .exceptions import NoiseawareTypeError, NoiseawareValueError
+from .exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 from .mechanisms import (
     DiscreteGaussianMechanism,
     GaussianMechanism,
@@ -58,8 +62,12 @@ _MAP_RTOL = 1e-9
 _LOG_TAIL = 64.0 * math.log(2.0)
 
 
-def check_provenance(owner: str, provenance: Any) -> str:
-    """``provenance`` if it is a non-empty printable text of at most :data:`MAX_PROVENANCE` characters."""
+def check_provenance(owner: str, provenance: Any, *, external: bool = False) -> str:
+    """``provenance`` if it is a non-empty printable text of at most :data:`MAX_PROVENANCE` characters.
+
+    With ``external=True`` (the readers of releases made elsewhere) the name ``"noiseaware"`` (in any
+    case, spaces aside) is refused too: it is reserved for what noiseaware drew itself.
+    """
     if not isinstance(provenance, str):
         raise NoiseawareTypeError(
             v.message(owner, "provenance", "must be a string naming who made the release", provenance, limit=200)
@@ -69,7 +77,41 @@ def check_provenance(owner: str, provenance: Any) -> str:
             v.message(owner, "provenance", f"must be printable text of 1 to {MAX_PROVENANCE} characters", provenance,
                       limit=200)
         )
+    if external and provenance.strip().casefold() == NOISEAWARE:
+        raise NoiseawareValueError(
+            v.message(owner, "provenance", f"must name who made the release; {NOISEAWARE!r} is reserved for releases "
+                      "noiseaware drew itself (privatize)", provenance,
+                      "Name the maker, e.g. 'OpenDP 0.16' or 'US Census Bureau 2020 NMF'.")
+        )
     return provenance
+
+
+def made_by_noiseaware(provenance: str) -> bool:
+    """True when a record's ``provenance`` says noiseaware drew it (exactly :data:`NOISEAWARE`)."""
+    return provenance == NOISEAWARE
+
+
+def check_secure_maker(owner: str, provenance: str, secure: bool) -> None:
+    """Refuse ``secure=True`` on a record whose ``provenance`` says noiseaware did not draw it.
+
+    ``secure`` means noiseaware drew the noise with OpenDP's exact samplers; a record made
+    elsewhere (OpenDP's own output, an agency's file) can state its law but not that. The one rule
+    of :class:`~noiseaware.Release` and :class:`~noiseaware.hierarchy.NoisyHierarchy`.
+    """
+    if secure and not made_by_noiseaware(provenance):
+        raise ReleaseFormatError(
+            f"{owner}: field 'secure' is true but field 'provenance' is {provenance!r}: only a record noiseaware drew "
+            f"itself (provenance {NOISEAWARE!r}) can be 'secure'; a record made elsewhere has secure false. Refusing "
+            "an inconsistent (possibly tampered) record."
+        )
+
+
+def check_record_provenance(owner: str, provenance: Any) -> str:
+    """:func:`check_provenance` for a record's field: a failure is a :class:`ReleaseFormatError` naming the field."""
+    try:
+        return check_provenance(owner, provenance)
+    except (NoiseawareValueError, NoiseawareTypeError) as exc:
+        raise ReleaseFormatError(str(exc)) from None
 
 
 def _labels(owner: str, labels: Any, size: int) -> list[tuple[str, ...]]:
@@ -128,13 +170,81 @@ def _build(
         secure=False,
         n=n,
         metadata=meta,
-        provenance=check_provenance(owner, provenance),
+        provenance=check_provenance(owner, provenance, external=True),
     )
 
 
 # ------------------------------------------------------------------------------------------ OpenDP
-def _opendp_shape(owner: str, measurement: Any) -> tuple[str, str, str]:
-    """``(carrier, metric, measure)`` of an additive-noise OpenDP measurement; refuse anything else."""
+#: The OpenDP constructors whose noise law is named here: the law by the carrier (integers or floats).
+_NAMED_LAWS: dict[str, tuple[str, str]] = {
+    "make_laplace": ("geometric", "laplace"),
+    "make_geometric": ("geometric", "geometric"),
+    "make_gaussian": ("discrete_gaussian", "gaussian"),
+}
+#: The output measure each named constructor must have (its privacy map is stated in it).
+_NAMED_MEASURE = {"make_laplace": "MaxDivergence", "make_geometric": "MaxDivergence",
+                  "make_gaussian": "ZeroConcentratedDivergence"}
+#: Combinators that change the accounting of a measurement, not its noise.
+_ADAPTERS = ("make_pureDP_to_zCDP", "make_zCDP_to_approxDP", "make_approximate", "make_fix_delta",
+             "make_fixed_approxDP_to_approxDP", "make_population_amplification")
+#: The largest value of each distance type d_in may take: its map is checked at 3 d_in.
+_DISTANCE_MAX: dict[str, int | float] = {"i32": 2**31 - 1, "i64": 2**63 - 1, "f64": sys.float_info.max}
+
+
+def _constructor(owner: str, measurement: Any) -> tuple[str, dict[str, Any]]:
+    """``(name, keyword arguments)`` of the OpenDP constructor that built ``measurement``; refuse every other kind.
+
+    OpenDP's Python constructors record their own call on the measurement (``__opendp_dict__``, what
+    ``opendp.prelude.serialize`` writes); a measurement that is not the direct output of
+    ``make_laplace``, ``make_geometric`` or ``make_gaussian`` (a combinator's, a chain's, a
+    composition's, another mechanism's) adds noise of a law this reader cannot name.
+    """
+    record = getattr(measurement, "__opendp_dict__", None)
+    if not isinstance(record, Mapping) or not isinstance(record.get("__kwargs__"), Mapping):
+        raise NoiseawareValueError(
+            f"{owner}: the measurement does not say which OpenDP constructor built it (it has no __opendp_dict__), "
+            "so its noise law cannot be named. Pass a measurement built by opendp.measurements.make_laplace, "
+            "make_geometric or make_gaussian (or their then_* forms)."
+        )
+    name, module = record.get("__function__"), record.get("__module__")
+    pass_inner = "Pass the noise measurement itself (make_laplace, make_geometric or make_gaussian) and its own output."
+    if module == "combinators" and name in _ADAPTERS:
+        raise NoiseawareValueError(
+            f"{owner}: the measurement is {name}(...), a measure adapter: it changes how OpenDP accounts the "
+            "privacy loss, not the noise, whose law is that of the measurement inside it (e.g. still Laplace "
+            f"under make_pureDP_to_zCDP). {pass_inner} Convert the guarantee afterwards if you need another measure."
+        )
+    if module == "combinators" and name == "make_chain_pm":
+        raise NoiseawareValueError(
+            f"{owner}: the measurement is make_chain_pm(...), noise followed by post-processing (a measurement >> "
+            "function): its output is a function of the noisy values, not input + noise, so the values do not "
+            f"follow the noise law. {pass_inner} Post-process the release's values in your model instead."
+        )
+    if module == "combinators" and name == "make_chain_mt":
+        raise NoiseawareValueError(
+            f"{owner}: the measurement is make_chain_mt(...), a chained measurement (a transformation >> noise). "
+            f"{pass_inner} Its d_in is the transformation's sensitivity (the transformation's map at your d_in)."
+        )
+    if module == "combinators" and "composition" in str(name):
+        raise NoiseawareValueError(
+            f"{owner}: the measurement is {name}(...), a composition: it releases several outputs, each with its own "
+            "noise law. Call Release.from_opendp once per noise measurement, with that measurement's own output; "
+            "the releases' guarantees compose sequentially."
+        )
+    if module != "measurements" or name not in _NAMED_LAWS:
+        raise NoiseawareValueError(
+            f"{owner}: measurement must add noise to numbers with a law noiseaware can name: one built by "
+            f"make_laplace, make_geometric or make_gaussian; got one built by {module}.{name}(...). Anything "
+            "composed, adapted or post-processed is not read: pass the noise measurement itself."
+        )
+    return str(name), dict(record["__kwargs__"])
+
+
+def _opendp_shape(owner: str, measurement: Any) -> tuple[str, dict[str, Any], str, str, str]:
+    """``(constructor, its keyword arguments, carrier, distance type, measure)`` of a named noise measurement.
+
+    Anything else is refused.
+    """
     try:
         from opendp.mod import Measurement
     except ImportError as exc:  # pragma: no cover - OpenDP is a dependency
@@ -144,38 +254,68 @@ def _opendp_shape(owner: str, measurement: Any) -> tuple[str, str, str]:
             f"{owner}: measurement must be an OpenDP Measurement (e.g. opendp.measurements.make_laplace(...)); "
             f"got {type(measurement).__name__}."
         )
+    name, kwargs = _constructor(owner, measurement)
     domain = str(measurement.input_domain.type)
     metric = str(measurement.input_metric.type).split("<")[0]
     measure = str(measurement.output_measure.type)
+    distance = str(measurement.input_distance_type)
     atom = domain.removeprefix("VectorDomain<").removesuffix(">")
     carrier = atom.removeprefix("AtomDomain<").removesuffix(">")
     ok_domain = atom.startswith("AtomDomain<") and carrier in _PROBE
-    want = {"MaxDivergence": ("L1Distance", "AbsoluteDistance"), "ZeroConcentratedDivergence": ("L2Distance",
-                                                                                               "AbsoluteDistance")}
-    if not ok_domain or measure not in want or metric not in want[measure]:
+    metrics = ("L1Distance", "AbsoluteDistance") if measure == "MaxDivergence" else ("L2Distance", "AbsoluteDistance")
+    if not ok_domain or measure != _NAMED_MEASURE[name] or metric not in metrics or distance not in _DISTANCE_MAX:
         raise NoiseawareValueError(
             f"{owner}: measurement must add noise to numbers: an input domain of i32, i64 or f64 atoms (or a "
             "vector of them), the L1 or absolute distance under MaxDivergence (make_laplace, make_geometric) or "
-            "the L2 or absolute distance under ZeroConcentratedDivergence (make_gaussian); got "
-            f"{measurement.input_domain} with {measurement.input_metric} -> {measurement.output_measure}. "
-            "A chained measurement (a transformation >> noise) is not read: pass the noise measurement itself."
+            "the L2 or absolute distance under ZeroConcentratedDivergence (make_gaussian), in i32, i64 or f64; got "
+            f"{name}({measurement.input_domain}, {measurement.input_metric}) -> {measurement.output_measure}."
         )
-    return carrier, metric, measure
+    if name == "make_geometric" and kwargs.get("bounds") is not None:
+        raise NoiseawareValueError(
+            f"{owner}: the measurement is make_geometric(..., bounds={kwargs['bounds']!r}): a make_geometric with "
+            "bounds clamps its output to them, so the values are censored, not input + noise. Rebuild it without "
+            "bounds, or model the censoring yourself."
+        )
+    if kwargs.get("k") is not None:
+        raise NoiseawareValueError(
+            f"{owner}: the measurement was built with k={kwargs['k']!r}: its noise lies on a lattice of spacing "
+            "2**k, a law noiseaware does not model. Rebuild it without k (OpenDP's finest lattice)."
+        )
+    return name, kwargs, carrier, distance, measure
 
 
 def _privacy_map(owner: str, measurement: Any, d_in: Any) -> float:
     try:
         return float(measurement.map(d_in))
-    except Exception as exc:  # OpenDP raises its own OpenDPException on a bad distance
+    except Exception as exc:  # OpenDP raises its own OpenDPException (or a ValueError) on a bad distance
         raise NoiseawareValueError(f"{owner}: OpenDP's privacy map refused d_in={d_in!r}: {exc}") from None
+
+
+def _d_in(owner: str, d_in: Any, distance: str, geometric: bool) -> int | float:
+    """``d_in`` in the measurement's distance type, small enough that the map can be checked at ``3 d_in``.
+
+    Integral for an integer distance and for the geometric law (whose sensitivity is an integer,
+    even under a float metric); returned as a float for a float distance.
+    """
+    top = _DISTANCE_MAX[distance]
+    rule = f"so that OpenDP's privacy map can be checked at 3 d_in in its distance type {distance}"
+    if distance == "f64" and not geometric:
+        d = v.positive(owner, "d_in", d_in)
+        if d > top / 3.0:
+            v.fail(owner, "d_in", f"must be at most {top / 3.0:.6g} {rule}", d_in)
+        return d
+    limit = min(int(top) // 3, v.INT_BOUND) if geometric else int(top) // 3
+    d_int = v.integer(owner, "d_in", d_in, minimum=1)
+    if d_int > limit:
+        v.fail(owner, "d_in", f"must be an integer of at most {limit} {rule}", d_in)
+    return float(d_int) if distance == "f64" else d_int
 
 
 def _probe(owner: str, measurement: Any, carrier: str, reach: float) -> None:
     """Invoke the measurement on public probes ``(-P, 0, P)``: each output must lie within the noise's reach.
 
-    A censored measurement (``make_geometric`` with ``bounds``, which clamps its output to them) or
-    any output that is not ``input + noise`` of the read scale fails this. The probes are public
-    constants, not data, so invoking the measurement spends nothing.
+    A measurement whose output is not ``input + noise`` of the read scale fails this. The probes are
+    public constants, not data, so invoking the measurement spends nothing.
     """
     big = _PROBE[carrier]
     probes: list[Any] = [-big, 0.0, big]
@@ -198,36 +338,27 @@ def _probe(owner: str, measurement: Any, carrier: str, reach: float) -> None:
     gap = float(max(abs(o - x) for o, x in zip(out, arg, strict=True)))  # exact for integers
     if not gap <= reach:
         raise NoiseawareValueError(
-            f"{owner}: the measurement's output is not input + noise of the scale its privacy map implies: on the "
-            f"public probes {probes} it moved a value by {gap:.6g}, beyond the noise's reach {reach:.6g} "
-            "(probability below 2**-64). A make_geometric with bounds clamps its output to them; rebuild it "
-            "without bounds, or model the censoring yourself."
+            f"{owner}: the measurement's output is not input + noise of the scale it was built with: on the public "
+            f"probes {probes} it moved a value by {gap:.6g}, beyond the noise's reach {reach:.6g} (probability "
+            "below 2**-64)."
         )
 
 
-def _snap(measurement: Any, d: float, read: float, pure: bool) -> float:
-    """The shortest decimal scale whose rebuilt measurement has exactly the same privacy map as ``measurement``.
-
-    The scale read off the map, ``d / map(d)``, can be a few units in the last place off the
-    scale the measurement was built with (the map rounds up). Rebuilding the measurement on its own
-    input domain and metric with the read scale rounded to 1, 2, ..., 17 significant digits, the
-    first whose map equals the measurement's exactly at ``d``, ``2 d`` and ``3 d`` is returned;
-    ``read`` itself when none does (e.g. a float measurement built with its own lattice ``k``).
-    """
-    from .mechanisms._opendp import _dp
-
-    want = [measurement.map(d * k) for k in (1, 2, 3)]
-    with _dp() as dp:
-        make = dp.m.make_laplace if pure else dp.m.make_gaussian
-        for digits in range(1, 18):
-            cand = float(f"{read:.{digits}g}")
-            try:
-                twin = make(measurement.input_domain, measurement.input_metric, scale=cand)
-                if [twin.map(d * k) for k in (1, 2, 3)] == want:
-                    return cand
-            except Exception:  # a candidate OpenDP refuses is just not the scale
-                continue
-    return read
+def _output_size(owner: str, measurement: Any, values: np.ndarray) -> None:
+    """The values must be one output of the measurement: one number for an atom, ``size`` for a sized vector."""
+    domain = measurement.input_domain
+    if not str(domain.type).startswith("VectorDomain<"):
+        want: int | None = 1
+        what = "an atom measurement returns one number per invocation"
+    else:
+        want = getattr(domain, "size", None)
+        what = f"its input domain is a vector of size {want}"
+    if want is not None and values.size != want:
+        raise NoiseawareValueError(
+            f"{owner}: value must be one output of the measurement, {want} number(s) ({what}); got {values.size}. "
+            "Outputs of several invocations are several releases, whose guarantees compose: call from_opendp "
+            "once per output."
+        )
 
 
 def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
@@ -240,29 +371,40 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     provenance: str | None = None,
     n: int | None = None,
 ) -> R:
-    r"""A release of the output of an OpenDP additive-noise measurement, its law read from the measurement.
+    r"""A release of the output of an OpenDP additive-noise measurement, its law named by its constructor.
 
-    The measurement's input domain (integer or float atoms), input metric and output measure
-    fix the noise family; its privacy map at ``d_in`` fixes the scale:
+    Only a measurement whose noise law noiseaware can name is read: the direct output of one of
+    OpenDP's constructors below (or its ``then_*`` form), which record their own call on the
+    measurement (``measurement.__opendp_dict__``, what ``opendp.prelude.serialize`` writes). The
+    constructor and the input domain's carrier fix the family, the constructor's ``scale`` the
+    noise parameter:
 
-    * ``make_laplace`` or ``make_geometric`` on integers (``MaxDivergence``): ``geometric``
-      (the discrete Laplace), ``scale = d_in / map(d_in)``;
-    * ``make_gaussian`` on integers (``ZeroConcentratedDivergence``): ``discrete_gaussian``,
-      ``sigma = d_in / sqrt(2 map(d_in))``;
-    * ``make_laplace`` on floats: ``laplace``, ``scale = d_in / map(d_in)``;
-    * ``make_gaussian`` on floats: ``gaussian``, ``sigma = d_in / sqrt(2 map(d_in))``.
+    * ``make_laplace`` or ``make_geometric`` (without ``bounds``) on integers
+      (``MaxDivergence``): ``geometric`` (the discrete Laplace) of that ``scale``;
+    * ``make_gaussian`` on integers (``ZeroConcentratedDivergence``): ``discrete_gaussian``
+      with ``sigma = scale``;
+    * ``make_laplace`` on floats: ``laplace`` of that ``scale``;
+    * ``make_gaussian`` on floats: ``gaussian`` with ``sigma = scale``.
 
+    Anything else is refused with what to pass instead: a measure adapter
+    (``make_pureDP_to_zCDP`` changes the accounting, not the noise, which stays Laplace), a
+    chain with post-processing (``make_chain_pm``, ``measurement >> function``: the output is a
+    function of the noisy values), a chain ``transformation >> noise`` (``make_chain_mt``), a
+    composition (several outputs, several laws), any other mechanism, a ``make_geometric`` with
+    ``bounds`` (it clamps its output) and a measurement built with a lattice ``k``.
+
+    The named law is then checked against the measurement: its guarantee
     (``epsilon = d_in / scale`` for the Laplace laws; ``rho = d_in^2 / (2 sigma^2)`` for the
     Gaussian ones, Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential
-    Privacy*, Theorem 4.) The read law is then checked: its guarantee must equal OpenDP's map at
-    ``d_in``, ``2 d_in`` and ``3 d_in`` (an additive mechanism's map is linear, or quadratic under
-    zCDP, in the distance), and the measurement, invoked on the public probes ``(-P, 0, P)``
-    (``P = 2**60``, ``2**29`` for i32), must move each by less than the noise's ``2**-64`` reach,
-    which refuses a censored ``make_geometric(..., bounds=...)``.
+    Privacy*, Theorem 4) must equal OpenDP's map at ``d_in``, ``2 d_in`` and ``3 d_in`` (relative
+    1e-9), and the measurement, invoked on the public probes ``(-P, 0, P)`` (``P = 2**60``,
+    ``2**29`` for i32), must move each by less than the noise's ``2**-64`` reach. ``value`` must
+    be one output of the measurement: one number for an atom domain, ``size`` numbers for a
+    vector domain of fixed size.
 
     The release has statistic ``"counts"`` (integer noise) or ``"vector"`` (real noise), one
     ``"joint"`` application with ``mechanism.sensitivity = d_in`` (the L1 or L2 sensitivity of the
-    whole vector), OpenDP's map at ``d_in`` as its guarantee (equal to the read law's up to
+    whole vector), OpenDP's map at ``d_in`` as its guarantee (equal to the named law's up to
     OpenDP's upward rounding in the last digit), ``secure=False`` (noiseaware did not
     draw the value, and cannot tell that it came from this measurement) and
     ``metadata.source`` describing the measurement and its map.
@@ -271,17 +413,20 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     ----------
     measurement : opendp.mod.Measurement
         The noise measurement itself (``make_laplace``, ``make_geometric`` without ``bounds``,
-        ``make_gaussian``), over an ``atom_domain`` or ``vector_domain`` of ``i32``, ``i64`` or
-        ``f64``; not a chain ``transformation >> noise``.
+        ``make_gaussian``, without ``k``), over an ``atom_domain`` or ``vector_domain`` of
+        ``i32``, ``i64`` or ``f64``, with an i32, i64 or f64 distance.
     value : scalar or array_like
-        What the measurement returned.
+        What the measurement returned (one invocation).
     d_in : int or float
-        The input distance (sensitivity) at which the guarantee is stated: an integer for the
-        integer L1 / absolute distance, a float for the L2 distance and float inputs.
+        The input distance (sensitivity) at which the guarantee is stated, in the type of the
+        measurement's input metric: an integer for an integer distance (``l1_distance(T="i64")``,
+        ``absolute_distance(T="i64")``, also under ``make_gaussian``), a float for a float
+        distance; at most a third of the type's largest value (the map is checked at ``3 d_in``).
     labels : sequence, optional
         One label (or tuple of labels) per value; default ``("0",), ("1",), ...``.
     provenance : str, optional
-        Who made the release; default ``"OpenDP <version>"``.
+        Who made the release; default ``"OpenDP <version>"``. Not ``"noiseaware"``, which is
+        reserved for releases noiseaware drew itself.
     n : int, optional
         Number of records, when public.
 
@@ -292,10 +437,13 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     Raises
     ------
     NoiseawareTypeError
-        ``measurement`` is not an OpenDP ``Measurement``; ``value`` is not numeric.
+        ``measurement`` is not an OpenDP ``Measurement``; ``value`` is not numeric; ``d_in`` is
+        not an integer for an integer distance.
     NoiseawareValueError
-        The measurement is not additive noise of a family above; its map disagrees with the
-        read law; a probe moved beyond the noise's reach; ``d_in`` is refused by the map.
+        The measurement is not one of the named constructors' (with what to pass instead); its
+        map disagrees with the named law; a probe moved beyond the noise's reach; ``d_in`` out of
+        range or refused by the map; ``value`` is not one output of the measurement; an invalid
+        or reserved ``provenance``.
 
     Examples
     --------
@@ -309,39 +457,40 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     >>> dp.disable_features("contrib")
     """
     owner = "Release.from_opendp"
-    carrier, _metric, measure = _opendp_shape(owner, measurement)
+    if provenance is not None:
+        check_provenance(owner, provenance, external=True)
+    name, kwargs, carrier, distance, measure = _opendp_shape(owner, measurement)
     integer = carrier in _INTEGER_CARRIERS
     pure = measure == "MaxDivergence"
-    d: int | float
-    if integer and pure:
-        d = v.integer(owner, "d_in", d_in, minimum=1, maximum=v.INT_BOUND)
-    else:
-        d = v.positive(owner, "d_in", d_in)
+    family = _NAMED_LAWS[name][0 if integer else 1]
+    d = _d_in(owner, d_in, distance, family == "geometric")
+    values = _values(owner, value, integer)
+    _output_size(owner, measurement, values)
     out = _privacy_map(owner, measurement, d)
     if not (math.isfinite(out) and out > 0):
         raise NoiseawareValueError(f"{owner}: OpenDP's privacy map gives {out!r} at d_in={d!r}; expected a finite "
                                    "loss > 0.")
+    scale = v.positive(owner, "the measurement's scale", kwargs.get("scale"))
     mech: Mechanism
-    if pure:
-        scale = _snap(measurement, d, float(d) / out, pure)
-        mech = GeometricMechanism(scale=scale, sensitivity=int(d)) if integer else LaplaceMechanism(scale, float(d))
-        law_loss = mech.guarantee().epsilon
-        reach = _LOG_TAIL * scale + 1.0
+    if family == "geometric":
+        mech = GeometricMechanism(scale=scale, sensitivity=int(d))
+    elif family == "laplace":
+        mech = LaplaceMechanism(scale, float(d))
+    elif family == "discrete_gaussian":
+        mech = DiscreteGaussianMechanism(scale, float(d))
     else:
-        sigma = _snap(measurement, d, float(d) / math.sqrt(2.0 * out), pure)
-        mech = DiscreteGaussianMechanism(sigma, float(d)) if integer else GaussianMechanism(sigma, float(d))
-        law_loss = mech.guarantee().rho
-        reach = sigma * math.sqrt(2.0 * _LOG_TAIL) + 1.0
+        mech = GaussianMechanism(scale, float(d))
+    law_loss = float(mech.guarantee().epsilon if pure else mech.guarantee().rho)  # type: ignore[arg-type]
+    reach = (_LOG_TAIL * scale if pure else scale * math.sqrt(2.0 * _LOG_TAIL)) + 1.0
     for k in (1, 2, 3):
-        got = _privacy_map(owner, measurement, d * k)
-        want = float(law_loss) * (k if pure else k * k)  # type: ignore[arg-type]
+        got = out if k == 1 else _privacy_map(owner, measurement, d * k)
+        want = law_loss * (k if pure else k * k)
         if not math.isclose(got, want, rel_tol=_MAP_RTOL):
             raise NoiseawareValueError(
-                f"{owner}: OpenDP's privacy map at d_in={d * k!r} is {got!r}, but the {mech.family} law read at "
-                f"d_in={d!r} gives {want!r}: the measurement is not one additive-noise mechanism."
+                f"{owner}: OpenDP's privacy map at d_in={d * k!r} is {got!r}, but the {family} law of scale {scale!r} "
+                f"gives {want!r} there: the measurement is not the {name} it says it is."
             )
     _probe(owner, measurement, carrier, reach)
-    values = _values(owner, value, integer)
     from importlib.metadata import version as _version
 
     version = _version("opendp")
@@ -363,6 +512,34 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
 
 
 # ---------------------------------------------------------------------------------- published noise
+def _keys(owner: str, name: str, keys: list[Any]) -> list[str]:
+    """The group keys as strings; refuse two different keys that are the same string (``1`` and ``"1"``).
+
+    Group keys are compared as strings (a release's labels and the returned mapping's keys are
+    strings), so two keys that differ but print alike would silently share one group or one
+    parameter.
+    """
+    first: dict[str, Any] = {}
+    out = []
+    for key in keys:
+        text = str(key)
+        if text in first:
+            seen = first[text]
+            try:
+                same = isinstance(seen, str) == isinstance(key, str) and bool(seen == key)
+            except Exception:  # an object whose == does not give a truth value is not the same key
+                same = False
+            if not same:
+                raise NoiseawareValueError(
+                    f"{owner}: {name} holds the keys {seen!r} and {key!r}, which are different but the same as text "
+                    f"({text!r}); group keys are compared as strings. Give each group one spelling."
+                )
+        else:
+            first[text] = key
+        out.append(text)
+    return out
+
+
 def _one_mechanism(owner: str, family: str, param: str, x: Any, sensitivity: Any, where: str) -> Mechanism:
     """The mechanism of ``family`` with noise parameter ``param = x`` (``where`` names it in errors)."""
     x = v.open_unit(owner, where, x) if param == "alpha" else v.positive(owner, where, x)
@@ -432,7 +609,8 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
     family : {"geometric", "discrete_gaussian", "laplace", "gaussian"}
         The noise law.
     provenance : str
-        Who made the release, e.g. ``"US Census Bureau 2020 NMF"`` (printable, at most 160 characters).
+        Who made the release, e.g. ``"US Census Bureau 2020 NMF"`` (printable, at most 160 characters;
+        not ``"noiseaware"``, which is reserved for releases noiseaware drew itself).
     scale, alpha, sigma, variance : float or mapping, exactly one
         The stated noise parameter: a number for all values, or with ``groups`` a mapping from
         each group key to its parameter (per query, per geographic level, or per value with one
@@ -441,7 +619,9 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
         L1 / L2 sensitivity of each release's values together (an integer for ``geometric``).
     groups : sequence, optional
         One group key per value (converted to ``str``); then one release per group is returned.
-        Each records its own guarantee; groups about the same people compose sequentially.
+        Each records its own guarantee; groups about the same people compose sequentially. Two
+        different keys with the same text (``1`` and ``"1"``), among the groups or among the
+        parameter mapping's keys, are refused rather than merged.
     labels : sequence, optional
         One label (or tuple of labels) per value; default ``("0",), ("1",), ...``.
     n : int, optional
@@ -459,8 +639,8 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
     ------
     NoiseawareValueError
         Unknown family; not exactly one parameter of the family; a parameter out of range; a
-        group without a parameter or a parameter without values; non-integer values for an
-        integer family; an invalid ``provenance``.
+        group without a parameter or a parameter without values; two group keys with the same
+        text; non-integer values for an integer family; an invalid or reserved ``provenance``.
     NoiseawareTypeError
         Non-numeric values, labels or groups of the wrong type.
 
@@ -495,7 +675,7 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
         sens = v.positive(owner, "sensitivity", sensitivity)
     vals = _values(owner, values, integer)
     labs = _labels(owner, labels, vals.size)
-    check_provenance(owner, provenance)
+    check_provenance(owner, provenance, external=True)
     if source is not None and not isinstance(source, str):
         raise NoiseawareTypeError(v.message(owner, "source", "must be a string", source))
     if groups is None:
@@ -508,7 +688,7 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
         return _build(cls, owner, vals, mech, labels=labs, provenance=provenance, n=n, source=source)
     if isinstance(groups, str | bytes) or not isinstance(groups, Sequence | np.ndarray):
         raise NoiseawareTypeError(v.message(owner, "groups", "must be a list with one group key per value", groups))
-    keys = [str(g) for g in groups]
+    keys = _keys(owner, "groups", list(groups))
     if len(keys) != vals.size:
         raise NoiseawareValueError(f"{owner}: groups must give one group key per value ({vals.size}); got {len(keys)}.")
     if not isinstance(stated, Mapping):
@@ -516,7 +696,7 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
             f"{owner}: with groups=, {param} must be a mapping from each group key to its {param}; got "
             f"{type(stated).__name__}."
         )
-    table = {str(k): x for k, x in stated.items()}
+    table = dict(zip(_keys(owner, param, list(stated)), stated.values(), strict=True))
     missing = sorted(set(keys) - set(table))
     if missing:
         raise NoiseawareValueError(f"{owner}: {param} has no value for group(s) {missing[:10]}.")

@@ -317,6 +317,51 @@ def _as_array(owner: str, name: str, value: Any) -> np.ndarray:
     return arr
 
 
+def _contains_bool(value: Any) -> bool:
+    """Whether ``value`` (a scalar, a NumPy array or nested lists / tuples) holds a bool anywhere.
+
+    NumPy turns ``[0, True]`` into the integers ``[0, 1]``, so a bool must be looked for before the
+    conversion.
+    """
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, bool | np.bool_):
+            return True
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind == "b" or (x.dtype.kind == "O" and any(isinstance(e, bool | np.bool_) for e in x.ravel())):
+                return True
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return False
+
+
+def _no_bool(owner: str, name: str, value: Any, booleans: bool) -> None:
+    if not booleans and _contains_bool(value):
+        raise NoiseawareTypeError(
+            f"{owner}: {name} must hold numbers, not true/false (a bool is not accepted as a number here)."
+        )
+
+
+def numeric_array(owner: str, name: str, value: Any, *, booleans: bool = True) -> np.ndarray:
+    """``value`` as a float64 array (NaN and inf kept, for the caller's own rule); non-numbers refused by name.
+
+    Ragged sequences, strings, complex numbers, objects and, with ``booleans=False``, bools raise a
+    :class:`NoiseawareValueError` / :class:`NoiseawareTypeError`, as do integers beyond float64.
+    """
+    _no_bool(owner, name, value, booleans)
+    arr = _as_array(owner, name, value)
+    try:
+        if arr.dtype.kind == "O":
+            return np.array([float(x) for x in arr.ravel()], dtype=np.float64).reshape(arr.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return arr.astype(np.float64)
+    except OverflowError:
+        raise NoiseawareValueError(
+            f"{owner}: {name} must hold numbers within the float64 range; got an integer too large for float64."
+        ) from None
+
+
 def finite_array(owner: str, name: str, value: Any, *, dtype: Any = np.float64) -> np.ndarray:
     """Return ``value`` as a float64 array with no NaN or inf; raise otherwise.
 
@@ -349,13 +394,16 @@ def _integer_range_error(owner: str, name: str, x: int) -> NoiseawareValueError:
     )
 
 
-def integer_array(owner: str, name: str, value: Any) -> np.ndarray:
+def integer_array(owner: str, name: str, value: Any, *, booleans: bool = True) -> np.ndarray:
     """Return ``value`` as an int64 array; floats are accepted only if integral and finite.
 
-    Every entry must lie in ``[-2**62, 2**62]`` (:data:`INT_BOUND`): integer mechanisms add noise
-    to these values in int64. Larger values, including uint64 and Python integers beyond int64,
-    raise instead of wrapping around; so do ragged sequences, strings and other non-numbers.
+    Every entry must lie in ``[-2**62, 2**62]`` (:data:`INT_BOUND`), compared as exact integers
+    (before any rounding to float64): integer mechanisms add noise to these values in int64.
+    Larger values, including uint64 and Python integers beyond int64, raise instead of wrapping
+    around; so do ragged sequences, strings, complex numbers, other non-numbers and, with
+    ``booleans=False`` (a record's typed field), bools.
     """
+    _no_bool(owner, name, value, booleans)
     arr = _as_array(owner, name, value)
     if arr.dtype.kind == "b":
         return arr.astype(np.int64)

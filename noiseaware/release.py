@@ -20,7 +20,11 @@ JSON layout (schema version 2)::
 ``provenance`` (new in schema version 2) says who made the release: ``"noiseaware"`` for
 :func:`~noiseaware.privatize`, the maker's name for :meth:`Release.from_opendp` and
 :meth:`Release.from_published`. A version-1 record (no such field) was made by noiseaware and
-loads with ``provenance="noiseaware"``.
+loads with ``provenance="noiseaware"``, provided its ``noiseaware_version`` names a writer of
+version 1 (a development build before 0.1.0): every version from 0.1.0 writes version 2, so a
+version-1 record naming one is a downgrade (a record of another maker would load as noiseaware's)
+and is refused. A ``"noiseaware"`` release never carries ``metadata.source``, which only the
+readers of releases made elsewhere write; and ``n`` is at most ``2**62``.
 
 ``composition`` says how ``guarantee`` follows from ``mechanism``: ``"sequential"`` -- the
 mechanism was applied once per value and the guarantees add (Wang, Feldman & Reiter (2026), *Differentially Private
@@ -41,6 +45,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -86,6 +91,86 @@ _TOP_KEYS = {*_REQUIRED_KEYS, "schema", "noiseaware_version", "n", "metadata", "
 
 #: Deepest nesting accepted in ``metadata`` (the schemas need at most 3 levels).
 _MAX_METADATA_DEPTH = 16
+
+
+#: The first noiseaware release, as (major, minor, micro), that writes schema version 2: every public version.
+_FIRST_VERSION_2_WRITER = (0, 1, 0)
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?((?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview|dev)\d*)*)"
+                      r"(?:[-_.]?post\d*)?(?:\+[0-9A-Za-z.]+)?")
+
+
+def _writes_version_2(version: str) -> bool | None:
+    """Whether noiseaware ``version`` writes release schema version 2: None when ``version`` is not a version.
+
+    Every release from :data:`_FIRST_VERSION_2_WRITER` on (``0.1.0``) writes version 2; only
+    development builds before it (``0.1.0.dev3``, ``0.0.9``) wrote version 1.
+
+    Examples
+    --------
+    >>> _writes_version_2("0.1.0"), _writes_version_2("0.1.0.dev3"), _writes_version_2("1.2"), _writes_version_2("x")
+    (True, False, True, None)
+    """
+    m = _VERSION.fullmatch(version.strip())
+    if m is None:
+        return None
+    release = (int(m[1]), int(m[2]), int(m[3] or 0))
+    return release > _FIRST_VERSION_2_WRITER or (release == _FIRST_VERSION_2_WRITER and not m[4])
+
+
+def _check_version_1_writer(version: Any, f: Any) -> None:
+    """A version-1 record names its writer (every version-1 writer did), and that writer wrote version 1.
+
+    A version-1 record loads as made by noiseaware (it has no ``provenance``), so a record of
+    another maker downgraded to version 1 would claim noiseaware drew it; ``noiseaware_version``
+    tells such a downgrade apart from a genuine old record.
+    """
+    wrote = _writes_version_2(version) if isinstance(version, str) else None
+    if wrote is None:
+        raise ReleaseFormatError(
+            f"Release: field '{f('noiseaware_version')}' must name the noiseaware version that wrote this version-1 "
+            f"record (every version-1 writer wrote it); got {_short_repr(version)}."
+        )
+    if wrote:
+        raise ReleaseFormatError(
+            f"Release: field '{f('schema_version')}' is 1, but field '{f('noiseaware_version')}' says noiseaware "
+            f"{version} wrote it, and that version writes schema version {SCHEMA_VERSION} (with 'provenance'). A "
+            "record downgraded to version 1 would load as drawn by noiseaware; refusing an inconsistent (possibly "
+            "tampered) record. Read the original record, or make the release again."
+        )
+
+
+def check_simulation_write(owner: str, simulation: bool, allow_simulation: Any, fix: str) -> None:
+    """Refuse to serialize a simulation record unless ``allow_simulation=True``; warn when allowed.
+
+    A simulation's noise is a replay of a seeded generator, so anyone who guesses the seed removes it
+    exactly. The one rule of :meth:`Release.to_json` and
+    :meth:`~noiseaware.hierarchy.NoisyHierarchy.to_json`; ``fix`` names the secure alternative.
+    """
+    if not isinstance(allow_simulation, bool):
+        raise NoiseawareTypeError(v.message(owner, "allow_simulation", "must be True or False", allow_simulation))
+    if not simulation:
+        return
+    if not allow_simulation:
+        raise NoiseawareValueError(
+            f"{owner}: this is a SIMULATION record (secure=False, noise from a seeded numpy Generator); replaying the "
+            "seed removes the noise exactly, so it must never be published. Pass allow_simulation=True to serialize "
+            f"it for a simulation study, {fix}."
+        )
+    warnings.warn(
+        f"{owner}: serializing a SIMULATION record (secure=False); it protects nobody. Never publish it.",
+        PrivacyWarning,
+        stacklevel=3,
+    )
+
+
+def warn_simulation_read(owner: str) -> None:
+    """Warn (:class:`~noiseaware.exceptions.PrivacyWarning`) that a record just read is a simulation."""
+    warnings.warn(
+        f"{owner}: this record is a SIMULATION (secure=False): its noise came from a seeded numpy Generator and "
+        "protects nobody. Use it for simulation studies only.",
+        PrivacyWarning,
+        stacklevel=3,
+    )
 
 
 def _freeze(obj: Any, depth: int = 0) -> Any:
@@ -316,10 +401,7 @@ class Release(ReleaseRecord, JSONRecord):
             )
         if not isinstance(self.secure, bool):
             raise ReleaseFormatError(f"Release: field 'secure' must be true or false; got {self.secure!r}.")
-        try:
-            _external.check_provenance("Release", self.provenance)
-        except (NoiseawareValueError, NoiseawareTypeError) as exc:
-            raise ReleaseFormatError(str(exc)) from None
+        _external.check_record_provenance("Release", self.provenance)
         if self.schema_version != SCHEMA_VERSION:
             raise ReleaseFormatError(
                 f"Release: field 'schema_version' must be {SCHEMA_VERSION}; got {self.schema_version!r}. "
@@ -347,7 +429,7 @@ class Release(ReleaseRecord, JSONRecord):
             )
         object.__setattr__(self, "labels", labels)
         if self.n is not None:
-            object.__setattr__(self, "n", v.integer("Release", "n", self.n, minimum=1))
+            object.__setattr__(self, "n", v.integer("Release", "n", self.n, minimum=1, maximum=v.INT_BOUND))
         object.__setattr__(self, "metadata", _freeze(dict(self.metadata)))
         comps = tuple(self.components)
         for i, c in enumerate(comps):
@@ -374,12 +456,19 @@ class Release(ReleaseRecord, JSONRecord):
         transcribed from a published release); ``metadata.simulation`` marks a replayable seeded
         simulation, which can never be secure.
         """
-        made_here = self.provenance == _external.NOISEAWARE
-        if (self.secure or self.simulation) and not made_here:
+        _external.check_secure_maker("Release", self.provenance, self.secure)
+        made_here = _external.made_by_noiseaware(self.provenance)
+        if self.simulation and not made_here:
             raise ReleaseFormatError(
                 f"Release: field 'provenance' is {self.provenance!r}, but only a release noiseaware drew itself "
                 f"(provenance {_external.NOISEAWARE!r}) can be 'secure' or a simulation; a release made elsewhere "
                 "has secure=false. Refusing an inconsistent (possibly tampered) record."
+            )
+        if made_here and "source" in self.metadata:
+            raise ReleaseFormatError(
+                f"Release: field 'metadata.source' is written only by Release.from_opendp and Release.from_published "
+                f"(releases made elsewhere), but field 'provenance' is {_external.NOISEAWARE!r}: a release noiseaware "
+                "drew itself has no source. Refusing an inconsistent (possibly tampered) record."
             )
         if self.secure and self.simulation:
             raise ReleaseFormatError(
@@ -476,20 +565,8 @@ class Release(ReleaseRecord, JSONRecord):
         OutputExistsError
             ``path`` exists and ``overwrite`` is False.
         """
-        if self.simulation:
-            if not allow_simulation:
-                raise NoiseawareValueError(
-                    "Release.to_json: this is a SIMULATION release (secure=False, noise from a seeded numpy "
-                    "Generator); replaying the seed removes the noise exactly, so it must never be published. "
-                    "Pass allow_simulation=True to serialize it for a simulation study, or make a secure release "
-                    "with privatize(...) without rng=."
-                )
-            warnings.warn(
-                "Release.to_json: serializing a SIMULATION release (secure=False); it protects nobody. "
-                "Never publish it.",
-                PrivacyWarning,
-                stacklevel=2,
-            )
+        check_simulation_write("Release.to_json", self.simulation, allow_simulation,
+                               "or make a secure release with privatize(...) without rng=")
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         from . import _io
 
@@ -532,6 +609,7 @@ class Release(ReleaseRecord, JSONRecord):
                     f"Release: field '{f('provenance')}' is not part of schema version 1; a record that has it "
                     f"must say schema_version {SCHEMA_VERSION}."
                 )
+            _check_version_1_writer(d.get("noiseaware_version"), f)
             provenance = _external.NOISEAWARE
             sv = SCHEMA_VERSION
         elif sv == SCHEMA_VERSION:
@@ -576,8 +654,10 @@ class Release(ReleaseRecord, JSONRecord):
         ):
             raise ReleaseFormatError(f"Release: field '{f('labels')}' must be a list of lists of strings.")
         n = d.get("n")
-        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-            raise ReleaseFormatError(f"Release: field '{f('n')}' must be a positive integer or null; got {n!r}.")
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= v.INT_BOUND):
+            raise ReleaseFormatError(
+                f"Release: field '{f('n')}' must be an integer in [1, 2**62] or null; got {_short_repr(n)}."
+            )
         secure = d["secure"]
         if not isinstance(secure, bool):
             raise ReleaseFormatError(f"Release: field '{f('secure')}' must be true or false; got {secure!r}.")
@@ -635,12 +715,7 @@ class Release(ReleaseRecord, JSONRecord):
 
         rel = cls.from_dict(load_json_source(source, owner="Release.from_json"))
         if rel.simulation:
-            warnings.warn(
-                "Release.from_json: this record is a SIMULATION release (secure=False): its noise came from a "
-                "seeded numpy Generator and protects nobody. Use it for simulation studies only.",
-                PrivacyWarning,
-                stacklevel=2,
-            )
+            warn_simulation_read("Release.from_json")
         return rel
 
     # ----------------------------------------------------------------- display

@@ -250,7 +250,15 @@ def test_privatize_releases_say_noiseaware_and_version_1_records_load_as_noiseaw
     old = copy.deepcopy(d)
     old["schema_version"] = 1
     del old["provenance"]
-    assert na.Release.from_json(json.dumps(old)) == rel
+    # a version-1 record of a development build before 0.1.0 loads as made by noiseaware
+    for writer in ("0.1.0.dev3", "0.0.9", "0.1.0rc1"):
+        assert na.Release.from_json(json.dumps({**old, "noiseaware_version": writer})) == rel
+    # this version writes version 2: a version-1 record that names it is a downgrade
+    with pytest.raises(ReleaseFormatError, match="noiseaware_version"):
+        na.Release.from_json(json.dumps(old))
+    for writer in (None, 3, "new", "1.0.0"):
+        with pytest.raises(ReleaseFormatError, match="noiseaware_version"):
+            na.Release.from_json(json.dumps({**old, "noiseaware_version": writer}))
     old["provenance"] = "noiseaware"
     with pytest.raises(ReleaseFormatError, match="provenance"):
         na.Release.from_json(json.dumps(old))

@@ -65,7 +65,7 @@ from .._statistics import (
     regression_l1_sensitivity,
     regression_sensitivity,
 )
-from .._statistics._regression import EIGEN_SHARE, INTERCEPT, METHODS, regression_entries
+from .._statistics._regression import EIGEN_SHARE, INTERCEPT, METHODS, moment_rule, regression_entries
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GaussianMechanism, Guarantee, LaplaceMechanism
 from ..release import Release
@@ -133,11 +133,14 @@ def _bounds(owner: str, options: Mapping[str, Any], cols: list[str]) -> np.ndarr
                 v.message(owner, "bounds", f"must give a bound for exactly the columns {cols}", dict(raw))
             )
         vals = [raw[c] for c in cols]
+    elif isinstance(raw, np.ndarray) and raw.ndim == 1 and raw.shape[0] == len(cols):
+        vals = raw.tolist()
     elif isinstance(raw, Sequence) and not isinstance(raw, str) and len(raw) == len(cols):
         vals = list(raw)
     else:
         raise NoiseawareValueError(
-            v.message(owner, "bounds", f"must be a mapping or a list of {len(cols)} bounds, in the order {cols}", raw)
+            v.message(owner, "bounds", f"must be a mapping, a list or a 1-d array of {len(cols)} bounds, in the order "
+                      f"{cols}", raw, limit=200)
         )
     return np.array([v.positive(owner, f"bounds[{c!r}]", b) for c, b in zip(cols, vals, strict=True)])
 
@@ -185,6 +188,17 @@ def _design(owner: str, data: Any, options: dict[str, Any]) -> tuple[np.ndarray,
     return w, data_cols, b, False
 
 
+def _check_moments(owner: str, n: int, b: np.ndarray, intercept: bool, mech: Any) -> None:
+    """Refuse, before any budget is spent, bounds whose moments or noise scales leave float64 (:func:`moment_rule`)."""
+    broken = moment_rule(n, b.tolist(), intercept, mech)
+    if broken is not None:
+        shown = b[1:].tolist() if intercept else b.tolist()
+        raise NoiseawareValueError(
+            f"{owner}: the bounds {broken}; got bounds={shown} (the data's columns). Nothing was charged to the "
+            "budget and no noise was drawn."
+        )
+
+
 def _method_options(owner: str, method: str, options: dict[str, Any]) -> None:
     if method == "ssp":
         extra = sorted({"delta", "alpha", "beta", "T"} & set(options))
@@ -230,6 +244,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
             mech = GaussianMechanism.from_rho(ctx.require(owner, "rho"), regression_sensitivity(k))
         else:
             mech = LaplaceMechanism.from_epsilon(ctx.require(owner, "epsilon"), regression_l1_sensitivity(k, intercept))
+        _check_moments(owner, n, b, intercept, mech)
         g = mech.guarantee()
         ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
                            mechanism=mech, metadata=meta)
@@ -246,6 +261,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     eig_meta = {"design": design}
     if method == "adassp":
         mech = GaussianMechanism.from_rho(rho_rest, regression_sensitivity(k))
+        _check_moments(owner, n, b, intercept, mech)
         g = mech.guarantee().compose(eig_mech.guarantee())
         ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
                            mechanism=mech, metadata=meta)
@@ -259,6 +275,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     t_opt = options.get("T")
     T = k * (k - 1) if t_opt is None else v.integer(owner, "T", t_opt, minimum=1)
     _check_pace_budgets(owner, rho_rest, alpha, beta, T, k, 0.0, pace_ggm_sensitivity(n, 1.0))
+    _check_moments(owner, n, b, intercept, eig_mech)
     ctx.charge(Guarantee(rho=rho), label="regression")
     eig_value = eig_mech.release(lam_min, rng=ctx.rng)
     sub = Context(epsilon=None, rho=rho_rest, rng=ctx.rng, budget=None)

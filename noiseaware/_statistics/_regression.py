@@ -18,11 +18,15 @@ method named in ``metadata.method``:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from ._rules import (
     ENTRY_ORDER,
+    IMPLAUSIBLE_LOG2,
+    additive_noise_reach,
     regression_eigen_sensitivity,
     regression_l1_sensitivity,
     regression_sensitivity,
@@ -46,7 +50,7 @@ from ._schema import (
     _fail,
 )
 
-__all__ = ["INTERCEPT", "METHODS", "regression_entries"]
+__all__ = ["INTERCEPT", "MAX_MOMENT", "METHODS", "MIN_NOISE_SCALE", "moment_rule", "regression_entries"]
 
 #: The name of the constant intercept column in a regression release.
 INTERCEPT = "(intercept)"
@@ -68,6 +72,60 @@ def regression_entries(k: int, intercept: bool) -> list[tuple[int, int]]:
     [(1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
     """
     return [(j, m) for j in range(k) for m in range(j + 1) if not (intercept and j == 0)]
+
+
+#: Largest ``bounds[j] * bounds[l] * (n + T)`` a regression release may imply (``T`` the noise's reach in ``W``'s
+#: units): the analyst's :math:`Z^\top Z` entries, their noise scales and the likelihood's fourth moments of ``Z`` are
+#: products of at most two such numbers, so they stay finite in float64 (1e300 < 1.8e308).
+MAX_MOMENT = 1e150
+#: Smallest noise scale ``bounds[j] * bounds[l] * sigma`` (or ``* b``) of an entry in ``Z``'s units: its square, the
+#: entry's noise variance, stays a normal float64 (a scale that underflows to 0 would mark the entry as exact).
+MIN_NOISE_SCALE = 1e-150
+
+
+def moment_rule(n: int, bounds: Sequence[float], intercept: bool, mechanism: Any) -> str | None:
+    r"""The rule the public bounds of a regression release break, in words, or None when they keep every number finite.
+
+    With ``T`` the noise's ``2**-64`` reach (:func:`~noiseaware._statistics.additive_noise_reach`),
+    every released entry :math:`(W^\top W)_{jl}` lies in :math:`[-(n + T), n + T]`, so the
+    analyst's :math:`(Z^\top Z)_{jl} = b_j b_l (W^\top W)_{jl}` is at most :math:`b_j b_l (n + T)`
+    in magnitude: that must be at most :data:`MAX_MOMENT`, and the entry's noise scale
+    :math:`b_j b_l \sigma` at least :data:`MIN_NOISE_SCALE`. One rule for the curator
+    (``privatize`` refuses such bounds before any budget is spent) and the loader.
+
+    Examples
+    --------
+    >>> from noiseaware.mechanisms import GaussianMechanism
+    >>> moment_rule(100, [1.0, 2.0, 3.0], True, GaussianMechanism(sigma=3.0)) is None
+    True
+    >>> moment_rule(100, [1.0, 1e200, 3.0], True, GaussianMechanism(sigma=3.0))[:40]
+    'must keep bounds[j] * bounds[l] * (n + T'
+    """
+    k = len(bounds)
+    b = np.asarray(bounds, dtype=np.float64)
+    ent = regression_entries(k, intercept)
+    rows = np.array([j for j, _ in ent])
+    cols = np.array([m for _, m in ent])
+    with np.errstate(over="ignore", under="ignore"):
+        unit = b[rows] * b[cols]
+        t = additive_noise_reach(mechanism)
+        per = float(mechanism.sigma if mechanism.family == "gaussian" else mechanism.scale)
+        top = float(np.max(unit)) * (float(n) + (t or 0.0))
+        low = float(np.min(unit)) * per
+    if not top <= MAX_MOMENT:
+        return (
+            f"must keep bounds[j] * bounds[l] * (n + T) <= {MAX_MOMENT:g} for every released entry (n = {n}, T = "
+            f"{t or 0.0:.6g} the noise's reach in W's units), so that Z^T Z, its noise and the likelihood's fourth "
+            f"moments stay finite in float64; the largest is {top:.6g}. Express the data in units where the bounds "
+            "are nearer 1"
+        )
+    if not low >= MIN_NOISE_SCALE:
+        return (
+            f"must keep each entry's noise scale bounds[j] * bounds[l] * {per:.6g} >= {MIN_NOISE_SCALE:g}, so that "
+            f"its square (the noise variance in Z's units) does not underflow to 0; the smallest is {low:.6g}. "
+            "Express the data in units where the bounds are nearer 1"
+        )
+    return None
 
 
 def _check_w_columns(meta: Mapping[str, Any]) -> tuple[int, list[str], bool]:
@@ -94,6 +152,19 @@ def _check_entries(release: Any, k: int, cols: list[str], intercept: bool) -> No
     _check_shape(release, (len(ent),), "the unique entries of W^T W but the public (0, 0)")
     want = [[cols[j], cols[m]] for j, m in ent]
     _check_labels(release, want, "must be [columns[j], columns[l]] for each entry in entry_order")
+    n, t = float(release.n), additive_noise_reach(release.mechanism) or 0.0
+    lower = np.array([0.0 if j == m else -n for j, m in ent])  # a diagonal entry is a sum of squares
+    vals = release.values.astype(np.float64)
+    bad = (vals < lower - t) | (vals > n + t)
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        _fail(
+            f"values[{i}]",
+            f"must lie in [{lower[i] - t:.6g}, {n + t:.6g}]: the entry {want[i]} of W^T W (|w| <= 1) lies in "
+            f"[{lower[i]:g}, {n:g}] for n = {n:g} records, and the {release.mechanism.family} noise exceeds "
+            f"{t:.6g} with probability below 2**-{IMPLAUSIBLE_LOG2}",
+            float(vals[i]),
+        )
 
 
 def _check_budget(release: Any, meta: Mapping[str, Any], method: str) -> float:
@@ -111,10 +182,24 @@ def _check_budget(release: Any, meta: Mapping[str, Any], method: str) -> float:
 
 
 def _check_eigen_values(release: Any, p: int) -> None:
-    """One measurement of the minimum eigenvalue of the ``p`` scaled design columns' ``W_x^T W_x``."""
+    """One measurement of the minimum eigenvalue of the ``p`` scaled design columns' ``W_x^T W_x``.
+
+    The eigenvalue lies in ``[0, n]`` (``W_x^T W_x`` is positive semi-definite and its smallest
+    eigenvalue is at most its trace over ``p``, a sum of ``n`` squared norms of at most ``p``
+    each, over ``p``); the measurement must lie within the noise's reach of that range.
+    """
     if release.values.shape != (1,) or [list(x) for x in release.labels] != [["lambda_min"]]:
         _fail("values", "must be the one minimum-eigenvalue measurement labelled 'lambda_min'", release.values.tolist())
     _check_sensitivity(release, regression_eigen_sensitivity(p), "p (the design's columns)")
+    n, t = float(release.n), additive_noise_reach(release.mechanism) or 0.0
+    x = float(release.values[0])
+    if not -t <= x <= n + t:
+        _fail(
+            "values[0]",
+            f"must lie in [{-t:.6g}, {n + t:.6g}]: the minimum eigenvalue lies in [0, n = {n:g}] and the noise exceeds "
+            f"{t:.6g} with probability below 2**-{IMPLAUSIBLE_LOG2}",
+            x,
+        )
 
 
 def _check_eigen_release(c: Any, where: str, n: int, design: list[str], rho_eig: float) -> None:
@@ -127,6 +212,9 @@ def _check_eigen_release(c: Any, where: str, n: int, design: list[str], rho_eig:
 def _check_regression(release: Any, meta: Mapping[str, Any]) -> None:
     n, method = release.n, meta["method"]
     k, cols, intercept = _check_w_columns(meta)
+    broken = moment_rule(n, meta["bounds"], intercept, release.mechanism)
+    if broken is not None:
+        _fail("metadata.bounds", broken, meta["bounds"])
     fam = release.mechanism.family
     comps = release.components
     if method == "ssp":

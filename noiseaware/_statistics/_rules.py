@@ -15,6 +15,7 @@ __all__ = [
     "ENTRY_ORDER",
     "IMPLAUSIBLE_LOG2",
     "NEIGHBOURS",
+    "additive_noise_reach",
     "entry_index",
     "kendall_sensitivity",
     "mean_sensitivity",
@@ -48,6 +49,27 @@ def noise_reach(mechanism: Any) -> float | None:
     if fam == "discrete_gaussian":
         return float(math.ceil(mechanism.sigma * math.sqrt(2.0 * IMPLAUSIBLE_LOG2 * math.log(2.0))) + 1)
     return None
+
+
+def additive_noise_reach(mechanism: Any) -> float | None:
+    r"""``T`` with :math:`P(\text{noise} \ge T) < 2^{-64}` for any additive family (None for the others).
+
+    The integer families as :func:`noise_reach`; Laplace of scale ``b``
+    (:math:`P(\text{noise}\ge t)=e^{-t/b}/2`): :math:`T=64 b\log 2`; Gaussian (:math:`P(\text{noise}\ge t)
+    \le e^{-t^2/(2\sigma^2)}`): :math:`T=\sigma\sqrt{2\cdot 64\log 2}`.
+
+    Examples
+    --------
+    >>> from noiseaware.mechanisms import GaussianMechanism
+    >>> round(additive_noise_reach(GaussianMechanism(sigma=1.0)), 4)
+    9.4193
+    """
+    fam = mechanism.family
+    if fam == "laplace":
+        return IMPLAUSIBLE_LOG2 * math.log(2.0) * float(mechanism.scale)
+    if fam == "gaussian":
+        return float(mechanism.sigma) * math.sqrt(2.0 * IMPLAUSIBLE_LOG2 * math.log(2.0))
+    return noise_reach(mechanism)
 
 
 def kendall_sensitivity(n: int) -> float:

@@ -113,6 +113,14 @@ def gls(release: NoisyHierarchy) -> GLSResult:
     -------
     GLSResult
 
+    Notes
+    -----
+    GLS is unconstrained: it does not know that counts are non-negative integers, so the estimate
+    of a small count can be negative (a tract whose measurements all came out below zero). The
+    record's own checks (:class:`NoisyHierarchy`) refuse files whose counts do not sum up the tree
+    within the reach of their noise, which would otherwise drive such estimates far below zero;
+    :func:`~noiseaware.hierarchy.fit` gives a posterior on non-negative counts.
+
     Examples
     --------
     >>> from noiseaware.hierarchy import gls, synthetic_nmf

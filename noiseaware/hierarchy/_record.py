@@ -18,6 +18,7 @@ was a seeded simulation), and it is checked field by field on construction and o
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,11 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import _external
 from .. import _validation as v
 from .._core._backend import get_backend
 from .._core._noise import discrete_gaussian_variance, rho_of_sigma
 from .._io import JSONRecord
-from ..exceptions import ReleaseFormatError
+from .._statistics._rules import IMPLAUSIBLE_LOG2
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
 __all__ = ["SCHEMA", "NoisyHierarchy"]
 
@@ -90,17 +93,24 @@ class NoisyHierarchy(JSONRecord):
         Shape ``(len(levels), len(queries))``: the discrete Gaussian's :math:`\sigma^2` per level
         and query; ``0`` for an invariant.
     secure : bool
-        True when the noise was drawn with an exact sampler by the publisher; False for a seeded
-        simulation (:func:`~noiseaware.hierarchy.synthetic_nmf`) or a transcription.
+        True only when noiseaware drew the noise with its exact samplers (``provenance``
+        ``"noiseaware"``), the rule of :class:`noiseaware.Release`; False for a file made elsewhere
+        (an agency's NMF: its law is stated, not drawn here), a transcription, or a seeded
+        simulation (:func:`~noiseaware.hierarchy.synthetic_nmf`).
     simulation : bool
-        True for a seeded simulation (never publish it).
+        True for a seeded simulation (never publish it): :meth:`to_json` needs
+        ``allow_simulation=True`` and :meth:`from_json` warns, as for a release.
     provenance : str
-        Who made the release and from what (free text, e.g. ``"US Census Bureau, 2020 NMF"``).
+        Who made the release and from what (e.g. ``"US Census Bureau, 2020 NMF"``): printable text
+        of 1 to 160 characters, as a release's.
 
     Raises
     ------
     ReleaseFormatError
-        When a field breaks its rule (the message names the field and the rule).
+        When a field breaks its rule (the message names the field and the rule): names, shapes,
+        integer values (exact integers in ``[-2**62, 2**62]``, no bools, no complex numbers, no
+        ragged rows), variances, flags, provenance, and counts that do not sum up the tree within
+        the reach of their noise (:meth:`_check_consistency`).
 
     Examples
     --------
@@ -140,7 +150,7 @@ class NoisyHierarchy(JSONRecord):
             n_up = len(units[lev - 1])
             if arr.size and (arr.min() < 0 or arr.max() >= n_up):
                 raise _bad(f"parents[{lev - 1}]", f"must hold indices of level {levels[lev - 1]!r} in [0, {n_up})", p)
-            if np.bincount(arr, minlength=n_up).min() == 0:
+            if np.min(np.bincount(arr, minlength=n_up)) == 0:
                 raise _bad(f"parents[{lev - 1}]", f"must give every unit of level {levels[lev - 1]!r} a child", p)
             arr.setflags(write=False)
             parents.append(arr)
@@ -149,7 +159,7 @@ class NoisyHierarchy(JSONRecord):
             arr = _int_array(f"values[{lev}]", x, (len(units[lev]), Q))
             arr.setflags(write=False)
             vals.append(arr)
-        var = np.array(self.variance, dtype=np.float64, copy=True)
+        var = _real_array("variance", self.variance)
         if var.shape != (L, Q) or not np.all(np.isfinite(var)) or np.any(var < 0):
             raise _bad("variance", f"must be finite and >= 0 with shape ({L}, {Q})", self.variance)
         zero = var == 0
@@ -163,8 +173,8 @@ class NoisyHierarchy(JSONRecord):
                 raise _bad(name, "must be true or false", getattr(self, name))
         if self.secure and self.simulation:
             raise _bad("secure", "cannot be true for a seeded simulation ('simulation' is true)", self.secure)
-        if not isinstance(self.provenance, str):
-            raise _bad("provenance", "must be a string", self.provenance)
+        _external.check_record_provenance(_OWNER, self.provenance)
+        _external.check_secure_maker(_OWNER, self.provenance, self.secure)
         for name, val in (("levels", levels), ("units", units), ("queries", queries), ("parents", tuple(parents)),
                           ("values", tuple(vals)), ("variance", var)):
             object.__setattr__(self, name, val)
@@ -180,11 +190,68 @@ class NoisyHierarchy(JSONRecord):
         return out
 
     def _check_consistency(self) -> None:
-        """Values published exactly are counts, so they must be non-negative."""
-        for lev in range(len(self.levels)):
-            exact = self.variance[lev] == 0
-            if exact.any() and np.any(self.values[lev][:, exact] < 0):
-                raise _bad(f"values[{lev}]", "must be >= 0 where published exactly (a count)", self.values[lev])
+        r"""The values are counts that sum up the tree, each within the reach of its noise.
+
+        The true counts are non-negative integers; every unit's cells sum to its total, and every
+        parent's count of each query is the sum of its children's. So, with :math:`R(V)` the
+        ``2**-64`` reach of discrete Gaussian noise of total variance :math:`V` (a sum of
+        independent discrete Gaussians is sub-Gaussian with the sum of their :math:`\sigma^2`,
+        Canonne, Kamath & Steinke (2020), *The discrete Gaussian for differential privacy*;
+        :math:`R(V) = \lceil\sqrt{2 \cdot 64 \log 2 \cdot V}\rceil + 1`), a record is refused when
+
+        * a value published exactly is negative, or a noisy value lies below :math:`-R(\sigma^2)`;
+        * under an exact root total :math:`T`, a value of its subtree lies above :math:`T + R(\sigma^2)`;
+        * a unit's cells minus its total, or the sum of a parent's children minus the parent, for any
+          query, lies further than :math:`R(V)` from 0, :math:`V` the variance of that difference's
+          noise (0 when all its terms are exact: then it must be 0).
+
+        A true record passes each check but with probability below ``2**-63``; a state total that
+        disagrees with its counties (which made :func:`~noiseaware.hierarchy.gls` return negative
+        tract totals) does not.
+        """
+        var, L, Q = self.variance, len(self.levels), len(self.queries)
+        kids = [np.bincount(p, minlength=len(u)) for p, u in zip(self.parents, self.units[:-1], strict=True)]
+        biggest = max(int(np.abs(y).max(initial=0)) for y in self.values)
+        terms = max(Q, *(int(np.max(k)) + 1 for k in kids))
+        exact_int: Any = object if biggest * terms >= 2**62 else np.int64  # int64 sums when they cannot overflow
+        ys = [y.astype(exact_int) for y in self.values]
+        for lev in range(L):
+            y, s2 = self.values[lev], var[lev]
+            exact = s2 == 0
+            if exact.any() and np.any(y[:, exact] < 0):
+                raise _bad(f"values[{lev}]", "must be >= 0 where published exactly (a count)", y.tolist())
+            low = -_reach(s2)
+            bad = ~exact[None, :] & (y < low[None, :])
+            if bad.any():
+                u, q = map(int, np.argwhere(bad)[0])
+                raise _bad(f"values[{lev}][{u}][{q}]", f"must be >= {int(low[q])}: a count (>= 0) plus discrete "
+                           f"Gaussian noise of variance {s2[q]:g}, below {int(low[q])} with probability below "
+                           f"2**-{IMPLAUSIBLE_LOG2}", int(y[u, q]))
+            _check_zero(f"values[{lev}]", "the sum of its cells minus its total",
+                        ys[lev][:, 1:].sum(axis=1) - ys[lev][:, 0], np.full(len(y), float(s2.sum())), exact_int)
+        root = self.root_totals()
+        anc = np.arange(len(self.units[0]))
+        for lev in range(1, L):
+            anc = anc[self.parents[lev - 1]]
+            y, s2 = self.values[lev], var[lev]
+            if root is not None:
+                top = root[anc][:, None] + _reach(s2)[None, :]
+                bad = y > top
+                if bad.any():
+                    u, q = map(int, np.argwhere(bad)[0])
+                    raise _bad(f"values[{lev}][{u}][{q}]", f"must be <= {int(top[u, q])}: a count below the exact "
+                               f"total {int(root[anc[u]])} of its root unit, plus noise of variance {s2[q]:g}",
+                               int(y[u, q]))
+            n_up = len(self.units[lev - 1])
+            sums = np.zeros((n_up, Q), dtype=exact_int)
+            if exact_int is object:
+                sums[:] = 0
+            np.add.at(sums, self.parents[lev - 1], ys[lev])
+            diff = sums - ys[lev - 1]
+            for q, query in enumerate(self.queries):
+                _check_zero(f"values[{lev - 1}]", f"its children's {query!r} (level {self.levels[lev]!r}) summed "
+                            f"minus its own {query!r}", diff[:, q], kids[lev - 1] * var[lev, q] + var[lev - 1, q],
+                            exact_int)
 
     # ------------------------------------------------------------------ views
     @property
@@ -235,21 +302,67 @@ class NoisyHierarchy(JSONRecord):
         out[pos] = np.asarray(discrete_gaussian_variance(get_backend("numpy"), s[pos]))
         return out
 
-    def rho(self) -> float:
-        r"""The zCDP guarantee for one person (who adds 1 to one leaf cell: one cell and the total of each level).
+    def rho(self, neighbours: str = "substitution") -> float:
+        r"""The zCDP guarantee of the noisy measurements, under substitution neighbours (the package's relation).
 
-        :math:`\rho = \sum_l \big(\rho(\sigma_{l,\mathrm{total}}) + \max_c \rho(\sigma_{l,c})\big)`,
-        :math:`\rho(\sigma) = 1/(2\sigma^2)` (``rho_of_sigma`` of the noise-law registry; zCDP
-        composes additively, Bun & Steinke (2016), *Concentrated differential privacy*). Invariants
-        are not private and are left out (publishing them is a disclosure the guarantee does not cover).
+        **Neighbours** (``neighbours="substitution"``, the default, the relation every statistic of the
+        package is stated under; ``docs/security.md``): two data sets with the same number of persons
+        that differ in one person's record, that is one
+        person moved from leaf ``t1``, cell ``c1`` to leaf ``t2``, cell ``c2``. At every level where
+        the two leaves' ancestors differ, two units' totals change by 1, unit ``u1``'s cell ``c1``
+        and unit ``u2``'s cell ``c2`` by 1; where they share the unit, only its two cells change (nothing
+        if ``c1 = c2``). With :math:`\rho_{lq} = 1/(2\sigma_{lq}^2)` (``rho_of_sigma`` of the noise-law
+        registry; 0 at invariants) and zCDP composing additively over the independent measurements
+        (Bun & Steinke (2016), *Concentrated differential privacy: simplifications, extensions, and
+        lower bounds*), the worst case moves the person between leaves whose ancestors differ from
+        level ``d`` down, ``d`` the shallowest level at which two units of the tree can differ (0
+        when there are two root units):
+
+        .. math:: \rho = \sum_{l \ge d} 2\rho_{l,\mathrm{total}} + \max\Big(\max_{c_1 \ne c_2}
+                  \big(B_{c_1} + B_{c_2}\big),\ \max_c 2\sum_{l \ge d}\rho_{lc}\Big),
+                  \qquad B_c = \sum_l \rho_{lc}.
+
+        ``neighbours="add_remove"``: one person added or removed, who adds 1 to one leaf cell,
+        so to that cell and the total of its unit at every level:
+        :math:`\rho = \sum_l \rho_{l,\mathrm{total}} + \max_c B_c`, about half the substitution
+        figure (0.486 against 0.972 for the default :func:`~noiseaware.hierarchy.synthetic_nmf` file).
+
+        Invariants are not private and are left out (publishing them is a disclosure the guarantee
+        does not cover; a person moved between root units changes them).
+
+        Parameters
+        ----------
+        neighbours : {"substitution", "add_remove"}
+            The neighbour relation.
+
+        Returns
+        -------
+        float
+            :math:`\rho` (0.0 when no neighbour changes a noisy measurement).
+
+        Examples
+        --------
+        >>> from noiseaware.hierarchy import synthetic_nmf
+        >>> rel = synthetic_nmf(2, 3, 4, rng=0).release
+        >>> round(rel.rho(), 4), round(rel.rho("add_remove"), 4)
+        (0.9722, 0.4861)
         """
-        total = 0.0
-        for lev in range(len(self.levels)):
-            s = self.sigma()[lev]
-            if s[0] > 0:
-                total += rho_of_sigma(1.0, float(s[0]))
-            total += max(rho_of_sigma(1.0, float(x)) for x in s[1:])
-        return total
+        v.choice("NoisyHierarchy.rho", "neighbours", neighbours, ("substitution", "add_remove"))
+        sig = self.sigma()
+        r = np.array([[rho_of_sigma(1.0, float(x)) if x > 0 else 0.0 for x in row] for row in sig])
+        cells = r[:, 1:]
+        per_cell = cells.sum(axis=0)  # B_c
+        if neighbours == "add_remove":
+            return float(r[:, 0].sum() + per_cell.max())
+        L = len(self.levels)
+        if len(self.units[0]) >= 2:
+            d = 0
+        else:
+            d = next((lev for lev in range(1, L) if np.max(np.bincount(self.parents[lev - 1])) >= 2), L)
+        totals = 2.0 * float(r[d:, 0].sum())
+        same_cell = 2.0 * float(cells[d:].sum(axis=0).max()) if d < L else 0.0
+        two_cells = float(np.sort(per_cell)[-2:].sum()) if per_cell.size >= 2 else 0.0
+        return totals + max(same_cell, two_cells)
 
     # ------------------------------------------------------------ serialization
     def to_dict(self) -> dict[str, Any]:
@@ -276,9 +389,10 @@ class NoisyHierarchy(JSONRecord):
             raise _bad("(record)", "must be a JSON object", type(data).__name__)
         keys = set(data)
         if keys != _KEYS:
-            raise _bad("(keys)", f"must be exactly {sorted(_KEYS)}", sorted(keys ^ _KEYS))
-        if data["schema"] != SCHEMA or data["schema_version"] != _SCHEMA_VERSION:
-            got = (data["schema"], data["schema_version"])
+            raise _bad("(keys)", f"must be exactly {sorted(_KEYS)}", sorted(map(str, keys ^ _KEYS)))
+        version = data["schema_version"]
+        if data["schema"] != SCHEMA or type(version) is not int or version != _SCHEMA_VERSION:
+            got = (data["schema"], version)
             raise _bad("schema", f"must be {SCHEMA!r} version {_SCHEMA_VERSION}", got)
         if data["family"] != _FAMILY:
             raise _bad("family", f"must be {_FAMILY!r} (the noise law modelled here)", data["family"])
@@ -288,8 +402,39 @@ class NoisyHierarchy(JSONRecord):
             simulation=data["simulation"], provenance=data["provenance"],
         )
 
-    def to_json(self, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False) -> str:
-        """JSON text of :meth:`to_dict`; written atomically to ``path`` when given."""
+    def to_json(
+        self, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False, allow_simulation: bool = False
+    ) -> str:
+        """JSON text of :meth:`to_dict`; written atomically to ``path`` when given.
+
+        Parameters
+        ----------
+        path : path-like, optional
+            Where to write (atomically, as :meth:`noiseaware.Release.to_json` writes).
+        overwrite : bool
+            Replace an existing file at ``path``.
+        allow_simulation : bool
+            Required to serialize a simulation (``simulation=True``, e.g. a
+            :func:`~noiseaware.hierarchy.synthetic_nmf` file), which then warns with a
+            :class:`~noiseaware.exceptions.PrivacyWarning`: the rule of
+            :meth:`noiseaware.Release.to_json`.
+
+        Returns
+        -------
+        str
+            The JSON text.
+
+        Raises
+        ------
+        NoiseawareValueError
+            A simulation without ``allow_simulation=True``; a ``path`` that is not a regular file.
+        OutputExistsError
+            ``path`` exists and ``overwrite`` is False.
+        """
+        from ..release import check_simulation_write
+
+        check_simulation_write("NoisyHierarchy.to_json", self.simulation, allow_simulation,
+                               "or transcribe a published file (simulation=False)")
         text = json.dumps(self.to_dict())
         if path is not None:
             from .._io import atomic_write_text
@@ -301,11 +446,16 @@ class NoisyHierarchy(JSONRecord):
     def from_json(cls, source: str | os.PathLike[str]) -> NoisyHierarchy:
         """Read a record from a JSON file or from JSON text, and check it.
 
-        Path or text, and the bounds on what is read, as in :meth:`noiseaware.Release.from_json`.
+        Path or text, and the bounds on what is read, as in :meth:`noiseaware.Release.from_json`;
+        a simulation warns with a :class:`~noiseaware.exceptions.PrivacyWarning`, as there.
         """
         from .._io import load_json_source
+        from ..release import warn_simulation_read
 
-        return cls.from_dict(load_json_source(source, owner="NoisyHierarchy.from_json"))
+        rec = cls.from_dict(load_json_source(source, owner="NoisyHierarchy.from_json"))
+        if rec.simulation:
+            warn_simulation_read("NoisyHierarchy.from_json")
+        return rec
 
 
 def _seq(field: str, x: Any, n: int) -> tuple[Any, ...]:
@@ -315,17 +465,43 @@ def _seq(field: str, x: Any, n: int) -> tuple[Any, ...]:
 
 
 def _int_array(field: str, x: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """An int64 array of ``shape`` by :func:`noiseaware._validation.integer_array`'s rule; bools refused."""
     try:
-        arr = np.array(x, copy=True)
-    except (TypeError, ValueError) as err:
-        raise _bad(field, f"must be an integer array of shape {shape}", x) from err
+        arr = v.integer_array(_OWNER, f"field '{field}'", x, booleans=False)
+    except (NoiseawareValueError, NoiseawareTypeError) as exc:
+        raise ReleaseFormatError(str(exc)) from None
     if arr.shape != shape:
         raise _bad(field, f"must have shape {shape}", arr.shape)
-    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-        arr = arr.astype(np.float64)
-        if np.any(np.abs(arr) > v.INT_BOUND):
-            raise _bad(field, f"must be integers of magnitude <= {v.INT_BOUND}", x)
-        arr = arr.astype(np.int64)
-    if arr.dtype.kind not in "iu" or (arr.size and np.max(np.abs(arr.astype(np.float64))) > v.INT_BOUND):
-        raise _bad(field, f"must hold integers of magnitude <= {v.INT_BOUND}", x)
-    return arr.astype(np.int64)
+    return np.array(arr, dtype=np.int64, copy=True)
+
+
+def _real_array(field: str, x: Any) -> np.ndarray:
+    """A float64 array by :func:`noiseaware._validation.numeric_array`'s rule: no complex, bool, text, ragged rows."""
+    try:
+        return np.array(v.numeric_array(_OWNER, f"field '{field}'", x, booleans=False), dtype=np.float64, copy=True)
+    except (NoiseawareValueError, NoiseawareTypeError) as exc:
+        raise ReleaseFormatError(str(exc)) from None
+
+
+#: ``2 * 64 * log(2)``: ``R(V) = ceil(sqrt(_TAIL * V)) + 1`` bounds a discrete Gaussian sum's noise (``_reach``).
+_TAIL = 2.0 * IMPLAUSIBLE_LOG2 * math.log(2.0)
+
+
+def _reach(variance: Any) -> np.ndarray:
+    """The ``2**-64`` reach of discrete Gaussian noise of total variance ``variance`` (0 where it is 0), float64."""
+    var = np.asarray(variance, dtype=np.float64)
+    return np.where(var > 0, np.ceil(np.sqrt(_TAIL * var)) + 1.0, 0.0)
+
+
+def _check_zero(field: str, what: str, diff: np.ndarray, variance: np.ndarray, exact_int: Any) -> None:
+    """Refuse a difference of counts, 0 in the true counts, beyond the reach of its noise (one variance per row)."""
+    reach = _reach(variance)
+    if exact_int is object:
+        bound: np.ndarray = np.array([int(r) for r in reach], dtype=object)
+        bad = np.asarray(np.abs(diff) > bound, dtype=bool)
+    else:
+        bad = np.abs(diff) > np.minimum(reach, 2.0**62).astype(np.int64)
+    if bad.any():
+        u = int(np.argmax(bad))
+        raise _bad(f"{field}[{u}]", f"must be consistent: {what} is 0 in the true counts, and its noise exceeds "
+                   f"{int(reach[u])} in magnitude with probability below 2**-{IMPLAUSIBLE_LOG2 - 1}", int(diff[u]))

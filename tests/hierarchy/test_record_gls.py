@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from noiseaware._io import MAX_RELEASE_BYTES
-from noiseaware.exceptions import NoiseawareValueError, ReleaseFormatError
+from noiseaware.exceptions import NoiseawareValueError, PrivacyWarning, ReleaseFormatError
 from noiseaware.hierarchy import NoisyHierarchy, aggregate, gls, gls_dense, round_to_totals, synthetic_nmf
 from noiseaware.mechanisms import DiscreteGaussianMechanism
 
@@ -19,21 +19,25 @@ def _fields(rel: NoisyHierarchy) -> dict:
 def test_round_trip_and_views() -> None:
     sim = synthetic_nmf(2, 3, 4, rng=1)
     rel = sim.release
-    back = NoisyHierarchy.from_json(rel.to_json())
+    with pytest.warns(PrivacyWarning, match="SIMULATION"):  # written and read back: a simulation warns both ways
+        back = NoisyHierarchy.from_json(rel.to_json(allow_simulation=True))
     assert back == rel and back.provenance == rel.provenance and back.simulation and not back.secure
     assert rel.n_measurements == (2 + 6 + 24) * 4 - 2
     np.testing.assert_array_equal(rel.root_totals(), sim.truth.reshape(2, 12, 3).sum(axis=(1, 2)))
     agg = aggregate(rel, sim.truth)
     assert [a.shape for a in agg] == [(2, 4), (6, 4), (24, 4)]
-    # one person changes one tract cell: one cell and the total at county and tract level, one cell at state level
-    assert rel.rho() == pytest.approx(1 / 8 + 2 * (1 / 8) + 2 * (1 / 18))
+    # one person added: one cell and the total at county and tract level, one cell at state level (state total exact);
+    # substitution (the package's relation) moves a person between two such places: twice that
+    assert rel.rho("add_remove") == pytest.approx(1 / 8 + 2 * (1 / 8) + 2 * (1 / 18))
+    assert rel.rho() == pytest.approx(2 * (1 / 8 + 2 * (1 / 8) + 2 * (1 / 18)))
     nv = rel.noise_variance()
     assert nv[0, 0] == 0 and np.all(nv[rel.variance > 0] <= rel.variance[rel.variance > 0])
     assert np.all(nv[rel.variance > 0] > rel.variance[rel.variance > 0] * (1 - 1e-12))
 
 
 def test_from_json_reads_a_path_or_text_like_release(tmp_path, monkeypatch) -> None:
-    rel = synthetic_nmf(1, 2, 2, rng=3).release
+    sim = synthetic_nmf(1, 2, 2, rng=3).release
+    rel = NoisyHierarchy(**{**sim.__dict__, "simulation": False, "provenance": "a transcription"})  # warns neither way
     path = tmp_path / "nmf.json"
     rel.to_json(path)
     assert NoisyHierarchy.from_json(path) == rel  # a PathLike
