@@ -115,7 +115,7 @@ def partial_slope(
 
     On a fit's result, by column name (here a stand-in with the posterior of ``R`` only):
 
-    >>> from noiseaware._engine import from_groups
+    >>> from noiseaware.results import from_groups
     >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
     >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
     >>> cols = ["age", "income", "score"]
@@ -184,7 +184,7 @@ def functional(fit: Any, fn: Callable[[np.ndarray], Any]) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from noiseaware._engine import from_groups
+    >>> from noiseaware.results import from_groups
     >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
     >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
     >>> cols = ["age", "income", "score"]
@@ -222,7 +222,7 @@ def pair_draws(fit: Any) -> xarray.Dataset:
     Examples
     --------
     >>> import numpy as np
-    >>> from noiseaware._engine import from_groups
+    >>> from noiseaware.results import from_groups
     >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
     >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
     >>> cols = ["age", "income", "score"]
@@ -276,7 +276,7 @@ def pair_summary(fit: Any, level: float = 0.95) -> pandas.DataFrame:
     Examples
     --------
     >>> import numpy as np
-    >>> from noiseaware._engine import from_groups
+    >>> from noiseaware.results import from_groups
     >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
     >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
     >>> cols = ["age", "income", "score"]
@@ -368,7 +368,7 @@ def plot_pairs(
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> import numpy as np
-    >>> from noiseaware._engine import from_groups
+    >>> from noiseaware.results import from_groups
     >>> e = np.tril(0.02 * np.random.default_rng(0).standard_normal((2, 200, 3, 3)), -1)  # a stand-in posterior
     >>> R = np.array([[1, .5, .2], [.5, 1, .3], [.2, .3, 1]]) + e + np.swapaxes(e, -1, -2)
     >>> cols = ["age", "income", "score"]

@@ -38,7 +38,7 @@ def coefficients(fit: Any) -> tuple[str, ...]:
     A stand-in for a fit's result, built as the fit builds it:
 
     >>> import numpy as np
-    >>> from noiseaware._engine import from_groups
+    >>> from noiseaware.results import from_groups
     >>> fit = from_groups(
     ...     {"posterior": {"beta": np.zeros((2, 50, 3)), "sigma": np.ones((2, 50))}},
     ...     dims={"beta": ["coefficient"]},
