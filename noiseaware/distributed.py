@@ -69,7 +69,8 @@ from .release import Release
 __all__ = ["FitManyResult", "fit_many", "resolve_fit"]
 
 _OWNER = "fit_many"
-_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: The characters a key may hold (:func:`_check_key` states the other rules).
+_KEY_CHARS = re.compile(r"[A-Za-z0-9._-]+")
 
 #: Names accepted for ``fit=`` besides a callable.
 FITS = {
@@ -229,6 +230,32 @@ def _run_one(
         )
 
 
+def _check_key(key: str) -> None:
+    """Refuse a key that cannot name its outcome's file ``<key>.json``, stating the rule it breaks.
+
+    A key is 1-128 ASCII letters, digits, ``.``, ``_`` or ``-``, not starting with ``.`` (a
+    hidden file; ``.`` and ``..`` name directories) or ``-`` (read as an option by command-line
+    tools), and not ending in ``.error`` (``<key>.error.json`` is the failure file of another key).
+    """
+    rule = detail = ""
+    if not 1 <= len(key) <= 128:
+        rule, detail = "must be 1 to 128 characters long (it names a file)", f" ({len(key)} characters)"
+    elif not _KEY_CHARS.fullmatch(key):
+        bad = next(c for c in key if not _KEY_CHARS.fullmatch(c))
+        rule, detail = "must hold only ASCII letters, digits, '.', '_' or '-' (it names a file)", f" (holds {bad!r})"
+    elif key[0] == ".":
+        rule = "must not start with '.' (a leading '.' makes a hidden file, and '.' or '..' names a directory)"
+    elif key[0] == "-":
+        rule = "must not start with '-' (a leading '-' reads as an option to command-line tools)"
+    elif key.endswith(".error"):
+        rule = f"must not end in '.error' ('{key}.json' is the failure file of the key {key[:-6]!r})"
+    if rule:
+        raise NoiseawareValueError(
+            f"{_OWNER}: key {rule}; got key={key!r}{detail}. Rename it (keys name the files <key>.json of "
+            "results_dir)."
+        )
+
+
 def _items(releases: Any) -> list[tuple[str, Any]]:
     if isinstance(releases, Release | str | os.PathLike):
         raise NoiseawareTypeError(
@@ -243,15 +270,7 @@ def _items(releases: Any) -> list[tuple[str, Any]]:
         raise NoiseawareTypeError(v.message(_OWNER, "releases", "must be a list or a mapping of releases", releases))
     seen: set[str] = set()
     for k, r in items:
-        if not _KEY.match(k):
-            raise NoiseawareValueError(
-                v.message(
-                    _OWNER,
-                    "key",
-                    "must be 1-128 characters of letters, digits, '.', '_' or '-' (it names a file)",
-                    k,
-                )
-            )
+        _check_key(k)
         if k in seen:
             raise NoiseawareValueError(v.message(_OWNER, "key", "must be unique", k))
         seen.add(k)
@@ -431,7 +450,8 @@ def fit_many(
         :class:`~noiseaware.Release` objects or paths of release JSON files (read on the worker,
         which must then see the same file system). Keys (mapping keys, or positions ``"0"``,
         ``"1"``, ...) name the outcomes and the files of ``results_dir``: 1-128 characters of
-        letters, digits, ``.``, ``_``, ``-``.
+        ASCII letters, digits, ``.``, ``_``, ``-``, not starting with ``.`` or ``-`` and not ending
+        in ``.error``.
     fit : callable or str
         The fit: any callable taking a release first (``noiseaware.copula.fit``,
         ``noiseaware.dirichlet.fit``, ``noiseaware.copula.mle_nn``, ``noiseaware.dirichlet.dpmcmc``,

@@ -191,7 +191,7 @@ def test_bad_input_is_refused_before_any_task(client):
     rel = _releases(1)["r0"]
     with pytest.raises(NoiseawareTypeError, match="collection of releases"):
         fit_many(rel, "copula", client=client)
-    with pytest.raises(NoiseawareValueError, match="key must be 1-128"):
+    with pytest.raises(NoiseawareValueError, match="key must hold only ASCII letters"):
         fit_many({"../x": rel}, "copula", client=client)
     with pytest.raises(NoiseawareTypeError, match="must be a Release"):
         fit_many([1, 2], "copula", client=client)

@@ -193,7 +193,7 @@ def check_mixing(
         if "accept_rate" in stats:
             rates = np.asarray(stats["accept_rate"]).reshape(chains, -1).mean(axis=1)
             acc = (
-                f" Mean acceptance rate {rates.mean():.3f} (chains {rates.min():.3f}-{rates.max():.3f};"
+                f" Mean acceptance rate {rates.mean():.3f} (chains {np.min(rates):.3f}-{np.max(rates):.3f};"
                 " a high rate does not mean good mixing)."
             )
         where = f" in {block.text}" if block is not None else ""

@@ -150,7 +150,7 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
                 "[...]) or encode it as numbers."
             )
         codes[:, j] = d.encode(owner, c, col)
-        if codes[0, j] == codes[:, j].min() == codes[:, j].max():
+        if codes[0, j] == np.min(codes[:, j]) == np.max(codes[:, j]):
             raise NoiseawareValueError(
                 f"{owner}: column {c!r} takes one value only (cell {d.labels()[int(codes[0, j])]}); a constant "
                 "attribute has no rank correlation and no copula: drop it."

@@ -157,7 +157,8 @@ class SyntheticVectorInferenceResult:
         ------
         ValueError
             If the analyses gave variances only (a joint test needs each analysis's covariance matrix,
-            shape ``(M, p, p)``), or ``null`` has the wrong shape or is not finite.
+            shape ``(M, p, p)``), ``null`` has the wrong shape or is not finite, or the statistic is not
+            finite in float64 (a nearly singular within covariance).
         """
         from scipy import stats
 
@@ -190,8 +191,10 @@ class SyntheticVectorInferenceResult:
         if self.rule == "partially":
             r = trace / (k * M)
             stat = quad / (k * (1 + r))
+            # products, not ** (a float power that overflows raises); r = 0 when the estimates agree exactly
             g = 1 + 1 / r if r > 0 else math.inf
-            w = 4 + (t - 4) * (1 + (1 - 2 / t) / r) ** 2 if t > 4 else t * (1 + 1 / k) * g**2 / 2
+            h = 1 + (1 - 2 / t) / r if r > 0 else math.inf
+            w = 4 + (t - 4) * h * h if t > 4 else t * (1 + 1 / k) * g * g / 2
             if not math.isfinite(w):
                 w = 1e10
         else:
@@ -206,6 +209,12 @@ class SyntheticVectorInferenceResult:
             else:
                 stat = quad / (k * self.n_ratio)
                 w = float(t)
+        if not math.isfinite(stat):
+            raise NoiseawareValueError(
+                f"{owner}: the Wald statistic must be finite in float64; got {stat!r} (the mean within covariance "
+                "is nearly singular, or the estimates are too large for float64). Test the components one at a "
+                "time with component(j), or rescale the estimand."
+            )
         p_value = float(stats.f.sf(stat, k, w))
         return WaldTestResult(float(stat), float(k), float(w), p_value, float(r))
 
@@ -215,16 +224,55 @@ def _scalar_rule(
 ) -> SyntheticInferenceResult:
     """The scalar rules on one component: ``q``, ``u`` of shape (M,)."""
     M = q.size
-    qbar, b, ubar = float(q.mean()), float(q.var(ddof=1)), float(u.mean())
+    with np.errstate(over="ignore", invalid="ignore"):
+        qbar, b, ubar = float(q.mean()), float(q.var(ddof=1)), float(u.mean())
     if rule == "partially":
         T = b / M + ubar
-        df = (M - 1) * (1 + ubar / (b / M)) ** 2 if b > 0 else math.inf
+        g = 1 + ubar * M / b if b > 0 else math.inf
+        df = (M - 1) * g * g  # a product, not ** (a float power that overflows raises); inf when b is tiny
         return SyntheticInferenceResult(qbar, T, min(df, 1e10), b, ubar, rule)
     T = (1 + 1 / M) * b - ubar
     if T > 0:
         df = (M - 1) * (1 - M * ubar / ((M + 1) * b)) ** 2
         return SyntheticInferenceResult(qbar, T, max(df, 1e-8), b, ubar, rule)
     return SyntheticInferenceResult(qbar, ratio * ubar, float(M - 1), b, ubar, rule)
+
+
+#: Relative tolerance of the positive semi-definiteness check: an eigenvalue of a covariance matrix
+#: scaled to largest entry 1 may fall this far below 0 by float rounding (a singular matrix).
+_PSD_RTOL = 1e-10
+
+
+def _check_psd(owner: str, u: np.ndarray) -> None:
+    """Refuse a covariance matrix ``u[l]`` with an eigenvalue below 0 (beyond float rounding)."""
+    scale = np.max(np.abs(u), axis=(1, 2))
+    scaled = u / np.where(scale > 0, scale, 1.0)[:, None, None]  # no overflow in the eigen solver
+    eig = np.linalg.eigvalsh(scaled)
+    p = u.shape[1]
+    bad = np.flatnonzero(eig[:, 0] < -_PSD_RTOL * p)
+    if bad.size:
+        i = int(bad[0])
+        lowest = float(eig[i, 0] * scale[i])
+        raise NoiseawareValueError(
+            f"{owner}: each covariance matrix variances[l] must be positive semi-definite (no eigenvalue below 0: "
+            f"a variance of any combination of the estimates is >= 0); got variances[{i}] with smallest eigenvalue "
+            f"{lowest:.6g} ({bad.size} of {u.shape[0]} such matrices). Pass each analysis's own covariance estimate "
+            "(e.g. the inverse Fisher information or a sandwich estimate), not a matrix assembled entry by entry."
+        )
+
+
+def _check_finite(owner: str, results: dict[str, Any]) -> None:
+    """Refuse combined quantities that overflowed float64 (inf, or NaN from inf - inf)."""
+    for name, value in results.items():
+        arr = np.asarray(value, dtype=np.float64)
+        if not np.all(np.isfinite(arr)):
+            shown = arr.tolist() if arr.size <= 4 else f"{arr.size - np.count_nonzero(np.isfinite(arr))} non-finite"
+            raise NoiseawareValueError(
+                f"{owner}: the combined {name} must be finite in float64; got {shown} "
+                "(the estimates or variances are so large, or spread so widely, that their means or squared "
+                "deviations overflow). Rescale the estimand (e.g. change its units) so that the estimates and "
+                "variances are well inside the float64 range (about 1e308)."
+            )
 
 
 def _shapes(owner: str, q: np.ndarray, u: np.ndarray) -> str:
@@ -303,7 +351,8 @@ def combine_synthetic(
     ValueError
         If fewer than 2 data sets, the shapes do not pair as above (for example estimates ``(M, p)`` with
         variances ``(M,)``, or a transposed array: the meaning would be ambiguous), values are not finite,
-        variances are negative, covariance matrices are not symmetric, or ``rule`` is unknown.
+        variances are negative, covariance matrices are not symmetric or not positive semi-definite, the
+        combined estimate or (co)variances overflow float64 (rescale the estimand), or ``rule`` is unknown.
 
     Examples
     --------
@@ -333,20 +382,28 @@ def combine_synthetic(
         diag = u
     if np.any(diag < 0):
         v.fail(owner, "variances", "must be >= 0", diag.tolist())
+    if layout == "covariances":
+        _check_psd(owner, u)
     ratio = 1.0
     if n_syn is not None or n is not None:
         if n_syn is None or n is None:
             raise NoiseawareValueError(f"{owner}: give both n_syn and n, or neither; got n_syn={n_syn!r}, n={n!r}.")
         ratio = v.integer(owner, "n_syn", n_syn, minimum=1) / v.integer(owner, "n", n, minimum=1)
     if layout == "scalar":
-        return _scalar_rule(q, u, rule, ratio)
+        res = _scalar_rule(q, u, rule, ratio)
+        _check_finite(owner, {"estimate": res.estimate, "between-data-set variance": res.between,
+                              "mean within variance": res.within, "total variance": res.variance})
+        return res
     p = q.shape[1]
     parts = [_scalar_rule(q[:, j], diag[:, j], rule, ratio) for j in range(p)]
-    qbar = q.mean(axis=0)
-    dev = q - qbar
-    between = dev.T @ dev / (M - 1)
-    within = u.mean(axis=0) if layout == "covariances" else np.diag(diag.mean(axis=0))
-    total = between / M + within if rule == "partially" else (1 + 1 / M) * between - within
+    with np.errstate(over="ignore", invalid="ignore"):
+        qbar = q.mean(axis=0)
+        dev = q - qbar
+        between = dev.T @ dev / (M - 1)
+        within = u.mean(axis=0) if layout == "covariances" else np.diag(diag.mean(axis=0))
+        total = between / M + within if rule == "partially" else (1 + 1 / M) * between - within
+    _check_finite(owner, {"estimate": qbar, "between-data-set covariance": between, "mean within covariance": within,
+                          "total covariance": total, "total variances": np.array([r.variance for r in parts])})
     return SyntheticVectorInferenceResult(
         estimate=qbar,
         covariance=total,

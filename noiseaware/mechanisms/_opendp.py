@@ -97,7 +97,7 @@ def _unsaturated(out: list[int], what: str) -> np.ndarray:
     the secure path never saturates silently.
     """
     arr = np.asarray(out, dtype=np.int64)
-    if arr.size and (int(arr.min()) == _I64_MIN or int(arr.max()) == _I64_MAX):
+    if arr.size and (int(np.min(arr)) == _I64_MIN or int(np.max(arr)) == _I64_MAX):
         raise NoiseawareValueError(
             f"OpenDP {what}: value + noise saturated at the int64 limit; refusing to return a release whose "
             "law differs from the modelled one. Keep |value| <= 2**62 and the noise scale within the "

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics
+from ..exceptions import NoiseawareValueError
 
 __all__ = ["RegressionPrior", "numpyro_model", "prior_scales", "pymc_model"]
 
@@ -30,10 +31,20 @@ class RegressionPrior:
 
     Parameters
     ----------
-    beta_scale, sigma_scale, x_loc_scale, x_scale : float or array, optional
-        The scales above (> 0; arrays have one value per coefficient / covariate).
+    beta_scale, x_loc_scale, x_scale : float or array, optional
+        The scales above (finite, > 0; an array has one value per coefficient / covariate, its
+        length checked against the release by :func:`~noiseaware.regression.fit`).
+    sigma_scale : float, optional
+        :math:`s_\sigma` (finite, > 0; or an array of one such value).
     eta : float
-        LKJ concentration (> 0), default 2.
+        LKJ concentration (finite, > 0), default 2.
+
+    Raises
+    ------
+    NoiseawareTypeError
+        If a scale or ``eta`` is not a number (or an array of numbers).
+    NoiseawareValueError
+        If a scale or ``eta`` is not finite and > 0, or an array scale is not 1-D and non-empty.
 
     Examples
     --------
@@ -46,6 +57,32 @@ class RegressionPrior:
     x_loc_scale: Any = None
     x_scale: Any = None
     eta: float = 2.0
+
+    def __post_init__(self) -> None:
+        """Check every scale and ``eta`` at once, so that a bad prior never reaches a fit."""
+        owner = "RegressionPrior"
+        for name in ("beta_scale", "x_loc_scale", "x_scale"):
+            _scale_array(owner, name, getattr(self, name))
+        _scale_array(owner, "sigma_scale", self.sigma_scale, 1)
+        object.__setattr__(self, "eta", v.positive(owner, "eta", self.eta))
+
+
+def _scale_array(owner: str, name: str, value: Any, size: int | None = None) -> np.ndarray | None:
+    """A prior scale as a float64 array of finite values > 0 (a number, or ``size`` of them); None stays None."""
+    if value is None:
+        return None
+    arr = v.numeric_array(owner, name, value, booleans=False)
+    rule = "must be a finite number > 0"
+    if size != 1:
+        rule += ", or a 1-D array of them (one per coefficient / covariate)"
+    if arr.ndim > 1 or arr.size == 0:
+        v.fail(owner, name, rule, value)
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        raise NoiseawareValueError(v.message(owner, name, rule, value, limit=200))
+    if size is not None and arr.ndim == 1 and arr.size != size:
+        what = "a single number" if size == 1 else f"a number or hold {size} values (one per coefficient / covariate)"
+        raise NoiseawareValueError(v.message(owner, name, f"must be {what}", value, limit=200))
+    return arr
 
 
 def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatistics) -> dict[str, Any]:
@@ -62,12 +99,8 @@ def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatis
     bx = b[int(st.intercept) : p]
 
     def scale(name: str, value: Any, default: np.ndarray, size: int) -> np.ndarray:
-        if value is None:
-            return np.broadcast_to(default, (size,)).astype(np.float64)
-        arr = np.broadcast_to(v.finite_array(owner, f"prior.{name}", value), (size,)).astype(np.float64)
-        if np.any(arr <= 0):
-            v.fail(owner, f"prior.{name}", "must be > 0", value)
-        return arr
+        arr = _scale_array(owner, f"prior.{name}", value, size)
+        return np.broadcast_to(default if arr is None else arr, (size,)).astype(np.float64)
 
     return {
         "beta": scale("beta_scale", prior.beta_scale, b[-1] / b[:p], p),

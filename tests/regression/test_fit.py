@@ -82,8 +82,11 @@ def test_bad_inputs_are_refused_before_sampling():
     rel = _release(n=200)
     with pytest.raises(NoiseawareTypeError, match="prior must be a RegressionPrior"):
         regression.fit(rel, prior={"beta_scale": 1.0}, chains=1, draws=10, warmup=10)
-    with pytest.raises(NoiseawareValueError, match=r"prior\.sigma_scale"):
-        regression.fit(rel, prior=regression.RegressionPrior(sigma_scale=-1.0), chains=1, draws=10, warmup=10)
+    with pytest.raises(NoiseawareValueError, match=r"RegressionPrior: sigma_scale must be a finite number > 0"):
+        regression.RegressionPrior(sigma_scale=-1.0)  # refused when made, before any fit
+    # a scale per coefficient of the wrong length is refused by the fit that knows the coefficients
+    with pytest.raises(NoiseawareValueError, match=r"prior\.beta_scale must be a number or hold \d+ values"):
+        regression.fit(rel, prior=regression.RegressionPrior(beta_scale=[1.0] * 9), chains=1, draws=10, warmup=10)
     with pytest.raises(NoiseawareValueError, match="backend"):
         regression.fit(rel, backend="stan", chains=1, draws=10, warmup=10)
     x = np.random.default_rng(0).uniform(-1, 1, size=(100, 2))
