@@ -23,7 +23,8 @@ import numpyro.distributions as dist
 import pytest
 from scipy import special
 
-from noiseaware import Release
+from noiseaware import Release, results
+from noiseaware._engine import from_groups, group
 from noiseaware.augment import AugmentationModel, check_mixing, mechanism_log_density, sample
 from noiseaware.exceptions import MixingWarning
 from noiseaware.mechanisms import DiscreteGaussianMechanism, GeometricMechanism, LaplaceMechanism, RandomizedResponse
@@ -123,7 +124,7 @@ def mcse_sd(x: np.ndarray) -> float:
 
 def max_z(idata, mean: np.ndarray, sd: np.ndarray) -> float:
     """Largest |estimate - exact| / MCSE over the cells' posterior means and sds."""
-    draws = np.asarray(idata.posterior["pi"])  # (chain, draw, 4)
+    draws = np.asarray(group(idata, "posterior")["pi"])  # (chain, draw, 4)
     z = []
     for j in range(draws.shape[-1]):
         x = draws[..., j]
@@ -155,7 +156,7 @@ def test_discrete_laplace_conjugate_matches_exact_posterior() -> None:
     )
     idata = sample(aug, SDP, draws=DRAWS, warmup=WARMUP, chains=CHAINS, seed=11)
     assert max_z(idata, mean, sd) < Z_MAX
-    acc = idata.sample_stats["accept_rate"]
+    acc = group(idata, "sample_stats")["accept_rate"]
     assert acc.shape == (CHAINS, DRAWS) and 0.3 < float(acc.mean()) < 1.0
 
 
@@ -176,7 +177,8 @@ def test_discrete_gaussian_release_nuts_matches_exact_posterior() -> None:
     idata = sample(aug, release, draws=DRAWS, warmup=WARMUP, chains=CHAINS, seed=12)
     assert max_z(idata, mean, sd) < Z_MAX
     assert idata.attrs["mechanism"] == "discrete_gaussian"
-    assert int(idata.sample_stats["diverging"].sum()) == 0
+    assert int(group(idata, "sample_stats")["diverging"].sum()) == 0
+    assert results.release(idata) == release and results.fit_kind(idata) == "augment.sample"
 
 
 def test_randomized_response_release_matches_exact_posterior() -> None:
@@ -229,13 +231,13 @@ def _ar1(rho: float, chains: int = 4, draws: int = 1000, seed: int = 0) -> np.nd
 
 
 def test_check_mixing_flags_sticky_chains_only() -> None:
-    good = az.from_dict(posterior={"theta": _ar1(0.0)})
+    good = from_groups({"posterior": {"theta": _ar1(0.0)}})
     assert check_mixing(good) == []
-    sticky = az.from_dict(posterior={"theta": _ar1(0.99)})  # ESS ~ 4000 * 0.005 = 20
+    sticky = from_groups({"posterior": {"theta": _ar1(0.99)}})  # ESS ~ 4000 * 0.005 = 20
     with pytest.warns(MixingWarning, match=r"bulk ESS .* lag-1 autocorrelation 0\.9"):
         problems = check_mixing(sticky)
     assert len(problems) == 1 and problems[0].startswith("theta")
-    stuck = az.from_dict(posterior={"theta": _ar1(0.0) + np.arange(4)[:, None]})  # chains disagree
+    stuck = from_groups({"posterior": {"theta": _ar1(0.0) + np.arange(4)[:, None]}})  # chains disagree
     assert "R-hat" in check_mixing(stuck, warn=False)[0]
 
 
@@ -249,9 +251,9 @@ def test_sample_warns_on_short_run_and_keeps_records() -> None:
     inits = [{"pi": np.full(4, 0.25)}, {"pi": np.array([0.7, 0.1, 0.1, 0.1])}]
     with pytest.warns(MixingWarning, match="poor mixing"):
         idata = sample(aug, SDP, init=inits, draws=30, warmup=0, chains=2, seed=3, keep_records=True)
-    assert idata.posterior["x"].shape == (2, 30, N)
-    assert idata.posterior["pi"].shape == (2, 30, 4)
-    assert int(idata.posterior["x"].max()) <= 3
+    assert group(idata, "posterior")["x"].shape == (2, 30, N)
+    assert group(idata, "posterior")["pi"].shape == (2, 30, 4)
+    assert int(group(idata, "posterior")["x"].max()) <= 3
 
 
 # ----------------------------------------------------------------------------- API and bad input
@@ -339,13 +341,14 @@ def test_joint_move_keeps_the_exact_posterior(route: str) -> None:
     )
     idata = sample(aug, np.array([S_GAUSS]), init={"mu": 0.0}, draws=3000, warmup=500, chains=CHAINS, seed=4,
                    check_mixing=False, joint_repeats=3 if route == "joint_only" else 1)
-    mu = np.asarray(idata.posterior["mu"])
+    mu = np.asarray(group(idata, "posterior")["mu"])
     m_err = float(np.ravel(az.mcse(mu, method="mean"))[0])
     s_err = float(np.ravel(az.mcse((mu - mu.mean()) ** 2, method="mean"))[0]) / (2 * mu.std())
     assert abs(mu.mean() - mean) < Z_MAX * m_err and abs(mu.std() - sd) < Z_MAX * s_err, (mu.mean(), mu.std(), mean, sd)
-    jacc = idata.sample_stats["joint_accept_prob"]
+    jacc = group(idata, "sample_stats")["joint_accept_prob"]
     assert jacc.shape == (CHAINS, 3000) and 0.15 < float(jacc.mean()) < 0.5  # adapted towards 0.3
-    assert np.ptp(np.asarray(idata.sample_stats["joint_step_size"]), axis=1).max() == 0.0  # fixed after warmup
+    step = np.asarray(group(idata, "sample_stats")["joint_step_size"])
+    assert np.ptp(step, axis=1).max() == 0.0  # fixed after warmup
     assert "joint move" in idata.attrs["sampler"]
 
 

@@ -34,6 +34,7 @@ import numpyro.distributions as dist
 import pytest
 from scipy import special, stats
 
+from noiseaware._engine import group
 from noiseaware.augment import AugmentationModel, mechanism_log_density, sample
 from noiseaware.mechanisms import GeometricMechanism, RandomizedResponse
 
@@ -55,7 +56,7 @@ def rank_pvalues(draws: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 
 def thinned(idata, thin: int) -> np.ndarray:
-    pi = np.asarray(idata.posterior["pi"])[0]  # one chain: (draws, L, 4)
+    pi = np.asarray(group(idata, "posterior")["pi"])[0]  # one chain: (draws, L, 4)
     return pi[thin - 1 :: thin]
 
 

@@ -15,6 +15,7 @@ mechanism whose Laplace scale is the mean's scale applied to the log-sum (a unit
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import arviz as az
 import jax
@@ -26,7 +27,9 @@ from jax import random
 from scipy import special, stats
 
 import noiseaware as na
+from noiseaware import dirichlet, results
 from noiseaware._core._gamma import log_dirichlet
+from noiseaware._engine import from_groups, group
 from noiseaware.augment._sweep import record_sweep
 from noiseaware.dirichlet import _dpmcmc_moves as moves
 from noiseaware.dirichlet._dpmcmc import CUBEROOT_SAMPLER, _prepare, _run, dpmcmc, dpmcmc_batch
@@ -68,9 +71,9 @@ def grid_moments(s_sum: np.ndarray, n: int, a: float, scale: float, k: int = 30)
     return out
 
 
-def sampler_moments(idata: az.InferenceData) -> dict[str, tuple[float, float, float, float]]:
+def sampler_moments(idata: Any) -> dict[str, tuple[float, float, float, float]]:
     """(mean, sd, mcse of the mean, mcse of the sd) of the same three quantities."""
-    post = idata.posterior
+    post = group(idata, "posterior")
     draws = {
         "alpha_1": post["alpha"][..., 0],
         "alpha_2": post["alpha"][..., 1],
@@ -94,14 +97,14 @@ def max_z(ref: dict[str, tuple[float, float]], got: dict[str, tuple[float, float
 
 
 @pytest.fixture(scope="module")
-def tiny() -> tuple[na.Release, az.InferenceData]:
+def tiny() -> tuple[na.Release, Any]:
     rel = tiny_release()
     prior = dist.Gamma(jnp.full(2, SHAPE), RATE)
     idata = dpmcmc(rel, prior=prior, draws=5000, warmup=500, chains=4, seed=11)
     return rel, idata
 
 
-def test_dpmcmc_matches_brute_force_posterior(tiny: tuple[na.Release, az.InferenceData]) -> None:
+def test_dpmcmc_matches_brute_force_posterior(tiny: tuple[na.Release, Any]) -> None:
     rel, idata = tiny
     s_sum = np.asarray(rel.values, dtype=np.float64)
     scale = float(rel.mechanism.scale)
@@ -113,13 +116,19 @@ def test_dpmcmc_matches_brute_force_posterior(tiny: tuple[na.Release, az.Inferen
     wrong = grid_moments(s_sum, N, A, scale / N)
     assert max_z(wrong, got) > 3 * Z_MAX, (wrong, got)
     # the output's layout
-    assert idata.posterior["alpha"].dims == ("chain", "draw", "component")
-    assert list(idata.posterior["component"].values) == ["x0", "x1"]
-    np.testing.assert_allclose(idata.posterior["composition"].sum("component"), 1.0)
-    acc = idata.sample_stats["accept_rate"]
+    post = group(idata, "posterior")
+    assert post["alpha"].dims == ("chain", "draw", "component")
+    assert list(post["component"].values) == ["x0", "x1"]
+    np.testing.assert_allclose(post["composition"].sum("component"), 1.0)
+    acc = group(idata, "sample_stats")["accept_rate"]
     assert acc.shape == (4, 5000) and 0.05 < float(acc.mean()) < 1.0
     assert idata.attrs["method"] == "DPMCMC" and idata.attrs["latent_records"] == N
     assert idata.attrs["a"] == A and idata.attrs["prior"].startswith("user")
+    assert results.fit_kind(idata) == "dirichlet.dpmcmc" and idata.attrs["noiseaware_default_var"] == "alpha"
+    np.testing.assert_allclose(dirichlet.posterior_mean(idata), results.draws(idata).mean(axis=0))
+    assert results.release(idata) == rel and dirichlet.observed_parts(idata)[0].n == N
+    with pytest.raises(NoiseawareValueError, match="must record its prior"):
+        dirichlet.prior(idata)  # a user's NumPyro prior is described, not recorded
 
 
 @pytest.mark.slow  # 80 s under load
@@ -136,7 +145,7 @@ def test_dpremcmc_replicated_records_carry_n_records_of_information() -> None:
     exact = dpmcmc(rel, draws=800, warmup=200, chains=2, seed=1, check_mixing=False)
     rep = dpmcmc(rel, draws=800, warmup=200, chains=2, seed=2, replicates=10, check_mixing=False)
     assert rep.attrs["method"] == "DPreMCMC" and rep.attrs["latent_records"] == 12 and rep.attrs["weight"] == 10.0
-    ce, cr = exact.posterior["composition"], rep.posterior["composition"]
+    ce, cr = group(exact, "posterior")["composition"], group(rep, "posterior")["composition"]
     sd_e = ce.std(("chain", "draw")).values
     sd_r = cr.std(("chain", "draw")).values
     assert np.all(np.abs(ce.mean(("chain", "draw")).values - cr.mean(("chain", "draw")).values) < 3 * sd_e)
@@ -184,14 +193,16 @@ def test_batch_matches_each_brute_force_posterior_and_compiles_once() -> None:
     fits = dpmcmc_batch(rels, prior=prior, draws=4000, warmup=500, chains=4, seed=5, check_mixing=False)
     refs = [grid_moments(np.asarray(r.values, dtype=np.float64), N, A, float(r.mechanism.scale)) for r in rels]
     for rel, idata, ref in zip(rels, fits, refs, strict=True):
-        assert idata.attrs["a"] == A and idata.posterior["alpha"].shape == (4, 4000, 2)
+        assert idata.attrs["a"] == A and group(idata, "posterior")["alpha"].shape == (4, 4000, 2)
+        assert results.release(idata) == rel
         assert max_z(ref, sampler_moments(idata)) < Z_MAX, (ref, sampler_moments(idata))
     hits = _PROGRAMS.info["hits"]
     again = dpmcmc_batch(rels[::-1], prior=prior, draws=200, warmup=100, chains=4, seed=6, check_mixing=False)
     assert _PROGRAMS.info["hits"] == hits + 1  # same shape and prior: no new program
     # the data are inputs, not constants: the reversed order gives the reversed posteriors
-    m = [float(f.posterior["composition"][..., 0].mean()) for f in fits]
-    m2 = [float(f.posterior["composition"][..., 0].mean()) for f in again]
+    assert type(again) is list and all(results.fit_kind(f) == "dirichlet.dpmcmc" for f in again)
+    m = [float(results.draws(f, "composition")[:, 0].mean()) for f in fits]
+    m2 = [float(results.draws(f, "composition")[:, 0].mean()) for f in again]
     if abs(m[0] - m[1]) > 0.05:
         assert abs(m2[0] - m[1]) < abs(m2[0] - m[0]), (m, m2)
 
@@ -211,7 +222,7 @@ def test_batch_bad_input() -> None:
 
 
 # ----------------------------------------------------------------------------- the joint move
-def _joint_only(rel: na.Release, prior: object, *, ignore_noise: bool = False, **kw: object) -> az.InferenceData:
+def _joint_only(rel: na.Release, prior: object, *, ignore_noise: bool = False, **kw: object) -> Any:
     """Record sweeps plus the joint move, no draw of alpha | records: the move alone moves alpha."""
     prep = _prepare(rel, prior, 4, 11, 1, part=None, init=None, joint_move=True)
     factory = moves._joint_move_cuberoot
@@ -224,8 +235,8 @@ def _joint_only(rel: na.Release, prior: object, *, ignore_noise: bool = False, *
     raw = _run([prep], prior, int(kw["draws"]), int(kw["warmup"]), 12, False,  # type: ignore[call-overload]
                alpha_given_records=False, move_factory=factory, sampler=CUBEROOT_SAMPLER)
     alpha = raw["alpha"][0]
-    return az.from_dict(posterior={"alpha": alpha, "composition": alpha / alpha.sum(-1, keepdims=True)},
-                        sample_stats={k: raw[k][0] for k in ("joint_accept_prob", "joint_step_size")})
+    return from_groups({"posterior": {"alpha": alpha, "composition": alpha / alpha.sum(-1, keepdims=True)},
+                        "sample_stats": {k: raw[k][0] for k in ("joint_accept_prob", "joint_step_size")}})
 
 
 @pytest.mark.slow  # long; moved out of the fast suite to keep it under 10 minutes
@@ -241,9 +252,9 @@ def test_joint_move_alone_leaves_the_posterior_invariant() -> None:
     ref = grid_moments(s_sum, N, A, float(rel.mechanism.scale))
     got = sampler_moments(idata)
     assert max_z(ref, got) < Z_MAX, (ref, got)
-    jacc = idata.sample_stats["joint_accept_prob"]
-    assert 0.1 < float(jacc.mean()) < 0.6  # adapted towards 0.3
-    assert np.all(np.asarray(idata.sample_stats["joint_step_size"])[:, -1] > 0)
+    stats = group(idata, "sample_stats")
+    assert 0.1 < float(stats["joint_accept_prob"].mean()) < 0.6  # adapted towards 0.3
+    assert np.all(np.asarray(stats["joint_step_size"])[:, -1] > 0)
     bad = sampler_moments(_joint_only(rel, prior, ignore_noise=True, draws=1500, warmup=300))
     print(f"max z: {max_z(ref, got):.2f} with the joint move, {max_z(ref, bad):.1f} with a move that ignores the noise")
     assert max_z(ref, bad) > 2 * Z_MAX, (ref, bad)
@@ -262,12 +273,13 @@ def test_joint_move_improves_mixing_of_alpha() -> None:
     kw = dict(draws=400, warmup=200, chains=2, seed=3, check_mixing=False)
     plain = dpmcmc(rel, joint_move=False, **kw)  # type: ignore[arg-type]
     joint = dpmcmc(rel, **kw)  # type: ignore[arg-type]
-    ess_plain = float(az.ess(plain.idata, var_names=["alpha"])["alpha"].min())
-    ess_joint = float(az.ess(joint.idata, var_names=["alpha"])["alpha"].min())
+    ess_plain = float(az.ess(group(plain, "posterior")[["alpha"]], method="bulk")["alpha"].min())
+    ess_joint = float(az.ess(group(joint, "posterior")[["alpha"]], method="bulk")["alpha"].min())
     print(f"min bulk ESS of alpha: {ess_plain:.1f} without the joint move, {ess_joint:.1f} with it")
     assert ess_joint > 5 * ess_plain and ess_joint > 50, (ess_plain, ess_joint)
-    assert "joint_accept_prob" in joint.sample_stats and "joint_accept_prob" not in plain.sample_stats
-    assert 0.1 < float(joint.sample_stats["alpha_accept_prob"].mean()) < 0.6
+    joint_stats, plain_stats = group(joint, "sample_stats"), group(plain, "sample_stats")
+    assert "joint_accept_prob" in joint_stats and "joint_accept_prob" not in plain_stats
+    assert 0.1 < float(joint_stats["alpha_accept_prob"].mean()) < 0.6
 
 
 def test_joint_move_input() -> None:
@@ -281,7 +293,7 @@ def test_joint_move_input() -> None:
 # ----------------------------------------------------------------------------- issue 15 item 3: the new kernels
 def _with_sampler(rel: na.Release, prior: object, sampler: object, *, seed: int, draws: int, warmup: int,
                   alpha_given_records: bool = True, move_factory: object = None,
-                  joint: bool = True) -> az.InferenceData:
+                  joint: bool = True) -> Any:
     from noiseaware.dirichlet._dpmcmc import _Sampler
 
     assert isinstance(sampler, _Sampler)
@@ -289,8 +301,9 @@ def _with_sampler(rel: na.Release, prior: object, sampler: object, *, seed: int,
     raw = _run([prep], prior, draws, warmup, seed + 1, False, alpha_given_records=alpha_given_records,
                move_factory=move_factory, sampler=sampler, fallback=None)  # type: ignore[arg-type]
     alpha = raw["alpha"][0]
-    return az.from_dict(posterior={"alpha": alpha, "composition": alpha / alpha.sum(-1, keepdims=True)},
-                        sample_stats={k: raw[k][0] for k in ("accept_rate", "joint_accept_prob", "joint_step_size")})
+    stats = {k: raw[k][0] for k in ("accept_rate", "joint_accept_prob", "joint_step_size")}
+    return from_groups({"posterior": {"alpha": alpha, "composition": alpha / alpha.sum(-1, keepdims=True)},
+                        "sample_stats": stats})
 
 
 @pytest.mark.slow  # 80 s under load (two compiled programs); the new joint move is in the fast exactness test
@@ -313,7 +326,7 @@ def test_window_sweep_matches_brute_force_and_a_wrong_window_is_caught(monkeypat
     assert m.DEFAULT_SAMPLER.sweep_records(300) == 300
     ref = grid_moments(np.asarray(rel.values, dtype=np.float64), N, A, float(rel.mechanism.scale))
     got = _with_sampler(rel, prior, sampler, seed=21, draws=4000, warmup=400, joint=False)
-    assert float(got.sample_stats["accept_rate"].mean()) > 0.05
+    assert float(group(got, "sample_stats")["accept_rate"].mean()) > 0.05
     z_ok = max_z(ref, sampler_moments(got))
     def wrong(key, logx, alpha, s_dp, k, statistic, laplace):  # type: ignore[no-untyped-def]
         b = logx.shape[0]  # as m._window_sweep, but the other records' part of the log-sum is forgotten
@@ -346,7 +359,7 @@ def test_cuberoot_joint_move_alone_is_exact_and_a_missing_jacobian_is_caught() -
     ref = grid_moments(np.asarray(rel.values, dtype=np.float64), N, A, float(rel.mechanism.scale))
     got = _with_sampler(rel, prior, sampler, seed=31, draws=4000, warmup=400, alpha_given_records=False)
     z_ok = max_z(ref, sampler_moments(got))
-    assert 0.1 < float(got.sample_stats["joint_accept_prob"].mean()) < 0.6
+    assert 0.1 < float(group(got, "sample_stats")["joint_accept_prob"].mean()) < 0.6
 
     def no_jacobian(log_prior, b, d, steps):  # type: ignore[no-untyped-def]
         return m._joint_move_cuberoot(log_prior, b, d, steps, jacobian=False)
@@ -375,7 +388,7 @@ def test_surrogate_joint_move_alone_is_exact_and_a_missing_jacobian_is_caught() 
     ref = grid_moments(np.asarray(rel.values, dtype=np.float64), N, A, float(rel.mechanism.scale))
     got = _with_sampler(rel, prior, sampler, seed=41, draws=4000, warmup=400, alpha_given_records=False)
     z_ok = max_z(ref, sampler_moments(got))
-    assert 0.2 < float(got.sample_stats["joint_accept_prob"].mean()) <= 1.0
+    assert 0.2 < float(group(got, "sample_stats")["joint_accept_prob"].mean()) <= 1.0
 
     def no_jacobian(log_prior, b, d, rounds, surrogate_steps):  # type: ignore[no-untyped-def]
         return m._joint_move_surrogate(log_prior, b, d, rounds, surrogate_steps=surrogate_steps, jacobian=False)

@@ -7,9 +7,10 @@ import pytest
 
 import noiseaware as na
 from noiseaware import dirichlet as nd
+from noiseaware import results
 from noiseaware._core import _dirichlet as core
 from noiseaware._core import get_backend
-from noiseaware._engine import ProgramCache
+from noiseaware._engine import ProgramCache, group
 from noiseaware.dirichlet import _fit
 
 pytest.importorskip("numpyro")
@@ -71,12 +72,13 @@ def test_cached_program_uses_each_calls_data_and_keeps_no_state():
     fb = nd.fit(b, seed=2, **CFG)  # reuses the program compiled for (or before) `a`
     # each posterior sits at its own data: the compositions are ordered oppositely
     for res, truth in ((fa, alpha_a), (fb, alpha_b)):
-        m = res.composition.mean(0)
+        m = results.draws(res, "composition").mean(0)
         np.testing.assert_allclose(m, truth / truth.sum(), atol=0.03)
-        z = (res.posterior_mean - truth) / res.alpha.std(0)
-        assert np.all(np.abs(z) < 4.0), (res.posterior_mean, truth)
-    assert fa.posterior_mean[0] < fa.posterior_mean[2] and fb.posterior_mean[0] > fb.posterior_mean[2]
-    np.testing.assert_array_equal(fb.idata["observed_data"]["s0"].values, nd.parts(b)[0].s_l)
+        z = (nd.posterior_mean(res) - truth) / results.draws(res, "alpha").std(0)
+        assert np.all(np.abs(z) < 4.0), (nd.posterior_mean(res), truth)
+    mean_a, mean_b = nd.posterior_mean(fa), nd.posterior_mean(fb)
+    assert mean_a[0] < mean_a[2] and mean_b[0] > mean_b[2]
+    np.testing.assert_array_equal(group(fb, "observed_data")["s0"].values, nd.parts(b)[0].s_l)
     # a freshly built program gives the same draws: nothing of `a` (data, warmup state) leaked into `b`
     saved = dict(_fit._PROGRAMS._programs)
     _fit._PROGRAMS._programs.clear()
@@ -85,12 +87,12 @@ def test_cached_program_uses_each_calls_data_and_keeps_no_state():
     finally:
         _fit._PROGRAMS._programs.clear()
         _fit._PROGRAMS._programs.update(saved)
-    np.testing.assert_allclose(fresh.alpha, fb.alpha, rtol=1e-9)
+    np.testing.assert_allclose(results.draws(fresh, "alpha"), results.draws(fb, "alpha"), rtol=1e-9)
     # and a repeated call with the same seed repeats the run exactly (every call does its own warmup)
     again = nd.fit(b, seed=2, **CFG)
-    np.testing.assert_allclose(again.alpha, fb.alpha, rtol=1e-9)
+    np.testing.assert_allclose(results.draws(again, "alpha"), results.draws(fb, "alpha"), rtol=1e-9)
     np.testing.assert_array_equal(
-        again.idata["sample_stats"]["step_size"].values, fb.idata["sample_stats"]["step_size"].values
+        group(again, "sample_stats")["step_size"].values, group(fb, "sample_stats")["step_size"].values
     )
 
 
@@ -101,22 +103,23 @@ def test_idata_groups_noncentered():
     p = nd.parts(rel)[0]
     assert _fit._parameterization(p) == "noncentered"  # wide noise: non-centred S_0
     res = nd.fit(rel, chains=2, draws=60, warmup=60, seed=0, moments="asymptotic", check_mixing=False)
-    idata = res.idata
-    assert set(idata["posterior"].data_vars) == {"alpha", "mean", "s0_s0", "s0_s0_z"}
-    assert dict(idata["posterior"]["alpha"].sizes) == {"chain": 2, "draw": 60, "part": 3}
-    assert set(idata["sample_stats"].data_vars) >= {"diverging", "accept_rate", "n_steps", "step_size"}
-    assert idata["sample_stats"]["diverging"].dtype == bool
+    post, stats = group(res, "posterior"), group(res, "sample_stats")
+    assert set(post.data_vars) == {"alpha", "composition", "s0_s0", "s0_s0_z"}
+    assert dict(post["alpha"].sizes) == {"chain": 2, "draw": 60, "part": 3}
+    assert set(stats.data_vars) >= {"diverging", "accept_rate", "n_steps", "step_size"}
+    assert stats["diverging"].dtype == bool
     # the log-likelihood group is the Laplace density of s_L at each draw's S_0
-    s0 = idata["posterior"]["s0_s0"].values
+    s0 = post["s0_s0"].values
     ref = np.sum(-np.log(2 * p.scale) - np.abs(p.s_l - s0) / p.scale, axis=-1)
-    np.testing.assert_allclose(idata["log_likelihood"]["s0"].values, ref, rtol=1e-12)
+    np.testing.assert_allclose(group(res, "log_likelihood")["s0"].values, ref, rtol=1e-12)
     # the deterministic S_0 = mu(alpha) + chol(Sigma(alpha) / n) z uses this release's n and a
-    alpha = idata["posterior"]["alpha"].values.reshape(-1, 3)
-    z = idata["posterior"]["s0_s0_z"].values.reshape(-1, 3)
+    alpha = post["alpha"].values.reshape(-1, 3)
+    z = post["s0_s0_z"].values.reshape(-1, 3)
     for k in (0, 77, 119):
         mean, cov = core.logmean_moments(get_backend("numpy"), alpha[k], np.log(p.a), "asymptotic")
         np.testing.assert_allclose(s0.reshape(-1, 3)[k], mean + np.linalg.cholesky(cov / p.n) @ z[k], rtol=1e-10)
-    np.testing.assert_allclose(res.composition, res.alpha / res.alpha.sum(1, keepdims=True))
+    draws = results.draws(res)  # alpha, the fit's default variable
+    np.testing.assert_allclose(results.draws(res, "composition"), draws / draws.sum(1, keepdims=True))
 
 
 def test_cache_is_bounded_and_keyed_by_the_static_structure(monkeypatch):
@@ -146,7 +149,7 @@ def test_progressbar(capsys):
     # the progress bar is not part of the compiled program: CFG's program (compiled by the tests above) runs it
     rel = _release([2.2, 3.3, 4.4], n=5000, seed=10)
     res = nd.fit(rel, seed=4, progressbar=True, **CFG)
-    assert res.alpha.shape == (2 * CFG["draws"], 3)
+    assert results.draws(res, "alpha").shape == (2 * CFG["draws"], 3)
     assert "NUTS" in capsys.readouterr().err
 
 

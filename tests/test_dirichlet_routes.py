@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -10,6 +11,8 @@ from scipy import optimize, special, stats
 
 import noiseaware as na
 from noiseaware import dirichlet as nd
+from noiseaware import results
+from noiseaware._engine import group
 from noiseaware.exceptions import NoiseawareValueError
 
 ALPHA3 = np.array([2.2, 3.3, 4.4])
@@ -170,15 +173,16 @@ def test_dpabc_p4_recovers_alpha_and_p1_the_mean_composition():
 def test_fit_numpyro_p1_censored_recovers_alpha():
     rel = _release(threshold=0.05, epsilon=1.0)  # a large fixed threshold: the censored moments matter
     res = nd.fit(rel, prior="p1", moments="censored", chains=1, draws=250, warmup=250, seed=1, check_mixing=False)
-    post = res.alpha
+    post = results.draws(res, "alpha")
     assert post.shape == (250, 3)
     z = (post.mean(0) - ALPHA3) / post.std(0)
     assert np.all(np.abs(z) < 4.0), (post.mean(0), post.std(0))
-    lo, hi = res.interval(0.99, of="mean")
+    lo, hi = results.interval(res, 0.99, var="composition")
     truth = ALPHA3 / ALPHA3.sum()
     assert np.all((lo < truth) & (truth < hi))
-    np.testing.assert_allclose(res.composition, post / post.sum(1, keepdims=True))
-    assert set(res.idata["posterior"].data_vars) >= {"alpha", "mean", "s0_s0"}
+    np.testing.assert_allclose(results.draws(res, "composition"), post / post.sum(1, keepdims=True))
+    assert set(group(res, "posterior").data_vars) >= {"alpha", "composition", "s0_s0"}
+    assert res.attrs["noiseaware_moments"] == "censored" and res.attrs["noiseaware_backend"] == "numpyro"
 
 
 @pytest.mark.slow
@@ -188,8 +192,11 @@ def test_fit_p3_uses_d2_with_an_elicited_prior():
         rel, prior="p3", moments="asymptotic", chains=1, draws=200, warmup=200, seed=2, prior_draws=300,
         check_mixing=False,
     )
-    assert res.prior.corr is None and len(res.parts) == 1 and res.parts[0].n == rel.metadata["n_parts"][1]
-    assert np.all(np.abs(res.posterior_mean / ALPHA3 - 1) < 0.15)
+    parts = nd.observed_parts(res)
+    assert nd.prior(res).corr is None and len(parts) == 1
+    np.testing.assert_array_equal(parts[0].s_l, nd.parts(rel)[1].s_l)
+    assert parts[0].n == rel.metadata["n_parts"][1] and json.loads(res.attrs["noiseaware_prior"])["kind"] == "p3"
+    assert np.all(np.abs(nd.posterior_mean(res) / ALPHA3 - 1) < 0.15)
 
 
 # --------------------------------------------------------------------------- bad input

@@ -40,10 +40,11 @@ API
 ``target_accept=None, check_mixing=True, keep_records=False, nuts_kwargs=None, ...)`` (the package's
 one sampling convention, ``docs/architecture.md``)
 
-    -> :class:`AugmentationFit` (a ``FitResult`` over ``arviz.InferenceData``; ``posterior``,
-    ``sample_stats`` etc. fall through to it) with the parameters in ``posterior`` and the
-    per-iteration record acceptance rate ``accept_rate`` in ``sample_stats``; warns
-    :class:`~noiseaware.exceptions.MixingWarning` on poor mixing (:func:`check_mixing`).
+    -> the host stack's own container (an ``xarray.DataTree`` under ArviZ 1, an
+    ``arviz.InferenceData`` under ArviZ 0.x, read by :mod:`noiseaware.results`) with the
+    parameters in ``posterior`` and the per-iteration record acceptance rate ``accept_rate`` in
+    ``sample_stats``; warns :class:`~noiseaware.exceptions.MixingWarning` on poor mixing
+    (:func:`check_mixing`).
 
 Records may be discrete (cells of a contingency table) or continuous (regression rows,
 compositional vectors): whatever ``latent`` draws and ``statistic`` maps to a fixed-size array.
@@ -64,7 +65,7 @@ released with discrete Gaussian noise, NUTS for the cell probabilities:
 ...                        rng=__import__("numpy").random.default_rng(0))
 >>> aug = AugmentationModel(statistic=lambda x, s_dp: jax.nn.one_hot(x, 4), model=model, model_args=(30,))
 >>> idata = sample(aug, release, draws=100, warmup=100, chains=2, check_mixing=False)  # doctest: +SKIP
->>> sorted(idata.posterior.data_vars), sorted(idata.sample_stats.data_vars)  # doctest: +SKIP
+>>> sorted(idata["posterior"].data_vars), sorted(idata["sample_stats"].data_vars)  # doctest: +SKIP
 (['pi'], ['accept_rate', 'diverging', 'n_steps'])
 
 (Skipped here for the fast suite's compile time; ``tests/test_augment.py`` runs this route.)
@@ -73,13 +74,12 @@ released with discrete Gaussian noise, NUTS for the cell probabilities:
 from __future__ import annotations
 
 from ._model import AugmentationModel, mechanism_log_density
-from ._sample import ACCEPT_SITE, ESS_PER_CHAIN, RHAT_MAX, AugmentationFit, check_mixing, sample
+from ._sample import ACCEPT_SITE, ESS_PER_CHAIN, RHAT_MAX, check_mixing, sample
 
 __all__ = [
     "ACCEPT_SITE",
     "ESS_PER_CHAIN",
     "RHAT_MAX",
-    "AugmentationFit",
     "AugmentationModel",
     "check_mixing",
     "mechanism_log_density",

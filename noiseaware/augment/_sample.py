@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, NamedTuple, Unpack
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -28,14 +27,15 @@ from .._engine import (
     ESS_PER_CHAIN,
     RHAT_MAX,
     RWM_TARGET_ACCEPT,
-    FitResult,
     MixingBlock,
     SamplingOptions,
     SamplingSettings,
     check_mixing,
     check_settings,
     finish_fit,
+    from_groups,
     jit,
+    release_attrs,
     sampling_keywords,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
@@ -49,7 +49,6 @@ from ._sweep import noise_log_density, record_sweep
 __all__ = [
     "ACCEPT_SITE",
     "ESS_PER_CHAIN",
-    "AugmentationFit",
     "JOINT_TARGET_ACCEPT",
     "PER_UNIT_FAMILIES",
     "RHAT_MAX",
@@ -272,6 +271,7 @@ def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, 
             "guarantee": sdp.guarantee.describe(),
             "release_secure": int(sdp.secure),
             "per_unit": int(per_unit),
+            **release_attrs(sdp),
         }
     else:
         values = v.finite_array(_OWNER, "sdp", sdp)
@@ -311,23 +311,6 @@ def _stack(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {k: np.stack([np.asarray(d[k]) for d in dicts]) for k in dicts[0]}
 
 
-class AugmentationFit(FitResult):
-    """Result of :func:`sample`: the run's ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`).
-
-    ``posterior`` holds the parameters (and the records with ``keep_records``); ``sample_stats``
-    the record acceptance rate ``accept_rate`` and the NUTS / joint-move statistics.
-
-    Examples
-    --------
-    >>> import arviz as az, numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> res = AugmentationFit(az.from_dict(posterior={"pi": rng.dirichlet([2, 3], size=(2, 50))},
-    ...                                    sample_stats={"accept_rate": np.full((2, 50), 0.9)}))
-    >>> res.diagnostics["accept_rate"], res.posterior["pi"].shape
-    (0.9, (2, 50, 2))
-    """
-
-
 @float64
 @sampling_keywords(
     notes={
@@ -353,7 +336,7 @@ def sample(
     joint_target_accept: float = JOINT_TARGET_ACCEPT,
     joint_repeats: int = 1,
     **sampling: Unpack[SamplingOptions],
-) -> AugmentationFit:
+) -> Any:
     r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (Eng et al. 2024, §3; Ju et al. 2022).
 
     Each iteration updates every record once by Metropolis-within-Gibbs (proposal
@@ -397,12 +380,17 @@ def sample(
 
     Returns
     -------
-    AugmentationFit
-        An ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`). ``posterior``: the parameters (and records when
-        ``keep_records``), dims ``(chain, draw, ...)``. ``sample_stats``: ``accept_rate``, the fraction of the ``n``
-        record proposals accepted in each iteration; with NUTS also ``diverging`` and
+    xarray.DataTree or arviz.InferenceData
+        Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), as
+        ``pm.sample`` does. ``posterior``: the parameters (and records when ``keep_records``),
+        dims ``(chain, draw, ...)``; their draws pooled over chains are
+        ``noiseaware.results.draws(fit, name)``. ``sample_stats``: ``accept_rate``, the fraction
+        of the ``n`` record proposals accepted in each iteration; with NUTS also ``diverging`` and
         ``n_steps``; with a ``joint_move`` also ``joint_accept_prob`` (its acceptance probability)
-        and ``joint_step_size``. ``attrs``: sampler, ``n_records``, ``per_record``, mechanism.
+        and ``joint_step_size``. Root ``attrs``: the sampler settings, ``sampler``, ``n_records``,
+        ``per_record``, ``warmup``; for a release also ``mechanism``, ``release_statistic``,
+        ``guarantee``, ``release_secure``, ``per_unit`` and the release itself (read with
+        :func:`noiseaware.results.release`).
 
     Raises
     ------
@@ -535,9 +523,9 @@ def sample(
         stats["joint_accept_prob"] = np.asarray(fields["joint_accept_prob"])
         stats["joint_step_size"] = np.asarray(fields["step_size"])
     attrs |= {"sampler": sampler, "n_records": n, "per_record": int(per_record), "warmup": warmup}
-    idata = az.from_dict(posterior=samples, sample_stats=stats, attrs=attrs)
+    idata = from_groups({"posterior": samples, "sample_stats": stats}, attrs=attrs)
     return finish_fit(
-        AugmentationFit,
+        "augment.sample",
         idata,
         settings,
         owner=_OWNER,

@@ -14,6 +14,11 @@ carries the noisy censored mean-log statistic :math:`S_L(D,a)` (or :math:`S_L(D_
 * :func:`fit` -- NUTS on the latent-:math:`S_0` model of eq. (6) (``moments="asymptotic"``) or its
   censoring-aware form (``"censored"``), priors p1 / p3 / p4, in NumPyro or PyMC.
 * :func:`elicit_prior` -- priors p3 / p4 from :math:`S_L(D_1,a)` (§4.2.1).
+
+:func:`fit` and :func:`dpmcmc` return the host stack's own container (an ``xarray.DataTree`` under
+ArviZ 1, an ``arviz.InferenceData`` under ArviZ 0.x) with the posterior variables ``alpha`` and
+``composition``, read by :mod:`noiseaware.results` (``results.draws(res, "alpha")``, ...) and by
+:func:`posterior_mean`, :func:`prior` and :func:`observed_parts` here.
 """
 
 from typing import Any
@@ -22,9 +27,10 @@ from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._deprecation import renamed
 from ._abc import ABCResult, dpabc
 from ._boots import DPBootsResult, GammaCopulaPrior, dpboots, elicit_prior
-from ._dpmcmc import DPMCMCFit, dpmcmc, dpmcmc_batch
-from ._fit import DirichletFit, fit
+from ._dpmcmc import dpmcmc, dpmcmc_batch
+from ._fit import fit
 from ._mle import DirichletMLEResult, dirichlet_mle, dirichlet_mle_from_stats
+from ._result import observed_parts, posterior_mean, prior
 
 # isort: split
 # Building blocks of the routes above, importable here but not part of the public surface.
@@ -34,8 +40,6 @@ from ._mle import dirichlet_loglik, inverse_digamma  # noqa: F401
 __all__ = [
     "ABCResult",
     "DPBootsResult",
-    "DPMCMCFit",
-    "DirichletFit",
     "DirichletMLEResult",
     "GammaCopulaPrior",
     "LogMeanPart",
@@ -47,7 +51,10 @@ __all__ = [
     "dpmcmc_batch",
     "elicit_prior",
     "fit",
+    "observed_parts",
     "parts",
+    "posterior_mean",
+    "prior",
 ]
 
 

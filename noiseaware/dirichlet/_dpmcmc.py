@@ -36,7 +36,6 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Unpack
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -44,7 +43,7 @@ from jax import lax, random
 
 from .. import _validation as v
 from .._core._backend import get_backend
-from .._core._dirichlet_release import LogMeanPart, select_part
+from .._core._dirichlet_release import LogMeanPart, logmean_parts, select_part
 from .._core._gamma import log_dirichlet
 from .._core._noise import NOISE_LAWS
 from .._engine import (
@@ -57,7 +56,9 @@ from .._engine import (
     chain_groups,
     check_settings,
     finish_fit,
+    from_groups,
     jit,
+    release_attrs,
     sampling_keywords,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
@@ -65,7 +66,8 @@ from .._engine._compile import options_key
 from .._engine._x64 import float64
 from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
-from ._dpmcmc_model import P1_RATE, P1_SHAPE, DPMCMCFit, _initial_values, _prior_logdensity
+from ._boots import p1_prior
+from ._dpmcmc_model import P1_RATE, P1_SHAPE, _initial_values, _prior_logdensity
 from ._dpmcmc_moves import (
     _adapt_walk,
     _alpha_given_records,
@@ -76,8 +78,9 @@ from ._dpmcmc_moves import (
     _WalkAdaptation,
     _window_sweep,
 )
+from ._result import prior_attrs
 
-__all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit", "dpmcmc", "dpmcmc_batch"]
+__all__ = ["P1_RATE", "P1_SHAPE", "dpmcmc", "dpmcmc_batch"]
 
 _BLOCK = MixingBlock(
     "the data-augmentation sampler (record sweep, random-walk Metropolis on alpha, joint move)",
@@ -307,6 +310,7 @@ class _Prepared(NamedTuple):
     b: int
     w: float
     joint: bool
+    part_index: int  # the part's index in the release (0 or 1 of a split release)
 
 
 def _prepare(
@@ -322,6 +326,8 @@ def _prepare(
 ) -> _Prepared:
     """Check one release and the settings; the data of the compiled program for it."""
     p = select_part(_OWNER, release, part)
+    count = len(logmean_parts(_OWNER, release))
+    index = count - 1 if part is None else part % count
     d, n = p.d, p.n
     if d < 2:
         v.fail(_OWNER, "release", "must describe compositions of at least 2 parts", f"d={d}")
@@ -353,7 +359,7 @@ def _prepare(
         chol_alpha=_log_fisher_cholesky(ref, w * b),
         chol_joint=_conditional_proposal_cholesky(ref, n, scale_sum),
     )
-    return _Prepared(data, inits, p, b, w, use_joint)
+    return _Prepared(data, inits, p, b, w, use_joint, index)
 
 
 def _stage(
@@ -427,7 +433,7 @@ def _run(
                     bar.update(CHUNK)
                 if check_at and i + 1 == check_at and check_at * CHUNK >= warmup // 2 + CHUNK // 2:
                     p_corr = np.concatenate([o[3] for o in out], axis=2)[:, :, warmup // 2 :]
-                    if float(p_corr.mean(axis=(1, 2)).min()) < SURROGATE_MIN_ACCEPT:
+                    if float(np.min(p_corr.mean(axis=(1, 2)))) < SURROGATE_MIN_ACCEPT:
                         return None
         finally:
             if bar is not None:
@@ -448,8 +454,8 @@ def _run(
 
 def _idata(
     raw: Mapping[str, Any], k: int, prep: _Prepared, release: Any, prior: Any, settings: SamplingSettings
-) -> az.InferenceData:
-    """The InferenceData of release ``k`` of a run."""
+) -> Any:
+    """The result of release ``k`` of a run: the host's container (before :func:`finish_fit`)."""
     p, b, w = prep.part, prep.b, prep.w
     n, d = p.n, p.d
     alpha = raw["alpha"][k]
@@ -487,13 +493,19 @@ def _idata(
         "epsilon_1": p.epsilon_1,
         "prior": prior_text,
         "warmup": settings.warmup,
+        "noiseaware_observed_parts": [prep.part_index],
+        **release_attrs(release),
     }
+    if prior is None:  # p1, which dirichlet.prior(fit) reads back; a user's distribution or function is only described
+        attrs |= prior_attrs(p1_prior(d), "p1")
     stats = {"accept_rate": raw["accept_rate"][k], "alpha_accept_prob": raw["alpha_accept_prob"][k]}
     if prep.joint:
         stats |= {"joint_accept_prob": raw["joint_accept_prob"][k], "joint_step_size": raw["joint_step_size"][k]}
-    return az.from_dict(
-        posterior={_ALPHA: alpha, "composition": alpha / alpha.sum(axis=-1, keepdims=True)},
-        sample_stats=stats,
+    return from_groups(
+        {
+            "posterior": {_ALPHA: alpha, "composition": alpha / alpha.sum(axis=-1, keepdims=True)},
+            "sample_stats": stats,
+        },
         coords={"component": columns},
         dims={_ALPHA: ["component"], "composition": ["component"]},
         attrs=attrs,
@@ -523,7 +535,7 @@ def dpmcmc(
     init: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
     joint_move: bool | None = None,
     **sampling: Unpack[SamplingOptions],
-) -> DPMCMCFit:
+) -> Any:
     r"""DPMCMC (Guo et al. 2022, eq. 2) or DPreMCMC (eq. 5): Dirichlet posterior from a ``dirichlet_logmean`` release.
 
     The latent data are records :math:`x_i\sim\text{Dirichlet}(\alpha)` on the simplex, stored as
@@ -599,15 +611,19 @@ def dpmcmc(
 
     Returns
     -------
-    DPMCMCFit
-        An ArviZ ``InferenceData`` (a :class:`noiseaware.FitResult`; ``alpha`` and ``composition``
-        as pooled draws). ``posterior``:
-        ``alpha`` and ``composition`` :math:`=E[x\mid\alpha]=\alpha/\sum_j\alpha_j`,
-        dims ``(chain, draw, component)`` with the release's column names. ``sample_stats``:
-        ``accept_rate`` (fraction of record proposals accepted per sweep), ``alpha_accept_prob``
-        and, with the joint move, ``joint_accept_prob`` and ``joint_step_size``. ``attrs``:
-        method, ``a``, ``n``, ``latent_records`` (``b``), ``weight`` (``w``), the Laplace scale of
-        the mean, ``epsilon_1``, the prior.
+    xarray.DataTree or arviz.InferenceData
+        Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), as
+        ``pm.sample`` does. ``posterior``: ``alpha`` and
+        ``composition`` :math:`=E[x\mid\alpha]=\alpha/\sum_j\alpha_j`,
+        dims ``(chain, draw, component)`` with the release's column names (pooled draws:
+        ``noiseaware.results.draws(res, "alpha")``; posterior mean: :func:`posterior_mean`).
+        ``sample_stats``: ``accept_rate`` (fraction of record proposals accepted per sweep),
+        ``alpha_accept_prob`` and, with the joint move, ``joint_accept_prob`` and
+        ``joint_step_size``. Root ``attrs``: the sampler settings, ``method``, ``target``,
+        ``sampler``, ``a``, ``n``, ``latent_records`` (``b``), ``weight`` (``w``), the Laplace
+        scale of the mean, ``epsilon_1``, ``prior`` (a description), ``noiseaware_prior`` (the
+        default prior p1 only: :func:`prior`), ``noiseaware_observed_parts`` (:func:`observed_parts`)
+        and the release (:func:`noiseaware.results.release`).
 
     Raises
     ------
@@ -682,14 +698,18 @@ def dpmcmc(
     >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, threshold=1e-3,
     ...                    rng=np.random.default_rng(1))
     >>> res = dpmcmc(rel, draws=300, warmup=300, chains=2, seed=0, check_mixing=False)
-    >>> res.posterior["composition"].shape, res.alpha.shape
+    >>> res["posterior"]["composition"].shape, na.results.draws(res, "alpha").shape
     ((2, 300, 3), (600, 3))
     """
     st = check_settings(_OWNER, default_target=RWM_TARGET_ACCEPT, **sampling)
     prep = _prepare(release, prior, st.chains, st.seed, replicates, part=part, init=init, joint_move=joint_move)
     raw = _run([prep], prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
-    return finish_fit(DPMCMCFit, _idata(raw, 0, prep, release, prior, st), st, owner=_OWNER, check=[_ALPHA],
-                      block=_BLOCK)
+    return _finish(_idata(raw, 0, prep, release, prior, st), st)
+
+
+def _finish(idata: Any, st: SamplingSettings) -> Any:
+    """:func:`finish_fit` of one release's result."""
+    return finish_fit("dirichlet.dpmcmc", idata, st, owner=_OWNER, check=[_ALPHA], block=_BLOCK, default_var=_ALPHA)
 
 
 @float64
@@ -702,7 +722,7 @@ def dpmcmc_batch(
     part: int | None = None,
     joint_move: bool | None = None,
     **sampling: Unpack[SamplingOptions],
-) -> list[DPMCMCFit]:
+) -> list[Any]:
     r""":func:`dpmcmc` on many releases of one shape at once (simulation studies).
 
     Runs the sampler of :func:`dpmcmc`, with the same settings, for every release in one compiled
@@ -723,8 +743,9 @@ def dpmcmc_batch(
 
     Returns
     -------
-    list of DPMCMCFit
-        One per release, as :func:`dpmcmc` returns.
+    list
+        One result per release, as :func:`dpmcmc` returns: a plain list of xarray.DataTree under
+        ArviZ 1 (of arviz.InferenceData under ArviZ 0.x).
 
     Raises
     ------
@@ -739,7 +760,7 @@ def dpmcmc_batch(
     ...                      statistic="dirichlet_logmean", epsilon=1.0, threshold=1e-3,
     ...                      rng=np.random.default_rng(10 + k)) for k in range(3)]
     >>> fits = dpmcmc_batch(rels, draws=200, warmup=200, chains=2, seed=0, check_mixing=False)
-    >>> [f.posterior["alpha"].shape for f in fits]
+    >>> [f["posterior"]["alpha"].shape for f in fits]
     [(2, 200, 3), (2, 200, 3), (2, 200, 3)]
     """
     st = check_settings(_OWNER, default_target=RWM_TARGET_ACCEPT, **sampling)
@@ -759,6 +780,6 @@ def dpmcmc_batch(
         )
     raw = _run(preps, prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
     return [
-        finish_fit(DPMCMCFit, _idata(raw, k, prep, rel, prior, st), st, owner=_OWNER, check=[_ALPHA], block=_BLOCK)
+        _finish(_idata(raw, k, prep, rel, prior, st), st)
         for k, (prep, rel) in enumerate(zip(preps, releases, strict=True))
     ]

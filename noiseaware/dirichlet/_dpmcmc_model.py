@@ -1,7 +1,4 @@
-r"""The model and result of :func:`noiseaware.dirichlet.dpmcmc`: the prior on alpha, initial values, ``DPMCMCFit``.
-
-Module private; ``DPMCMCFit`` is exported by :mod:`noiseaware.dirichlet`.
-"""
+r"""The model of :func:`noiseaware.dirichlet.dpmcmc`: the prior on alpha and the initial values (module private)."""
 
 from __future__ import annotations
 
@@ -14,11 +11,10 @@ import numpyro.distributions as dist
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart
-from .._engine import FitResult, PooledDraws
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
 
-__all__ = ["P1_RATE", "P1_SHAPE", "DPMCMCFit"]
+__all__ = ["P1_RATE", "P1_SHAPE"]
 
 _OWNER = "dpmcmc"
 _ALPHA = "alpha"
@@ -85,27 +81,3 @@ def _initial_values(init: Any, part: LogMeanPart, chains: int, seed: int) -> lis
             v.fail(_OWNER, "init['alpha']", f"must have shape ({d},) with positive entries", a0.tolist())
         out.append({_ALPHA: a0})
     return out
-
-
-class DPMCMCFit(FitResult):
-    r"""Result of :func:`dpmcmc`: an ArviZ ``InferenceData`` with posterior ``alpha`` and ``composition``.
-
-    A :class:`noiseaware.FitResult`:
-    every ArviZ function takes it as it takes ``pm.sample``'s result (``az.summary(res)``).
-
-    Examples
-    --------
-    >>> import arviz as az, numpy as np
-    >>> a = np.random.default_rng(0).gamma(4.0, size=(2, 50, 3))
-    >>> res = DPMCMCFit(az.from_dict(posterior={"alpha": a, "composition": a / a.sum(-1, keepdims=True)}))
-    >>> res.alpha.shape, res.interval(0.9)[0].shape, res.posterior["alpha"].shape
-    ((100, 3), (3,), (2, 50, 3))
-    """
-
-    default_var = "alpha"
-
-    alpha = PooledDraws("Posterior draws of alpha pooled over chains, shape ``(chains * draws, d)``.")
-
-    composition = PooledDraws(
-        r"Posterior draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape ``(chains * draws, d)``."
-    )

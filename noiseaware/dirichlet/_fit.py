@@ -26,9 +26,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_series_terms
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
-from .._deprecation import renamed_attribute
 from .._engine import (
-    FitResult,
     MixingBlock,
     NutsConfig,
     ProgramCache,
@@ -38,16 +36,19 @@ from .._engine import (
     chain_groups,
     check_settings,
     finish_fit,
+    from_groups,
     model_potential,
     pymc_cores,
     pymc_sample,
+    release_attrs,
     sampling_keywords,
 )
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
+from ._result import prior_attrs
 
-__all__ = ["DirichletFit", "fit"]
+__all__ = ["fit"]
 
 _OWNER = "dirichlet.fit"
 _LOG_2PI = math.log(2 * math.pi)
@@ -56,61 +57,6 @@ _BLOCK = MixingBlock.nuts(
     "NUTS on the Dirichlet parameters alpha (with the latent statistics)",
     "alpha[j] is the concentration of part j.",
 )
-
-
-class DirichletFit(FitResult):
-    r"""Posterior of :math:`\alpha` from :func:`fit` (an ArviZ ``InferenceData``; see :class:`noiseaware.FitResult`).
-
-    Attributes
-    ----------
-    idata : arviz.InferenceData
-        Posterior with variables ``alpha`` and ``mean`` (:math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`),
-        dims ``chain, draw, part``, plus the latent ``s*_s0`` sites.
-    prior : GammaCopulaPrior
-    parts : list of LogMeanPart
-        The observed release parts.
-    backend, moments : str
-    settings : SamplingSettings
-        The resolved sampler settings (the seed used, ...).
-    """
-
-    default_var = "alpha"
-    fields = ("prior", "parts", "backend", "moments")
-
-    prior: GammaCopulaPrior
-    parts: list[LogMeanPart]
-    backend: str
-    moments: str
-
-    @property
-    def alpha(self) -> np.ndarray:
-        """Posterior draws of alpha pooled over chains, shape ``(chains * draws, d)``."""
-        return np.asarray(self.draws_of("alpha"), dtype=np.float64)
-
-    @property
-    def composition(self) -> np.ndarray:
-        r"""Posterior draws of the mean composition :math:`E[x\mid\alpha]`, shape ``(chains * draws, d)``."""
-        return np.asarray(self.draws_of("mean"), dtype=np.float64)
-
-    mean_composition = renamed_attribute("DirichletFit", "mean_composition", "composition")
-
-    @property
-    def posterior_mean(self) -> np.ndarray:
-        """Posterior mean of alpha, shape ``(d,)``."""
-        return np.asarray(self.alpha.mean(axis=0))
-
-    def interval(
-        self, level: float = 0.95, var: str | None = None, *, of: str | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed credible interval of ``var`` (``"alpha"``, default, or ``"mean"``) at ``level``.
-
-        ``of`` is the former name of ``var``, still accepted.
-        """
-        if of is not None:
-            if var is not None:
-                v.fail("DirichletFit.interval", "of", "is the former name of var; give one of them", of)
-            var = v.choice("DirichletFit.interval", "of", of, ("alpha", "mean"))
-        return super().interval(level, var)
 
 
 def _prior_and_parts(
@@ -201,7 +147,7 @@ def _model_body(
         u = jnp.clip(jsp.gammainc(shape, rate * alpha), 1e-15, 1 - 1e-15)
         z = jst.norm.ppf(u)
         numpyro.factor("copula", -0.5 * z @ prec @ z - 0.5 * logdet)
-    numpyro.deterministic("mean", alpha / alpha.sum())
+    numpyro.deterministic("composition", alpha / alpha.sum())
     for i, par in enumerate(st.parameterizations):
         observe_latent(
             f"s{i}", alpha, n[i], log_a[i], scale[i], s_l[i], moments=st.moments, parameterization=par,
@@ -285,7 +231,6 @@ def _series_terms(parts: list[LogMeanPart]) -> int:
 
 
 def _fit_numpyro(pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str, settings: SamplingSettings) -> Any:
-    import arviz as az
     import jax
     import numpyro
 
@@ -328,12 +273,15 @@ def _fit_numpyro(pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str, s
     samples, loglik = out.draws
     names = ("lp", "diverging", "accept_rate", "n_steps", "tree_depth", "energy", "step_size")
     stats = {k: out.stats[k] for k in names}
-    return az.from_dict(
-        posterior={k: np.asarray(x) for k, x in samples.items()},
-        sample_stats=stats,
-        log_likelihood={k: np.asarray(x) for k, x in loglik.items()},
-        observed_data={f"s{i}": np.asarray(p.s_l, dtype=np.float64) for i, p in enumerate(parts)},
-        dims={"alpha": ["part"], "mean": ["part"]},
+    return from_groups(
+        {
+            "posterior": {k: np.asarray(x) for k, x in samples.items()},
+            "sample_stats": {k: np.asarray(x) for k, x in stats.items()},
+            "log_likelihood": {k: np.asarray(x) for k, x in loglik.items()},
+            "observed_data": {f"s{i}": np.asarray(p.s_l, dtype=np.float64) for i, p in enumerate(parts)},
+        },
+        dims={"alpha": ["part"], "composition": ["part"]},
+        coords={"part": list(range(pr.d))},
         attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__},
     )
 
@@ -375,7 +323,7 @@ def _fit_pymc(
             z = -math.sqrt(2.0) * pt.erfcinv(2.0 * u)
             prec = np.linalg.inv(pr.corr) - np.eye(d)
             pm.Potential("copula", -0.5 * pt.dot(z, pt.dot(prec, z)) - 0.5 * float(np.linalg.slogdet(pr.corr)[1]))
-        pm.Deterministic("mean", alpha / alpha.sum(), dims="part")
+        pm.Deterministic("composition", alpha / alpha.sum(), dims="part")
         for i, p in enumerate(parts):
             nap.LaplaceCensoredDirichletStat(
                 f"s{i}",
@@ -402,7 +350,7 @@ def fit(
     prior_draws: int = 2000,
     cores: int | None = None,
     **sampling: Unpack[SamplingOptions],
-) -> DirichletFit:
+) -> Any:
     r"""NUTS posterior of :math:`\alpha` and of :math:`E[x\mid\alpha]` from a ``dirichlet_logmean`` release.
 
     Samples :math:`\pi(\alpha, S_0\mid s_L)\propto\prod_j\mathrm{Laplace}(s_{L,j}; S_{0,j}, m)\,
@@ -432,7 +380,18 @@ def fit(
 
     Returns
     -------
-    DirichletFit
+    xarray.DataTree or arviz.InferenceData
+        Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), as
+        ``pm.sample`` does. ``posterior``: ``alpha`` and ``composition``
+        (:math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`), dims ``chain, draw, part``, and each
+        observed part's latent :math:`S_0` (``s0_s0``, ...; with the non-centred parameterisation
+        also its standardised ``s0_s0_z``). ``log_likelihood`` (NumPyro): one term per observed part,
+        the Laplace density of its :math:`s_L` given the sampled :math:`S_0`; ``observed_data``: each
+        observed :math:`s_L`. Root ``attrs``: the sampler settings, ``noiseaware_backend``,
+        ``noiseaware_moments``, ``noiseaware_prior`` (read with :func:`prior`),
+        ``noiseaware_observed_parts`` (:func:`observed_parts`) and the release
+        (:func:`noiseaware.results.release`). Pooled draws: ``noiseaware.results.draws(res, "alpha")``;
+        posterior mean: :func:`posterior_mean`.
 
     Raises
     ------
@@ -464,11 +423,13 @@ def fit(
     >>> x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=2000)
     >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, rng=np.random.default_rng(1))
     >>> res = fit(rel, chains=2, draws=60, warmup=60, seed=0, moments="asymptotic", check_mixing=False)
-    >>> res.alpha.shape, res.composition.shape
+    >>> na.results.draws(res, "alpha").shape, na.results.draws(res, "composition").shape
     ((120, 3), (120, 3))
+    >>> from noiseaware.dirichlet import posterior_mean, prior
+    >>> posterior_mean(res).shape, prior(res).corr is None, res.attrs["noiseaware_result"]
+    ((3,), True, 'dirichlet.fit')
     """
     parts = logmean_parts(_OWNER, release)  # fail early on a bad release
-    del parts
     moments = v.choice(_OWNER, "moments", moments, ("censored", "asymptotic"))
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
     st = check_settings(_OWNER, **sampling)
@@ -483,16 +444,13 @@ def fit(
         idata = _fit_numpyro(pr, obs, moments, st)
     else:
         idata = _fit_pymc(pr, obs, moments, st, cores)
+    attrs = {
+        "noiseaware_backend": backend,
+        "noiseaware_moments": moments,
+        **prior_attrs(pr, "user" if isinstance(prior, GammaCopulaPrior) else str(prior)),
+        "noiseaware_observed_parts": list(range(len(parts)))[-len(obs) :],
+        **release_attrs(release),
+    }
     return finish_fit(
-        DirichletFit,
-        idata,
-        st,
-        owner=_OWNER,
-        check=["alpha"],
-        block=_BLOCK,
-        attrs={"noiseaware_moments": moments},
-        prior=pr,
-        parts=obs,
-        backend=backend,
-        moments=moments,
+        "dirichlet.fit", idata, st, owner=_OWNER, check=["alpha"], block=_BLOCK, default_var="alpha", attrs=attrs
     )
