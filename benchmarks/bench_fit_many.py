@@ -30,7 +30,9 @@ sys.path.insert(0, str(HERE))
 
 
 def alpha_mean(fit):
-    return np.asarray(fit.alpha).mean(axis=0).tolist()
+    import noiseaware.results
+
+    return noiseaware.results.draws(fit, "alpha").mean(axis=0).tolist()
 
 
 def main(argv: list[str] | None = None) -> int:

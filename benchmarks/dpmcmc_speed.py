@@ -66,8 +66,8 @@ def run_dpmcmc(rel: na.Release, chains: int, draws: int, warmup: int, seed: int)
         res = na.dirichlet.dpmcmc(rel, chains=chains, draws=draws, warmup=warmup, seed=s, check_mixing=False)
         walls.append(time.perf_counter() - t0)
     alpha = np.asarray(res.posterior["alpha"])
-    ess = float(np.nanmin(np.asarray(az.ess(res.idata.posterior[["alpha"]], method="bulk")["alpha"])))
-    joint = res.idata.sample_stats.get("joint_accept_prob")
+    ess = float(np.nanmin(np.asarray(az.ess(na.results.group(res, "posterior")[["alpha"]], method="bulk")["alpha"])))
+    joint = na.results.group(res, "sample_stats").get("joint_accept_prob")
     return {
         "ess": ess,
         "wall": walls[1],
@@ -76,7 +76,7 @@ def run_dpmcmc(rel: na.Release, chains: int, draws: int, warmup: int, seed: int)
         "eff_per_s_compile": ess / walls[0],
         "alpha": alpha.reshape(-1, alpha.shape[-1]),
         "joint_accept": float(np.asarray(joint).mean()) if joint is not None else float("nan"),
-        "sampler": str(res.idata.attrs.get("sampler", "")),
+        "sampler": str(res.attrs.get("sampler", "")),
     }
 
 

@@ -236,6 +236,7 @@ def diagnostics(posterior: Any) -> dict[str, float]:
 def run_method(method: str, full: Any, split: Any, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
     """Draws of alpha (shape ``(m, d)``) and diagnostics for one method on one data set."""
     from noiseaware import dirichlet as nd
+    from noiseaware import results
     from noiseaware.dirichlet import dpmcmc
 
     if method == "DPBoots":
@@ -248,17 +249,17 @@ def run_method(method: str, full: Any, split: Any, seed: int) -> tuple[np.ndarra
         r = 1 if method == "DPMCMC_p1" else PREMCMC_REPLICATES
         settings = (MCMC if r == 1 else PREMCMC)[int(sum(full.metadata["n_parts"]))]
         idata = dpmcmc(full, seed=seed, replicates=r, check_mixing=False, **settings)
-        draws = idata.posterior["alpha"].values
-        info = diagnostics(idata.posterior)
-        info["accept_rate"] = float(np.mean(idata.sample_stats["accept_rate"].values))
+        draws = idata["posterior"]["alpha"].values
+        info = diagnostics(results.group(idata, "posterior"))
+        info["accept_rate"] = float(np.mean(idata["sample_stats"]["accept_rate"].values))
         info["iterations"] = "{chains} x ({warmup} + {draws})".format(**settings)
         return draws.reshape(-1, draws.shape[-1]), info
     if method in ("DPapprox_p1", "DPapprox_p1_cens"):
         moments = "asymptotic" if method == "DPapprox_p1" else "censored"
         res = nd.fit(full, prior="p1", moments=moments, seed=seed, **NUTS)
-        info = diagnostics(res.idata.posterior)
-        info["divergences"] = int(np.sum(res.idata.sample_stats["diverging"].values))
-        return res.alpha, info
+        info = diagnostics(results.group(res, "posterior"))
+        info["divergences"] = int(np.sum(res["sample_stats"]["diverging"].values))
+        return results.draws(res, "alpha"), info
     raise ValueError(f"reproduce_dirichlet: unknown method {method!r}; choose from {METHODS}.")
 
 

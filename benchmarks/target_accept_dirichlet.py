@@ -57,8 +57,8 @@ def main() -> None:
                 warnings.simplefilter("ignore", MixingWarning)
                 res = na.dirichlet.fit(rel, seed=2, **kw)
             secs = time.perf_counter() - t0
-            d = res.diagnostics
-            steps = float(np.mean(res.idata["sample_stats"]["n_steps"].values))
+            d = na.results.diagnostics(res)
+            steps = float(np.mean(res["sample_stats"]["n_steps"].values))
             print(
                 f"| {label} | {target} | {d['divergences']:.0f} | {d['ess_bulk_min']:.0f} | {steps:.1f} | "
                 f"{secs:.2f} | {d['ess_bulk_min'] / secs:.0f} |"

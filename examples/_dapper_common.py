@@ -57,7 +57,7 @@ def summarize(draws: dict[str, np.ndarray], names: dict[str, list[str]] | None =
                 "q95": np.quantile(x, 0.95),
                 "rhat": float(np.ravel(az.rhat(x))[0]) if x.shape[0] > 1 else np.nan,
                 "ess_bulk": float(np.ravel(az.ess(x, method="bulk"))[0]),
-                "ess_tail": float(np.ravel(az.ess(x, method="tail"))[0]),
+                "ess_tail": float(np.ravel(az.ess(x, method="tail", prob=(0.05, 0.95)))[0]),  # ArviZ 1 needs prob
             }
     return pd.DataFrame(rows).T
 

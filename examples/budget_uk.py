@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MixingWarning)
             idata = dpmcmc(rel, draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed + k,
-                           replicates=args.replicates).idata
+                           replicates=args.replicates)
         t_dp = time.perf_counter() - t0
         for w in caught:
             if issubclass(w.category, MixingWarning):

@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> dict:
         release = na.Release(statistic="counts", values=SEED001_NOISY.reshape(2, 2),
                              labels=[(r, c) for r in table.index for c in table.columns], mechanism=mech,
                              composition="joint", guarantee=mech.guarantee(), secure=False, n=n,
+                             provenance="Eng et al. (2024)",  # a published table: not drawn by noiseaware
                              metadata={"source": "Eng et al. (2024) §5 Example 2, published discrete Gaussian table"})
     noisy = np.asarray(release.values).ravel()
     eps = accounting.zcdp_to_approx_dp(mech.rho, 1e-10)

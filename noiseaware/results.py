@@ -8,8 +8,10 @@ the installed stack's ``pm.sample`` returns -- an :class:`xarray.DataTree` under
 root ``attrs`` (``noiseaware_result``: which fit; ``noiseaware_default_var``; the sampler settings
 ``noiseaware_seed``, ``noiseaware_chains``, ...; the fit's own records such as ``noiseaware_prior``),
 and these functions read only the groups and those attributes, so they work as well on a result
-read back from a file, and on ``pm.sample``'s own results. :func:`from_groups` builds such a container from arrays (a
-result of one's own sampler, or a doctest's), through the installed ArviZ's public ``from_dict``.
+read back from a file, and on ``pm.sample``'s own results. :func:`group` reads one group as an
+:class:`xarray.Dataset` on either stack (``group(fit, "posterior")``), :func:`group_names` lists
+them, and :func:`from_groups` builds such a container from arrays (a result of one's own sampler,
+or a doctest's), through the installed ArviZ's public ``from_dict``.
 
 Examples
 --------
@@ -25,7 +27,19 @@ True
 
 from __future__ import annotations
 
-from ._engine._host import from_groups
+from ._engine._host import from_groups, group, group_names
 from ._engine._result import diagnostics, draws, fit_kind, interval, plot, release, settings, summary
 
-__all__ = ["diagnostics", "draws", "fit_kind", "from_groups", "interval", "plot", "release", "settings", "summary"]
+__all__ = [
+    "diagnostics",
+    "draws",
+    "fit_kind",
+    "from_groups",
+    "group",
+    "group_names",
+    "interval",
+    "plot",
+    "release",
+    "settings",
+    "summary",
+]
