@@ -1,8 +1,9 @@
 """One naming scheme for what fits and estimators return (README, "Results"; docs/architecture.md).
 
-Posterior samplers return ``<Method>Fit``, a :class:`noiseaware.FitResult` (an ArviZ
-``InferenceData``); every other estimator returns a ``<Method>Result`` record. Former names stay
-importable for a while, with a ``FutureWarning`` naming the new one.
+Posterior samplers return the host stack's own container (``xarray.DataTree`` under ArviZ 1,
+``InferenceData`` under ArviZ 0.x), never a class of the package: no ``<Method>Fit`` class is
+exported. Every other estimator returns a ``<Method>Result`` record. Former names of the records
+stay importable for a while, with a ``FutureWarning`` naming the new one.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import importlib
 import inspect
 
-import arviz as az
 import pytest
 
 import noiseaware as na
@@ -32,12 +32,13 @@ def _result_types() -> list[tuple[str, type]]:
 
 def test_result_types_follow_the_scheme() -> None:
     found = _result_types()
-    assert len(found) >= 12
-    for qual, cls in found:
-        if issubclass(cls, na.FitResult):
-            assert qual.endswith("Fit") and issubclass(cls, az.InferenceData), qual
-        else:
-            assert qual.endswith("Result"), f"{qual}: a non-sampler result is named <Method>Result"
+    assert len(found) >= 10
+    for qual, _ in found:
+        assert qual.endswith("Result"), f"{qual}: a fit returns the host's container, any other result <Method>Result"
+    # the former result classes of the samplers are gone, not kept as a second container type
+    for gone in ("FitResult", "PooledDraws"):
+        with pytest.raises(AttributeError):
+            getattr(na, gone)
 
 
 @pytest.mark.parametrize(
@@ -57,19 +58,23 @@ def test_former_names_warn_and_give_the_new_class(module: str, old: str, new: st
 
 
 def test_mean_composition_is_composition_everywhere() -> None:
-    from noiseaware.dirichlet import ABCResult, DirichletFit, DPBootsResult, DPMCMCFit
+    """The records' property and the samplers' posterior variable have one name, ``composition``."""
+    from noiseaware import dirichlet
+    from noiseaware.dirichlet import ABCResult, DPBootsResult
 
-    for cls in (ABCResult, DirichletFit, DPBootsResult, DPMCMCFit):
+    for cls in (ABCResult, DPBootsResult):
         assert isinstance(inspect.getattr_static(cls, "composition"), property), cls
+    for fit in (dirichlet.fit, dirichlet.dpmcmc):
+        assert "``composition``" in inspect.getdoc(fit), fit.__name__
 
 
 def test_mean_composition_still_answers_with_a_warning() -> None:
-    from noiseaware.dirichlet import ABCResult, DirichletFit, DPBootsResult
+    from noiseaware.dirichlet import ABCResult, DPBootsResult
 
     class Stub:
         composition = "the draws"
 
-    for cls in (ABCResult, DirichletFit, DPBootsResult):
+    for cls in (ABCResult, DPBootsResult):
         with pytest.warns(FutureWarning, match=f"{cls.__name__}.mean_composition is deprecated"):
             assert inspect.getattr_static(cls, "mean_composition").fget(Stub()) == "the draws"
 

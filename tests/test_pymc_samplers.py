@@ -18,6 +18,7 @@ import pytest
 import noiseaware as na
 from noiseaware._engine import NUTS_SAMPLERS, nuts_sampler_choice
 from noiseaware._engine._pymc import _check_complete
+from noiseaware.results import from_groups
 
 INSTALLED = [s for s in ("nutpie", "numpyro") if importlib.util.find_spec(s) is not None] + ["pymc"]
 
@@ -56,7 +57,7 @@ def test_nuts_sampler_applies_to_the_pymc_backend_only() -> None:
 
 def test_a_short_external_run_raises_keyboard_interrupt() -> None:
     """nutpie returns the draws made so far on Ctrl-C; pymc_sample refuses such a trace."""
-    idata = az.from_dict(posterior={"x": np.zeros((2, 10))}, sample_stats={"diverging": np.zeros((2, 10), bool)})
+    idata = from_groups({"posterior": {"x": np.zeros((2, 10))}, "sample_stats": {"diverging": np.zeros((2, 10), bool)}})
     _check_complete("copula.fit", idata, 2, 10)  # complete: no error
     with pytest.raises(KeyboardInterrupt, match="2 chains of 10 draws where 2 of 20"):
         _check_complete("copula.fit", idata, 2, 20)
@@ -65,7 +66,7 @@ def test_a_short_external_run_raises_keyboard_interrupt() -> None:
     padded = np.zeros((2, 10))
     padded[1, 6:] = np.nan  # the second chain stopped at 6 draws, padded to the common length
     with pytest.raises(KeyboardInterrupt, match="not finite"):
-        _check_complete("copula.fit", az.from_dict(posterior={"x": padded}), 2, 10)
+        _check_complete("copula.fit", from_groups({"posterior": {"x": padded}}), 2, 10)
 
 
 @pytest.mark.slow  # compiles the model once per implementation
@@ -73,7 +74,8 @@ def test_a_short_external_run_raises_keyboard_interrupt() -> None:
 def test_each_implementation_matches_the_exact_grid_posterior(sampler: str) -> None:
     from scipy import stats
 
-    from noiseaware.copula import fit
+    from noiseaware import results
+    from noiseaware.copula import fit, pair_draws
     from noiseaware.datasets import simulate_gaussian_copula
     from tests.test_copula_fit import EPS, N_ROWS, _grid_posterior, _grid_summary
 
@@ -84,15 +86,16 @@ def test_each_implementation_matches_the_exact_grid_posterior(sampler: str) -> N
               progressbar=False, cores=1)
     assert res.attrs["noiseaware_nuts_sampler"] == sampler
     exact_mean, exact_sd = _grid_summary(*_grid_posterior(float(rel.values[0]), N_ROWS, float(rel.mechanism.alpha)))
-    r12 = res.pair_draws()["R"]
-    mcse_mean = float(az.mcse(r12)["R"].values[0])
-    mcse_sd = float(r12.std()) / math.sqrt(2 * float(az.ess(r12, method="sd")["R"].values[0]))
+    pairs = pair_draws(res)  # R[0, 1] as the one pair, (chain, draw, pair)
+    mcse_mean = float(az.mcse(pairs)["R"].values[0])
+    mcse_sd = float(pairs["R"].std()) / math.sqrt(2 * float(az.ess(pairs, method="sd")["R"].values[0]))
+    r12 = results.draws(res, "R")[:, 0, 1]
     # |z| > 5 has probability < 1e-6 under a correct sampler
-    assert abs(float(res.posterior_mean[0, 1]) - exact_mean) < 5 * mcse_mean + 1e-3
-    assert abs(float(res.draws[:, 0, 1].std(ddof=1)) - exact_sd) < 5 * mcse_sd + 1e-3
+    assert abs(float(r12.mean()) - exact_mean) < 5 * mcse_mean + 1e-3
+    assert abs(float(r12.std(ddof=1)) - exact_sd) < 5 * mcse_sd + 1e-3
     # the same check rejects the naive posterior that ignores the noise
     _, naive_sd = _grid_summary(*_grid_posterior(round(float(rel.values[0])), N_ROWS, None))
-    assert abs(float(res.draws[:, 0, 1].std(ddof=1)) - naive_sd) > 5 * mcse_sd + 1e-3
+    assert abs(float(r12.std(ddof=1)) - naive_sd) > 5 * mcse_sd + 1e-3
 
 
 @pytest.mark.slow  # compiles the model once per implementation

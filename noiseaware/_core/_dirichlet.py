@@ -198,9 +198,9 @@ def _cholesky(bk: Backend, m: Any) -> Any:
         import jax.numpy as jnp
 
         return jnp.linalg.cholesky(m)
-    from pytensor.tensor import slinalg
+    from pytensor.tensor.linalg import cholesky
 
-    return slinalg.cholesky(m)
+    return cholesky(m)
 
 
 def _solve_lower(bk: Backend, low: Any, b: Any) -> Any:
@@ -213,9 +213,9 @@ def _solve_lower(bk: Backend, low: Any, b: Any) -> Any:
         from jax.scipy.linalg import solve_triangular as jst
 
         return jst(low, b, lower=True)
-    from pytensor.tensor import slinalg
+    from pytensor.tensor.linalg import solve_triangular
 
-    return slinalg.solve_triangular(low, b, lower=True)
+    return solve_triangular(low, b, lower=True)
 
 
 def censoring_series(

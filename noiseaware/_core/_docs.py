@@ -14,8 +14,10 @@ Examples
 ...     ------
 ...     {covariance_entries_raises}
 ...     '''
->>> print(f.__doc__.splitlines()[-3])
-    NoiseawareValueError, NoiseawareTypeError
+>>> import inspect
+>>> doc = inspect.cleandoc(f.__doc__).splitlines()  # Python >= 3.13 dedents docstrings when compiling
+>>> doc[doc.index("------") + 1 :]
+['NoiseawareValueError, NoiseawareTypeError', '    Bad ``n``, ``pairs`` or ``precision``.']
 """
 
 from __future__ import annotations

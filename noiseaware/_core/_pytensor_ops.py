@@ -31,6 +31,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
 from ..exceptions import NoiseawareValueError
+from ._pytensor_compat import infer_shape_method, with_pullback
 
 __all__ = ["JaxMeanCov", "JaxMeanCovGrad", "jax_mean_cov"]
 
@@ -67,6 +68,7 @@ def _jax_functions(fn: MeanCovFunction, static: tuple[Any, ...]) -> tuple[Any, A
     return jax.jit(value), jax.jit(pullback)
 
 
+@with_pullback
 class JaxMeanCov(Op):
     r"""``(x, c) -> (mean, cov)`` evaluated by JAX: ``fn(jax_backend, x, c, *static)``.
 
@@ -80,6 +82,7 @@ class JaxMeanCov(Op):
     def __init__(self, fn: MeanCovFunction, static: tuple[Any, ...]) -> None:
         self.fn, self.static = fn, tuple(static)
         _register_jax()  # JAX evaluates this node anyway
+        _register_numba()
 
     def make_node(self, *inputs: Any) -> Apply:
         x = pt.as_tensor_variable(inputs[0], dtype="float64")
@@ -99,11 +102,14 @@ class JaxMeanCov(Op):
         outputs[0][0] = np.array(mean, dtype=np.float64)
         outputs[1][0] = np.array(cov, dtype=np.float64)
 
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+    def _infer_shape(self, node: Apply, shapes: list[Any]) -> list[Any]:
         (d,) = shapes[0]
         return [(d,), (d, d)]
 
-    def L_op(self, inputs: Sequence[Any], outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
+    infer_shape = infer_shape_method(_infer_shape)
+
+    def pullback(self, inputs: Sequence[Any], outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
+        """The vector-Jacobian product in ``x`` (:class:`JaxMeanCovGrad`); none in ``c``."""
         g = [pt.zeros_like(o) if isinstance(gr.type, DisconnectedType) else gr for o, gr in zip(outputs, grads)]
         return [JaxMeanCovGrad(self.fn, self.static)(*inputs, *g), grad_not_implemented(self, 1, inputs[1])]
 
@@ -123,8 +129,10 @@ class JaxMeanCovGrad(Op):
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
         outputs[0][0] = np.array(_jax_functions(self.fn, self.static)[1](*inputs), dtype=np.float64)  # a copy
 
-    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[Any]) -> list[Any]:
+    def _infer_shape(self, node: Apply, shapes: list[Any]) -> list[Any]:
         return [shapes[0]]
+
+    infer_shape = infer_shape_method(_infer_shape)
 
 
 @functools.cache
@@ -139,3 +147,41 @@ def _register_jax() -> None:
     @jax_funcify.register(JaxMeanCovGrad)
     def _grad_jax(op: JaxMeanCovGrad, **kwargs: Any) -> Any:
         return _jax_functions(op.fn, op.static)[1]
+
+
+@functools.cache
+def _register_numba() -> None:
+    """PyTensor's Numba backend (the default mode from PyTensor 3) calls the same JAX functions.
+
+    Numba cannot call JAX from compiled code, so each node runs its ``perform`` (one JAX call) from
+    Numba's object mode, as the C backend runs it from Python: one Python call per evaluation of the
+    node, whatever its size. Unregistered, the Numba backend reaches the same call by its fallback
+    for unknown Ops, with a ``UserWarning`` ("Numba will use object mode ...") about a slowdown that
+    does not apply here. Without Numba (optional under PyTensor 2.x) there is nothing to register.
+    """
+    try:
+        import numba
+        from pytensor.link.numba.dispatch import numba_funcify
+        from pytensor.link.numba.dispatch.basic import get_numba_type, numba_njit
+    except ImportError:
+        return
+
+    def object_mode(op: Op, node: Apply, **kwargs: Any) -> Any:
+        types = [get_numba_type(o.type) for o in node.outputs]
+        ret_type = types[0] if len(types) == 1 else numba.types.Tuple(types)
+
+        def py_perform(inputs: tuple[Any, ...]) -> Any:
+            storage: list[list[Any]] = [[None] for _ in node.outputs]
+            op.perform(node, inputs, storage)
+            return storage[0][0] if len(storage) == 1 else tuple(o[0] for o in storage)
+
+        @numba_njit
+        def perform(*inputs: Any) -> Any:
+            with numba.objmode(ret=ret_type):
+                ret = py_perform(inputs)
+            return ret
+
+        return perform
+
+    numba_funcify.register(JaxMeanCov)(object_mode)
+    numba_funcify.register(JaxMeanCovGrad)(object_mode)

@@ -171,8 +171,9 @@ def pymc_sample(
     if sampler != "pymc":
         if sampler == "nutpie":
             import pymc.sampling.jax  # registers PyMC's JAX conversions of its Ops (LKJCorr's check)
-        extra = dict(NUTPIE_KWARGS) if sampler == "nutpie" else None
-        idata = pm.sample(nuts_sampler=sampler, nuts_sampler_kwargs=extra, **common)
+
+            common = _with_nutpie_backend(common)
+        idata = pm.sample(nuts_sampler=sampler, **common)
         _check_complete(owner, idata, chains, draws)
         idata.attrs["noiseaware_nuts_sampler"] = sampler
         return idata
@@ -187,6 +188,26 @@ def pymc_sample(
     guard.check()
     idata.attrs["noiseaware_nuts_sampler"] = "pymc"
     return idata
+
+
+def _with_nutpie_backend(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``pm.sample``'s keywords ``kwargs`` with nutpie's backends set to :data:`NUTPIE_KWARGS` (JAX).
+
+    PyMC >= 6 takes them as ``pm.sample(backend="jax", compile_kwargs={"gradient_backend": "jax"})``
+    and deprecates ``nuts_sampler_kwargs`` (``FutureWarning``); PyMC 5 has no ``backend`` argument and
+    reads both from ``nuts_sampler_kwargs``. Told apart by ``pm.sample``'s signature.
+    """
+    import inspect
+
+    import pymc as pm
+
+    out = dict(kwargs)
+    if "backend" in inspect.signature(pm.sample).parameters:  # PyMC >= 6
+        out["backend"] = NUTPIE_KWARGS["backend"]
+        out["compile_kwargs"] = {**out.get("compile_kwargs", {}), "gradient_backend": NUTPIE_KWARGS["gradient_backend"]}
+    else:  # PyMC 5
+        out["nuts_sampler_kwargs"] = {**out.get("nuts_sampler_kwargs", {}), **NUTPIE_KWARGS}
+    return out
 
 
 def _check_complete(owner: str, idata: Any, chains: int, draws: int) -> None:

@@ -34,6 +34,16 @@ draw every variable, observed ones included, so models built with ``from_release
 are. ``from_release(..., observed=None)`` gives a free variable shaped like the release (the
 counterpart of NumPyro's ``obs=None``); any other ``observed=`` replaces the release's values.
 
+**Backends.** The log-densities are PyTensor graphs, compiled by whichever backend runs the
+model: C (PyTensor 2.x's default), Numba (PyTensor 3's default) or JAX (``nuts_sampler="numpyro"``
+or ``"nutpie"``). The draws are the package's exact samplers in NumPy, called once per random
+variable node: the C backend calls them from Python, and PyTensor 3's Numba backend from its
+object mode, saying so once per compiled function (``UserWarning: Numba will use object mode to
+run <name>_rv{...}'s perform method``), as it does for PyMC's own ``pm.CustomDist(random=...)``.
+The draws are the same; ``backend="c"`` in PyMC 6's ``pm.sample_posterior_predictive`` (and
+``pm.draw``, ``pm.sample_prior_predictive``) compiles them without the notice.
+:class:`LaplaceCensoredDirichletStat` draws through PyTensor graphs, on every backend.
+
 Importing this package silences two notices that are not about noiseaware's use of PyTensor:
 ArviZ's import-time ``FutureWarning`` about its refactor, and PyTensor's one-time "could not
 link to a BLAS" ``UserWarning`` (no operation here uses BLAS); the BLAS probe is resolved at

@@ -12,7 +12,7 @@ from ._common import PT, checked  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
-from pytensor.tensor import slinalg
+from pytensor.tensor.linalg import cholesky
 
 from .. import _validation as v
 from .._core import _dirichlet as core
@@ -53,10 +53,12 @@ def _laplace_logp(value: Any, s0: Any, scale: Any) -> Any:
     return checked(pt.sum(lp, axis=-1), _SPEC.rules, {"scale": pt.all(scale > 0)})
 
 
-def _laplace_random(s0: Any, scale: Any, rng: np.random.Generator | None = None, size: Any = None) -> np.ndarray:
-    shape = np.shape(s0) if size is None else (*tuple(np.atleast_1d(size)), np.shape(s0)[-1])
-    gen = rng if rng is not None else np.random.default_rng()
-    return np.asarray(s0) + gen.laplace(0.0, 1.0, shape) * np.asarray(scale)
+def _conditional_graph(s0: Any, scale: Any, size: Any) -> Any:
+    """``s0`` plus Laplace(0, scale) noise as a PyTensor graph (draws compiled by every backend, Numba included)."""
+    from pymc.distributions.shape_utils import rv_size_is_none
+
+    shape = s0.shape if rv_size_is_none(size) else pt.concatenate([size, s0.shape[-1:]])
+    return s0 + pm.Laplace.dist(0.0, pt.shape_padright(scale), shape=shape)
 
 
 def _marginal_graph(alpha: Any, scale: Any, size: Any, *, n: int, a: float, moments: str) -> Any:
@@ -180,12 +182,12 @@ class LaplaceCensoredDirichletStat:
         # In compiled model graphs PyMC turns the check into -inf (its check_bounds idiom): a bad
         # alpha then gives logp = -inf rather than NaN.
         alpha = pt.as_tensor_variable(alpha, dtype="float64")
-        s0 = checked(mean + slinalg.cholesky(cov) @ z, _SPEC.rules, {"alpha": pt.all(alpha > 0)})
+        s0 = checked(mean + cholesky(cov) @ z, _SPEC.rules, {"alpha": pt.all(alpha > 0)})
         return pm.Deterministic(f"{name}_s0", s0)
 
     @staticmethod
     def _conditional_kwargs() -> dict[str, Any]:
-        return {"logp": _laplace_logp, "random": _laplace_random, "signature": "(d),()->(d)", "dtype": "float64"}
+        return {"logp": _laplace_logp, "dist": _conditional_graph, "signature": "(d),()->(d)"}
 
     @classmethod
     def dist(

@@ -21,6 +21,7 @@ from pytensor.tensor.random.utils import normalize_size_param
 
 from .._core import _noisy, _specs
 from .._core._docs import shared_doc
+from .._core._pytensor_compat import rv_with_next_rng
 from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._integer import discrete_gaussian, two_sided_geometric
@@ -90,7 +91,7 @@ class NoisyRV(SymbolicRandomVariable):
         fam = noise_family("Noisy", code)
         noise_op = two_sided_geometric if fam == "geometric" else discrete_gaussian
         rng = pytensor.shared(np.random.default_rng())
-        next_rng, noise = noise_op(0, par, size=dist.shape, rng=rng).owner.outputs
+        next_rng, noise = rv_with_next_rng(noise_op, 0, par, size=dist.shape, rng=rng)
         out = pt.cast(dist + noise, "int64")
         core = "(k)" if dist.owner.op.ndim_supp == 1 else "()"
         return cls(

@@ -9,11 +9,19 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+import pytest
 
 from noiseaware import _core
 from noiseaware._core._specs import SPECS
 
 NB = _core.get_backend("numpy")
+
+#: For a test that draws a PyMC law of the package under PyTensor's default backend. PyTensor 3's default
+#: (Numba) runs a ``RandomVariable`` whose ``rng_fn`` is Python -- the package's NumPy samplers, PyMC's own
+#: ``pm.CustomDist(random=...)`` or ``pm.Rice`` -- in object mode, one call per node, and says so
+#: (``UserWarning: Numba will use object mode to run <name>_rv{...}'s perform method``); PyTensor 2.x's C
+#: backend runs the same ``rng_fn`` without a word. Only that notice, for random variables, is let through.
+NUMBA_PYTHON_RV = pytest.mark.filterwarnings(r"ignore:Numba will use object mode to run \w+_rv\{:UserWarning")
 
 
 class NumpyCore:

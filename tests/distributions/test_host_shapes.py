@@ -186,10 +186,10 @@ def areas():
 
 
 def test_pymc_predictions_for_new_units_after_set_data(areas):
-    import arviz as az
     import pymc as pm
 
     import noiseaware.pymc as nap
+    from noiseaware.results import from_groups
 
     n, rel = areas
     with pm.Model() as m:
@@ -204,7 +204,7 @@ def test_pymc_predictions_for_new_units_after_set_data(areas):
     ref = float(nan.Noisy(dist.Binomial(n, 0.4), noise=rel).log_prob(rel.values).sum())
     assert float(pm.logp(y, rel.values).sum().eval({p: 0.4})) == pytest.approx(ref, rel=1e-10)
     new_n = np.array([50, 60, 70, 8000])
-    post = az.from_dict(posterior={"p": np.full((1, 400), 0.3)})
+    post = from_groups({"posterior": {"p": np.full((1, 400), 0.3)}})
     with m:
         pm.set_data({"n": new_n})
         pred = pm.sample_posterior_predictive(post, predictions=True, random_seed=2, progressbar=False)
@@ -218,10 +218,10 @@ def test_pymc_predictions_for_new_units_after_set_data(areas):
 
 @pytest.mark.parametrize("cls", ["TwoSidedGeometric", "DiscreteGaussian"])
 def test_pymc_integer_noise_follows_loc_data(cls):
-    import arviz as az
     import pymc as pm
 
     import noiseaware.pymc as nap
+    from noiseaware.results import from_groups
 
     rng = np.random.default_rng(2)
     x = np.arange(5.0)
@@ -232,9 +232,8 @@ def test_pymc_integer_noise_follows_loc_data(cls):
         a = pm.Normal("a", 10.0, 1.0)
         getattr(nap, cls).from_release("y", rel, loc=pm.math.round(a + 2.0 * x_data))
         pm.set_data({"x": np.array([0.0, 100.0])})
-        pred = pm.sample_posterior_predictive(
-            az.from_dict(posterior={"a": np.full((1, 300), 10.0)}), predictions=True, random_seed=1, progressbar=False
-        )
+        post = from_groups({"posterior": {"a": np.full((1, 300), 10.0)}})
+        pred = pm.sample_posterior_predictive(post, predictions=True, random_seed=1, progressbar=False)
     y = pred.predictions["y"].values
     assert y.shape == (1, 300, 2)
     assert abs(y[..., 1].mean() - 210.0) < 2.0 and abs(y[..., 0].mean() - 10.0) < 2.0

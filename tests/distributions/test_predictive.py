@@ -126,17 +126,17 @@ def test_pymc_prior_and_posterior_predictive_from_release(releases, observed):
 
 
 def test_pymc_posterior_predictive_from_release(releases):
-    import arviz as az
     import pymc as pm
 
     import noiseaware.pymc as nap
+    from noiseaware.results import from_groups
 
     rel = releases["pairs"]
     with pm.Model():
         r = pm.Uniform("r", -0.9, 0.9)
         nap.NoisyTwoWayTable.from_release("t", rel, r=r)
         # a small fake posterior: predictive draws must follow it, not repeat the release
-        post = az.from_dict(posterior={"r": np.full((1, 30), 0.5)})
+        post = from_groups({"posterior": {"r": np.full((1, 30), 0.5)}})
         pp = pm.sample_posterior_predictive(post, random_seed=2, progressbar=False)
     t = pp.posterior_predictive["t"].values
     assert t.shape == (1, 30, 3)

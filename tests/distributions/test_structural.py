@@ -18,6 +18,7 @@ from noiseaware._core import get_backend
 from noiseaware._core._specs import SPECS
 
 from . import structural as st
+from .backends import NUMBA_PYTHON_RV
 from .cases import CASES, NO_CASE
 
 NB = get_backend("numpy")
@@ -150,6 +151,7 @@ def test_pymc_support_point_is_finite_and_in_support(e):
             assert np.all(np.isfinite(pm.logp(rv, sp).eval()))
 
 
+@NUMBA_PYTHON_RV  # the slow cases draw through the default backend
 @pytest.mark.parametrize("e", st.params_for("logcdf", [e for e in st.ENTRIES if e.logcdf], lambda e: e.name))
 def test_pymc_logcdf_self_consistency(e):
     """``exp(logcdf(k)) - exp(logcdf(k - 1)) == exp(logp(k))`` over the bulk of the law."""
