@@ -11,7 +11,8 @@ and these functions read only the groups and those attributes, so they work as w
 read back from a file, and on ``pm.sample``'s own results. :func:`group` reads one group as an
 :class:`xarray.Dataset` on either stack (``group(fit, "posterior")``), :func:`group_names` lists
 them, and :func:`from_groups` builds such a container from arrays (a result of one's own sampler,
-or a doctest's), through the installed ArviZ's public ``from_dict``.
+or a doctest's), through the installed ArviZ's public ``from_dict``; :func:`release_attrs` is the
+``attrs`` entry that records a release in it.
 
 Examples
 --------
@@ -28,7 +29,17 @@ True
 from __future__ import annotations
 
 from ._engine._host import from_groups, group, group_names
-from ._engine._result import diagnostics, draws, fit_kind, interval, plot, release, settings, summary
+from ._engine._result import (
+    diagnostics,
+    draws,
+    fit_kind,
+    interval,
+    plot,
+    release,
+    release_attrs,
+    settings,
+    summary,
+)
 
 __all__ = [
     "diagnostics",
@@ -40,6 +51,7 @@ __all__ = [
     "interval",
     "plot",
     "release",
+    "release_attrs",
     "settings",
     "summary",
 ]

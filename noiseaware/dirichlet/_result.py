@@ -78,7 +78,7 @@ def posterior_mean(fit: Any) -> np.ndarray:
     A stand-in for a fit's result, built as the fits build it:
 
     >>> import numpy as np
-    >>> from noiseaware._engine import from_groups
+    >>> from noiseaware.results import from_groups
     >>> a = np.broadcast_to([1.0, 2.0, 3.0], (2, 50, 3))
     >>> fit = from_groups({"posterior": {"alpha": a, "composition": a / 6.0}}, dims={"alpha": ["part"]})
     >>> posterior_mean(fit)
@@ -115,12 +115,11 @@ def prior(fit: Any) -> GammaCopulaPrior:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from noiseaware._engine import from_groups
-    >>> from noiseaware.dirichlet import GammaCopulaPrior
-    >>> from noiseaware.dirichlet._result import prior_attrs
-    >>> pr = GammaCopulaPrior(shape=np.array([2.0, 3.0]), rate=np.array([1.0, 0.5]))
-    >>> fit = from_groups({"posterior": {"alpha": np.ones((2, 10, 2))}}, attrs=prior_attrs(pr, "p3"))
+    >>> import json, numpy as np
+    >>> from noiseaware.results import from_groups
+    >>> recorded = {"kind": "p3", "shape": [2.0, 3.0], "rate": [1.0, 0.5], "corr": None}  # as dirichlet.fit writes
+    >>> fit = from_groups({"posterior": {"alpha": np.ones((2, 10, 2))}},
+    ...                   attrs={"noiseaware_prior": json.dumps(recorded)})
     >>> prior(fit).shape, prior(fit).rate, prior(fit).corr is None
     (array([2., 3.]), array([1. , 0.5]), True)
     """
@@ -177,7 +176,7 @@ def observed_parts(fit: Any) -> list[LogMeanPart]:
     Examples
     --------
     >>> import numpy as np, noiseaware as na
-    >>> from noiseaware._engine import from_groups, release_attrs
+    >>> from noiseaware.results import from_groups, release_attrs
     >>> x = np.random.default_rng(0).dirichlet([2.0, 3.0], size=400)
     >>> rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, split=0.25, rng=np.random.default_rng(1))
     >>> attrs = {**release_attrs(rel), "noiseaware_observed_parts": [1]}
