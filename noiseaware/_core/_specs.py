@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..exceptions import NoiseawareValueError
+from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _release
 from ._backend import Backend
 from ._covariance_release import entry_params, measurements
@@ -322,6 +322,10 @@ def rr_categories(owner: str, probs_shape: tuple[int, ...], k: Any = None) -> in
         raise NoiseawareValueError(
             f"{owner}: probs must have the k >= 2 category probabilities on its last axis; got shape {probs_shape}."
         )
+    if k is not None and (
+        isinstance(k, bool) or not isinstance(k, int | np.integer) or int(k) < 2
+    ):
+        raise NoiseawareTypeError(f"{owner}: k (the number of categories) must be an integer >= 2; got k={k!r}.")
     if k is not None and int(k) != int(probs_shape[-1]):
         raise NoiseawareValueError(
             f"{owner}: probs must have k={int(k)} categories on its last axis (the release's); got "
@@ -332,6 +336,7 @@ def rr_categories(owner: str, probs_shape: tuple[int, ...], k: Any = None) -> in
 
 def rr_check_p(owner: str, p: Any, k: int) -> None:
     """A concrete ``p`` must lie in ``[1/k, 1)``; symbolic or traced values are left to the front end's idiom."""
+    numeric_parameter(owner, "p", p)
     if isinstance(p, np.ndarray | np.generic | float | int) and not isinstance(p, bool):
         arr = np.asarray(p, dtype=np.float64)
         if not np.all((arr >= 1.0 / k) & (arr < 1.0)):
@@ -342,6 +347,8 @@ def rr_check_p(owner: str, p: Any, k: int) -> None:
 
 
 def _rr_prepare(probs: Any, p: Any, k: Any = None) -> dict[str, Any]:
+    numeric_parameter("RandomizedResponse", "probs", probs)
+    numeric_parameter("RandomizedResponse", "p", p)
     probs = _f(probs)
     kk = rr_categories("RandomizedResponse", np.shape(probs), k)
     rr_check_p("RandomizedResponse", _f(p), kk)
@@ -423,6 +430,14 @@ class DistSpec:
         if fn is None:
             raise NotImplementedError(f"{self.name} has no closed-form {what}.")
         return fn
+
+
+def numeric_parameter(owner: str, name: str, x: Any) -> None:
+    """Refuse text given for a number (``p="0.6"``: NumPy would read it as 0.6), and booleans, before any conversion."""
+    if isinstance(x, str | bytes | bool | np.bool_) or (
+        isinstance(x, np.ndarray | list | tuple) and np.asarray(x).dtype.kind in "USb"
+    ):
+        raise NoiseawareTypeError(f"{owner}: {name} must be a number or an array of numbers; got {name}={x!r}.")
 
 
 def _f(x: Any) -> np.ndarray:

@@ -58,6 +58,8 @@ class RandomizedResponse(Distribution):
 
     def __init__(self, probs: Any, p: Any, *, k: Any = None, validate_args: bool | None = None) -> None:
         owner = type(self).__name__
+        _specs.numeric_parameter(owner, "probs", probs)
+        _specs.numeric_parameter(owner, "p", p)
         self.probs, self.p = f64(probs), f64(p)
         self._k = _specs.rr_categories(owner, jnp.shape(self.probs), k)
         _specs.rr_check_p(owner, self.p, self._k)

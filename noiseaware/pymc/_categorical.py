@@ -74,6 +74,8 @@ class RandomizedResponse(pm.Discrete):
     def dist(cls, probs: Any, p: Any, *, k: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
         """Build the random variable; ``k`` (when given) and a concrete ``p`` are checked at once."""
         owner = cls.__name__
+        _specs.numeric_parameter(owner, "probs", probs)
+        _specs.numeric_parameter(owner, "p", p)
         probs_t, p_t = as_float(probs), as_float(p)
         k_static = _static_k(probs_t)
         if k_static is None:

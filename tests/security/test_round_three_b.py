@@ -184,3 +184,31 @@ def test_fit_many_key_is_refused_with_a_rule_it_breaks(key: str, rule: str) -> N
     with pytest.raises(NoiseawareValueError, match=re.escape(f"fit_many: key {rule}")) as err:
         fit_many({key: "unused.json"}, "copula")
     assert f"got key={key!r}" in str(err.value)
+
+
+_K_RULE = r"k \(the number of categories\) must be an integer >= 2; got "
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "rule"),
+    [
+        ({"p": "0.6"}, NoiseawareTypeError, r"p must be a number or an array of numbers; got p='0.6'"),
+        ({"p": 0.6, "k": "3"}, NoiseawareTypeError, _K_RULE + r"k='3'"),
+        ({"p": 0.6, "k": 3.5}, NoiseawareTypeError, _K_RULE + r"k=3.5"),
+        ({"p": True}, NoiseawareTypeError, r"p must be a number or an array of numbers; got p=True"),
+    ],
+)
+@pytest.mark.parametrize("front", ["numpyro", "pymc"])
+def test_randomized_response_refuses_text_and_non_integer_categories(front, kwargs, error, rule) -> None:
+    """Issue 43: NumPyro's RandomizedResponse took p="0.6", k="3" and k=3.5 (NumPy read the text as numbers)."""
+    probs = np.array([0.2, 0.3, 0.5])
+    if front == "numpyro":
+        import noiseaware.numpyro as nan
+
+        with pytest.raises(error, match=rule):
+            nan.RandomizedResponse(probs, **kwargs)
+    else:
+        import noiseaware.pymc as nap
+
+        with pytest.raises(error, match=rule):
+            nap.RandomizedResponse.dist(probs, **kwargs)
