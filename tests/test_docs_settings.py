@@ -7,7 +7,6 @@ import re
 import warnings
 from pathlib import Path
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +15,7 @@ import noiseaware as na
 from noiseaware import copula
 from noiseaware._engine import NUTS_ADVICE, MixingBlock, check_mixing
 from noiseaware.exceptions import MixingWarning
+from noiseaware.results import from_groups
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -67,7 +67,7 @@ def test_former_dpcopula_doc_settings_warn_naming_the_block_and_the_pair() -> No
 def test_mixing_warning_names_the_block_and_the_entries() -> None:
     rng = np.random.default_rng(0)
     walk = np.cumsum(rng.normal(size=(2, 300, 3)), axis=1)
-    idata = az.from_dict(posterior={"R": walk}, coords={"pair": ["a x b", "a x c", "b x c"]}, dims={"R": ["pair"]})
+    idata = from_groups({"posterior": {"R": walk}}, coords={"pair": ["a x b", "a x c", "b x c"]}, dims={"R": ["pair"]})
     block = MixingBlock("NUTS on the correlation matrix R", NUTS_ADVICE, "R[j] is the j-th free correlation.")
     with pytest.warns(MixingWarning) as rec:
         problems = check_mixing(idata, ["R"], owner="copula.fit", block=block)
@@ -77,7 +77,7 @@ def test_mixing_warning_names_the_block_and_the_entries() -> None:
     assert "R[j] is the j-th free correlation." in text and "no data augmentation" in text
     assert "data augmentation is sticky" not in text
     # unlabelled dimensions keep the flat index; too few draws are named as the cause
-    short = az.from_dict(posterior={"theta": rng.normal(size=(2, 40, 2))})
+    short = from_groups({"posterior": {"theta": rng.normal(size=(2, 40, 2))}})
     with pytest.warns(MixingWarning, match=r"theta\[0\]: .*With draws=40 per chain the check cannot pass"):
         check_mixing(short)
 
@@ -86,7 +86,7 @@ def test_no_block_keeps_the_generic_advice() -> None:
     walk = np.cumsum(np.random.default_rng(1).normal(size=(2, 300)), axis=1)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        check_mixing(az.from_dict(posterior={"theta": walk}))
+        check_mixing(from_groups({"posterior": {"theta": walk}}))
     assert "data augmentation is sticky" in str(rec[0].message)
 
 
