@@ -48,7 +48,7 @@ test: $(STAMP) lint
 
 # Every test `make test` leaves out (the `slow` marker, pyproject.toml): statistical studies, the gallery, large programs.
 test-full: $(STAMP)
-	$(BIN)/python -m pytest -m slow -n 2 --dist loadfile --durations=15 tests
+	$(BIN)/python -m pytest -m slow -n 2 --dist loadfile --durations=15 noiseaware tests
 
 # The compatibility suite on the previous stack (Python 3.11, PyMC 5, ArviZ 0.x): the import, every law of the
 # registry in both PPLs, each public fit at a tiny size through every ArviZ call, the CLI, the doctests.

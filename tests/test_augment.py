@@ -160,6 +160,7 @@ def test_discrete_laplace_conjugate_matches_exact_posterior() -> None:
     assert acc.shape == (CHAINS, DRAWS) and 0.3 < float(acc.mean()) < 1.0
 
 
+@pytest.mark.slow  # make test-full: a compiled NUTS-within-Gibbs sampler (7 s)
 def test_discrete_gaussian_release_nuts_matches_exact_posterior() -> None:
     mech = DiscreteGaussianMechanism(sigma=SCALE)
     release = Release(
@@ -321,6 +322,7 @@ def gauss_shift_move(key, theta, x, log_noise, step):  # type: ignore[no-untyped
     return {"mu": jnp.where(ok, mu_new, mu)}, jnp.where(ok, x_new, x), jnp.exp(jnp.minimum(log_r, 0.0))
 
 
+@pytest.mark.slow  # make test-full: compiled samplers per move (6 s)
 @pytest.mark.parametrize("route", ["nuts", "joint_only"])
 def test_joint_move_keeps_the_exact_posterior(route: str) -> None:
     """x_i ~ N(mu, 1), s_dp = sum x_i + N(0, 4^2): p(mu | s_dp) is normal in closed form.

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+#: make test-full: the augment page's snippets fit models (15 s)
+pytestmark = pytest.mark.slow
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "augment.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 

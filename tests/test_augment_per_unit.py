@@ -77,6 +77,7 @@ def _poisson_grid_posterior(s_dp: np.ndarray, alpha: float) -> tuple[float, floa
     return grid_moments(lam, loglik + log_prior)
 
 
+@pytest.mark.slow  # make test-full: a compiled augmentation sampler per county (10 s)
 def test_per_unit_counts_release_poisson_rate_matches_exact_posterior():
     rel = _poisson_release(epsilon=0.3)
     assert rel.composition == "joint" and rel.mechanism.family == "geometric"

@@ -97,6 +97,7 @@ def test_backends_agree_within_monte_carlo_error(fits) -> None:
     assert abs(mean_a - mean_b) < 5 * se
 
 
+@pytest.mark.slow  # make test-full: PyMC and NumPyro fits at p = 5 (12 s)
 def test_pymc_route_draws_correlation_matrices_and_agrees_with_numpyro_at_p5() -> None:
     """Every draw is positive definite, and the two backends (each with its default NUTS) agree at p = 5.
 

@@ -45,6 +45,7 @@ def _numbers(traces: list[int]) -> tuple[int, int, int]:
     return len(_model._PROGRAMS), _model._CACHE_INFO["misses"], traces[0]
 
 
+@pytest.mark.slow  # make test-full: two fits (4 s)
 def test_second_release_of_the_same_shape_compiles_nothing(traces: list[int]) -> None:
     a, b = _release(11), _release(12)
     assert a.n == b.n and not np.array_equal(a.values, b.values)  # same shape, other counts

@@ -110,6 +110,7 @@ def test_unpermuted_cholesky_is_the_release_orders_factor() -> None:
     np.testing.assert_allclose(Ls @ Ls.T, (F @ F.T)[np.ix_(pos, pos)], atol=1e-12)
 
 
+@pytest.mark.slow  # make test-full: two fits of a near-singular release (10 s)
 def test_pivoted_fit_samples_the_same_posterior(near_singular) -> None:
     """Pivoted and given orders: draws in the release's order, posterior means equal within Monte Carlo error."""
     cfg = {"chains": 2, "draws": 500, "warmup": 300, "check_mixing": False}

@@ -44,6 +44,7 @@ def _numbers(traces):
     return {**_fit._CACHE_INFO, "traces": traces[0]}
 
 
+@pytest.mark.slow  # make test-full: fits twice (8 s)
 def test_second_call_with_other_data_reuses_the_compiled_program(traces):
     a = _release([2.2, 3.3, 4.4], n=5000, seed=10)
     b = _release([9.0, 3.0, 1.5], n=3000, seed=20)  # other n, a, scale and s_L
@@ -64,6 +65,7 @@ def test_second_call_with_other_data_reuses_the_compiled_program(traces):
     assert after["traces"] == mid["traces"]
 
 
+@pytest.mark.slow  # make test-full: fits three times (8 s)
 def test_cached_program_uses_each_calls_data_and_keeps_no_state():
     alpha_a, alpha_b = np.array([2.2, 3.3, 4.4]), np.array([9.0, 3.0, 1.5])
     a = _release(alpha_a, n=5000, seed=10)
@@ -96,6 +98,7 @@ def test_cached_program_uses_each_calls_data_and_keeps_no_state():
     )
 
 
+@pytest.mark.slow  # make test-full: a fit of the non-centred model (7 s)
 def test_idata_groups_noncentered():
     # the release and settings of the example of fit's docstring (and of tests/test_arviz.py): one program for all
     x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=2000)

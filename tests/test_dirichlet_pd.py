@@ -194,6 +194,7 @@ def _issue_model(obs: np.ndarray):
     return model
 
 
+@pytest.mark.slow  # make test-full: a NumPyro fit from its default start (8 s)
 def test_numpyro_default_init_is_finite():
     # the issue's crash: "Laplace distribution got invalid loc parameter" at NumPyro's default start
     from numpyro.infer.util import initialize_model

@@ -403,6 +403,7 @@ def test_censored_moments_remove_the_bias_of_eq6_at_large_a():
             assert np.all(np.abs(diff / alpha_true) > 0.05)  # and the bias is material (> 5%)
 
 
+@pytest.mark.slow  # make test-full: compiles the censored moments in two PyTensor backends (16 s)
 def test_pymc_censored_moments_are_one_jax_node_in_both_pytensor_backends():
     """The censored moments in PyMC: one node run by the core's JAX code, the same under the C and JAX linkers.
 

@@ -37,6 +37,7 @@ def _model() -> None:
     numpyro.sample("y", dist.Normal(x.sum(), 0.5), obs=np.float64(1.3))
 
 
+@pytest.mark.slow  # make test-full: NumPyro's MCMC and the engine's driver, each compiled (18 s)
 @pytest.mark.parametrize("chains", [1, 2])
 def test_numpyro_nuts_gives_the_draws_of_mcmc_nuts(chains: int) -> None:
     st = check_settings("test", chains=chains, draws=60, warmup=60, seed=5)
@@ -182,6 +183,7 @@ def _covariance_release(seed: int) -> typing.Any:
     return na.privatize(g.uniform(-1, 1, size=(200, 2)), statistic="second_moment", rho=1.0, bound=1.0, rng=g)
 
 
+@pytest.mark.slow  # make test-full: three fits of each of three models (28 s)
 @pytest.mark.parametrize("fit", ["regression", "covariance-moments", "covariance-wishart"])
 def test_a_second_release_of_the_same_shape_compiles_nothing_and_uses_its_own_data(
     fit: str, compiles: list[str]

@@ -18,6 +18,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+#: make test-full: the gallery page runs nine models with PyMC's and NumPyro's NUTS (48 s)
+pytestmark = pytest.mark.slow
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "gallery.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 

@@ -22,6 +22,10 @@ from tests.distributions import backends
 from tests.distributions.cases import CASES
 from tests.distributions.test_generic import values_for
 
+#: make test-full: each PyMC law compiled by PyTensor's C linker and default backend (40 s);
+#: tests/distributions checks every law's exactness in the fast tier
+pytestmark = pytest.mark.slow
+
 #: the first case of each law in the registry
 FIRST = list({c.name: c for c in reversed(CASES)}.values())
 

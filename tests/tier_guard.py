@@ -6,13 +6,22 @@ compilation and sampling, charged to the first test that needs it), call and tea
 allowance ``max(1, load / cores)``, the 1-minute load average per core at the slower of the session's start and
 end (a shared 2-core machine at load 4 allows 40 s). A test over it fails the session, named with its time: move
 it to ``make test-full`` (``@pytest.mark.slow``) or make it smaller. Only a run of the tier (``-m "not slow"``) is
-guarded; ``NOISEAWARE_TIER_SECONDS`` sets another budget (``tests/test_tier_guard.py`` uses it).
+guarded; ``NOISEAWARE_TIER_SECONDS`` sets another budget (``tests/test_tier_guard.py`` uses it). Doctests, which
+cannot carry a marker, are put in the full tier here (:data:`FULL_TIER_DOCTESTS`).
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+import pytest
+
+#: Doctests in the full tier (a doctest cannot carry a marker): their examples compile large programs.
+FULL_TIER_DOCTESTS = {
+    # dpmcmc_batch compiles the batched DPMCMC sampler (16 s); dpmcmc's own example stays (test_arviz reuses it)
+    "noiseaware.dirichlet._dpmcmc.dpmcmc_batch": "the batched DPMCMC sampler compiled (16 s)",
+}
 
 #: Seconds a test of the contributor's tier may take on its own, before the load allowance.
 TIER_TEST_SECONDS = 20.0
@@ -30,6 +39,13 @@ def _load_per_core() -> float:
 
 def _budget_seconds() -> float:
     return float(os.environ.get("NOISEAWARE_TIER_SECONDS", TIER_TEST_SECONDS))
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    for item in items:
+        if item.name in FULL_TIER_DOCTESTS:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_sessionstart(session: Any) -> None:

@@ -24,6 +24,7 @@ def laplace_release():
     return na.privatize(np.column_stack([x, y]), statistic="regression", response="x1", bound=1.0, epsilon=2.0, rng=g)
 
 
+@pytest.mark.slow  # make test-full: both PPLs' models of the Laplace route compiled (22 s)
 def test_laplace_latent_site_and_joint_density_in_both_ppls(laplace_release):
     import pymc as pm
     from numpyro.infer.util import log_density

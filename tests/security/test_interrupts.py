@@ -59,6 +59,7 @@ def test_injected_interrupt_reproduces_pymc_partial_trace(monkeypatch) -> None:
     ],
     ids=["draws", "warmup", "second-chain"],
 )
+@pytest.mark.slow  # make test-full: a PyMC model compiled per case (28 s for one); the NumPyro ones stay fast
 def test_pymc_fit_reraises_keyboard_interrupt(monkeypatch, release_p2, call, chains) -> None:
     calls = _interrupt_nuts_at(monkeypatch, call)
     with pytest.raises(KeyboardInterrupt, match="interrupted") as info:
