@@ -52,7 +52,8 @@ test-full: $(STAMP)
 
 # The compatibility suite on the previous stack (Python 3.11, PyMC 5, ArviZ 0.x): the import, every law of the
 # registry in both PPLs, each public fit at a tiny size through every ArviZ call, the CLI, the doctests.
-COMPAT_TESTS := noiseaware tests/test_arviz.py tests/distributions tests/test_cli.py tests/test_import_side_effects.py
+COMPAT_TESTS := noiseaware tests/test_arviz.py tests/test_engine.py tests/test_copula_result.py tests/test_dirichlet_augment_result.py \
+	tests/distributions tests/test_cli.py tests/test_import_side_effects.py tests/test_surface.py
 test-compat: $(COMPAT_STAMP)
 	$(COMPAT_VENV)/bin/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=10 $(COMPAT_TESTS)
 
