@@ -148,6 +148,7 @@ def test_cache_is_bounded_and_keyed_by_the_static_structure(monkeypatch):
     assert len(built) == 4 and len(_fit._PROGRAMS) == 2
 
 
+@pytest.mark.slow  # make test-full: a fit compiled with the progress bar on (8 s)
 def test_progressbar(capsys):
     # the progress bar is not part of the compiled program: CFG's program (compiled by the tests above) runs it
     rel = _release([2.2, 3.3, 4.4], n=5000, seed=10)

@@ -290,6 +290,7 @@ def _check_sample_moments(draws: np.ndarray, mean: np.ndarray, cov_n: np.ndarray
     return bool(np.max(np.abs(zz)) < float(stats.norm.isf(0.5e-4 / zz.size)))
 
 
+@pytest.mark.slow  # make test-full: a Monte Carlo check of the moments (7 s)
 @pytest.mark.parametrize("mode", MODES)
 def test_prior_predictive_moments(mode):
     alpha, n, a, b = np.array([2.2, 3.3, 4.4]), 400, 0.05, 0.03

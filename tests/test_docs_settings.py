@@ -45,6 +45,7 @@ def _median_release(seed: int = 0) -> na.Release:
     )
 
 
+@pytest.mark.slow  # make test-full: the page's 4 x 1000 fit (6 s)
 def test_dpcopula_doc_settings_run_without_a_warning() -> None:
     """docs/dpcopula.md's fit_dpcopula settings on a three-column release like the page's (warnings are errors).
 

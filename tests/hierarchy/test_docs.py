@@ -19,6 +19,7 @@ def test_doc_has_snippets() -> None:
     assert len(SNIPPETS) == 2
 
 
+@pytest.mark.slow  # make test-full: the page's snippets, one of them a fit (10 s)
 @pytest.mark.parametrize("index", range(len(SNIPPETS)))
 def test_doc_snippet_runs(index: int) -> None:
     out = io.StringIO()
