@@ -286,8 +286,9 @@ class CompositeCopulaLikelihood(pm.Discrete):
 
     {composite_law}
 
-    The default order is also that of ``pm.LKJCorr``'s packed output. Use
-    ``pm.LKJCorr(..., return_matrix=True)`` or the correlation matrix of ``pm.LKJCholeskyCov``.
+    The default order is also that of the packed upper triangle PyMC 5's ``pm.LKJCorr`` returned. For
+    ``R``, use ``L @ L.T`` of PyMC 6's ``pm.LKJCorr`` (a Cholesky factor) or the correlation matrix of
+    ``pm.LKJCholeskyCov``.
 
     Parameters
     ----------
