@@ -62,7 +62,11 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(CASES))
+#: The PyMC route's case compiles a PyMC model (8.5 s): make test-full; the NumPyro route and dpcopula stay fast.
+_PARAMS = [pytest.param(name, marks=pytest.mark.slow) if name == "pymc" else name for name in sorted(CASES)]
+
+
+@pytest.fixture(scope="module", params=_PARAMS)
 def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Any, Any]:
     """(name, the fit's result, its copy read back from a netCDF file)."""
     with warnings.catch_warnings():
