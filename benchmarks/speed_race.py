@@ -233,9 +233,9 @@ def worker_noiseaware(
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - c0
     la1 = loadavg()
-    p = res.p
+    R = np.asarray(res["posterior"]["R"].values)  # the host's container: DataTree (ArviZ 1) or InferenceData
+    p = R.shape[-1]
     iu, ju = np.triu_indices(p, 1)
-    R = np.asarray(res.idata["posterior"]["R"].values)
     out = {
         "wall_s": wall,
         "cpu_s": cpu,
@@ -346,13 +346,17 @@ def worker_check(release_path: str, seed: int) -> dict:
 
 
 def run_worker(
-    args: list[str], timeout: float | None, env: dict[str, str] | None = None, script: Path | None = None
+    args: list[str],
+    timeout: float | None,
+    env: dict[str, str] | None = None,
+    script: Path | None = None,
+    python: str | None = None,
 ) -> dict:
     """Run this script (or ``script``, a baseline's copy) as a worker in a fresh process (own session, killed as a
-    group on timeout)."""
+    group on timeout), with this interpreter or ``python`` (another stack's, for a baseline)."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
         out_path = fh.name
-    cmd = [sys.executable, str(script or Path(__file__).resolve()), "--worker", *args, "--out", out_path]
+    cmd = [python or sys.executable, str(script or Path(__file__).resolve()), "--worker", *args, "--out", out_path]
     proc = subprocess.Popen(cmd, start_new_session=True, env=None if env is None else {**os.environ, **env})
     t0 = time.perf_counter()
     c0 = cpu_seconds(resource.RUSAGE_CHILDREN)
@@ -420,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default=None, metavar="REV",
                     help="also race the NumPyro fit of git revision REV (its own code and worker, in a temporary "
                          "worktree) right after this tree's, against the same Stan run")
+    ap.add_argument("--baseline-python", default=None, metavar="PYTHON",
+                    help="the interpreter of the baseline's worker (default: this one), e.g. .venv-compat/bin/python "
+                         "to race the baseline revision on the previous stack (Python 3.11, PyMC 5, JAX 0.10)")
     ap.add_argument("--fit-options", default="{}",
                     help="JSON keywords for the NumPyro fits, e.g. '{\"mass_matrix\": \"dense\"}' (default none)")
     ap.add_argument("--worker", nargs="+", default=None, help=argparse.SUPPRESS)
@@ -501,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
                     benv = {**env, "NOISEAWARE_JAX_CACHE": cache + "_base", "PYTHONPATH": str(base)}
                     script = base / "benchmarks" / "speed_race.py"
                     for tag in ("numpyro_base", "numpyro_base_warm"):
-                        res = run_worker(["numpyro", rel_path, *base_args], args.timeout, env=benv, script=script)
+                        res = run_worker(["numpyro", rel_path, *base_args], args.timeout, env=benv, script=script,
+                                         python=args.baseline_python)
                         case[tag] = res
                         print(f"   {tag:8s} {summary_line(res)}", flush=True)
                     continue
