@@ -154,8 +154,8 @@ QUESTIONS = (
         "(1000 + 1000): ESS per second including compilation, ESS per CPU second, first-process fit time. Then "
         "the ESS per draw of each sampler over seeds (the mass matrix and step-size target of `copula.fit`, and "
         "Stan's).",
-        ("speed_race_before_after", "speed_race", "speed_race_dense", "speed_race_equal", "copula_mass",
-         "stan_seeds"),
+        ("speed_race_stacks", "speed_race_before_after", "speed_race", "speed_race_dense", "speed_race_equal",
+         "copula_mass", "stan_seeds"),
     ),
     Section(
         "PyMC backend at NumPyro's speed",
