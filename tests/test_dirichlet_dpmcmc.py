@@ -450,6 +450,7 @@ def _surrogate_program(jac_factor):  # type: ignore[no-untyped-def]
     }
 
 
+@pytest.mark.slow  # make test-full: the surrogate and its autodiff compiled per case (6 s)
 @pytest.mark.parametrize("jac_factor", [1.0, 0.0])
 def test_surrogate_expansion_matches_automatic_differentiation(jac_factor: float) -> None:
     """The closed-form gradient and c-curvature of D and T, dT/d(lambda, c) of the surrogate move against autodiff.

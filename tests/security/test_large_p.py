@@ -120,6 +120,7 @@ def test_dense_route_measures_its_compiled_program() -> None:
     assert _fit._DENSE_DOUBLES_PER_D2 * 8 * 190**2 <= measured < 2 * _fit._DENSE_DOUBLES_PER_D2 * 8 * 190**2
 
 
+@pytest.mark.slow  # make test-full: two curvature programs compiled at p = 200 (7.5 s)
 def test_diagonal_curvature_equals_dense_gauss_newton_diagonal() -> None:
     """The structured O(p^2)-memory diagonal equals diag(H_prior) + diag(J^T W J) formed densely."""
     import jax
