@@ -68,6 +68,7 @@ def uniform_fit() -> tuple[NoisyHierarchy, Any]:
     return rel, hierarchy.fit(rel, chains=2, draws=1500, warmup=500, seed=3, prior="uniform")
 
 
+@pytest.mark.slow  # make test-full: a hierarchy fit against exact enumeration (7 s); test_arviz fits one
 def test_relaxed_posterior_is_close_to_the_exact_one_and_meets_the_totals(
     uniform_fit: tuple[NoisyHierarchy, Any],
 ) -> None:
