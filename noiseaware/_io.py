@@ -327,7 +327,9 @@ def atomic_write_text(
     return _atomic_write(path, lambda fh: fh.write(data), overwrite=overwrite, protect=protect, owner=owner)
 
 
-def write_figure(fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot") -> pathlib.Path:
+def write_figure(
+    fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot", close: bool = False
+) -> pathlib.Path:
     """Save a matplotlib figure to ``path`` through :func:`_atomic_write` (format from the suffix).
 
     An existing regular file is replaced, as ``Figure.savefig`` would; anything else at ``path`` (a
@@ -343,6 +345,8 @@ def write_figure(fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot
         Resolution of raster formats.
     owner : str, default "plot"
         Who is writing, for the error messages.
+    close : bool, default False
+        Close the figure afterwards (``matplotlib.pyplot.close``), also when writing fails.
 
     Returns
     -------
@@ -350,7 +354,13 @@ def write_figure(fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot
         ``path`` as a :class:`~pathlib.Path`.
     """
     fmt = pathlib.Path(os.fspath(path)).suffix[1:].lower() or "png"
-    return _atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), overwrite=True, owner=owner)
+    try:
+        return _atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), overwrite=True, owner=owner)
+    finally:
+        if close:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
 
 
 # ------------------------------------------------------------------------------------ reading

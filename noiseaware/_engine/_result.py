@@ -226,7 +226,6 @@ def plot(result: Any, path: str | None = None, *, var_names: Any = None) -> Any:
     owner = "noiseaware.results.plot"
     _check_result(owner, result)
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
 
     with warnings.catch_warnings(), _constant_entries_ok():
         # ArviZ 0.23's trace plot calls a matplotlib helper deprecated in matplotlib 3.11 (its issue, not ours)
@@ -240,10 +239,7 @@ def plot(result: Any, path: str | None = None, *, var_names: Any = None) -> Any:
     if path is not None:
         from .._io import write_figure
 
-        try:
-            write_figure(fig, path, dpi=100, owner=owner)
-        finally:
-            plt.close(fig)
+        write_figure(fig, path, dpi=100, owner=owner, close=True)
     return out
 
 

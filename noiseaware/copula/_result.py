@@ -418,8 +418,5 @@ def plot_pairs(
     if path is not None:
         from .._io import write_figure
 
-        try:
-            write_figure(fig, path, dpi=120, owner=owner)
-        finally:
-            plt.close(fig)
+        write_figure(fig, path, dpi=120, owner=owner, close=True)
     return fig
