@@ -362,11 +362,20 @@ def numeric_array(owner: str, name: str, value: Any, *, booleans: bool = True) -
         ) from None
 
 
-def finite_array(owner: str, name: str, value: Any, *, dtype: Any = np.float64) -> np.ndarray:
+#: The remedy :func:`finite_array` states by default: the curator's (``privatize``, mechanisms), whose input is data.
+CURATOR_NAN_REMEDY = "Impute or drop them before privatizing."
+
+
+def finite_array(
+    owner: str, name: str, value: Any, *, dtype: Any = np.float64, remedy: str | None = CURATOR_NAN_REMEDY
+) -> np.ndarray:
     """Return ``value`` as a float64 array with no NaN or inf; raise otherwise.
 
     Ragged nested sequences, strings and other non-numbers raise a named error, as do Python
-    integers beyond the float64 range.
+    integers beyond the float64 range. ``remedy`` is the message's last sentence, the fix that
+    applies where the check is made: the default, :data:`CURATOR_NAN_REMEDY`, is for the curator's
+    data (``privatize`` and the mechanisms); an analyst-side caller states its own (its input is a
+    release's numbers, estimates or parameters, never data to impute), or ``None`` for none.
     """
     arr = _as_array(owner, name, value)
     if arr.dtype.kind == "O":
@@ -381,8 +390,8 @@ def finite_array(owner: str, name: str, value: Any, *, dtype: Any = np.float64) 
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise NoiseawareValueError(
-            f"{owner}: {name} must not contain NaN or inf; got {bad} non-finite value(s). "
-            "Impute or drop them before privatizing."
+            f"{owner}: {name} must not contain NaN or inf; got {bad} non-finite value(s)."
+            + (f" {remedy}" if remedy else "")
         )
     return arr
 

@@ -205,7 +205,7 @@ def entry_params(
         )
     if len({(int(a), int(b)) for a, b in P}) != P.shape[0]:
         raise NoiseawareValueError(f"{owner}: pairs must list each entry once (combine repeats first).")
-    lam = v.finite_array(owner, "precision", precision).reshape(-1)
+    lam = v.finite_array(owner, "precision", precision, remedy="Pass a finite precision matrix.").reshape(-1)
     if lam.size != P.shape[0] or np.any(lam <= 0):
         raise NoiseawareValueError(
             f"{owner}: precision must hold one value > 0 per pair ({P.shape[0]}); got {lam.size} value(s), "

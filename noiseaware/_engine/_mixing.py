@@ -25,12 +25,13 @@ ESS_PER_CHAIN = 100
 #: Maximum rank-normalized split R-hat before :class:`MixingWarning` (Vehtari et al. 2021).
 RHAT_MAX = 1.01
 
-#: What to do when a block that is NUTS alone (no latent records) mixes poorly.
+#: What to do when a block that is NUTS alone (no latent records) mixes poorly; a fit names its own parameters'
+#: boundaries through :meth:`MixingBlock.nuts` (``boundary=``), since only it knows them.
 NUTS_ADVICE = (
     "This block is NUTS alone (no data augmentation): with a short run the usual cause is too few draws "
     "(R-hat is itself noisy below a few hundred effective draws per chain); run more draws and chains "
     "(the defaults are chains=4, draws=1000, warmup=1000). If it persists, raise target_accept, and look "
-    "for a parameter pressed against its boundary (e.g. a correlation near +-1)."
+    "for a parameter pressed against a boundary of its support."
 )
 #: What to do when a data-augmentation sampler (latent records alternate with the parameters) mixes poorly.
 AUGMENTATION_ADVICE = (
@@ -62,13 +63,22 @@ class MixingBlock:
     names: str = ""
 
     @classmethod
-    def nuts(cls, text: str, names: str = "") -> MixingBlock:
-        """A block that NUTS alone samples (no latent records), with :data:`NUTS_ADVICE`."""
-        return cls(text, NUTS_ADVICE, names)
+    def nuts(cls, text: str, names: str = "", boundary: str = "") -> MixingBlock:
+        """A block that NUTS alone samples (no latent records), with :data:`NUTS_ADVICE`.
+
+        ``boundary`` names the boundaries this block's parameters can be pressed against (e.g. ``"a
+        correlation near +-1"``), added to the advice; without it the advice names none.
+
+        Examples
+        --------
+        >>> MixingBlock.nuts("NUTS on R", boundary="a correlation near +-1").advice[-50:]
+        'a boundary of its support: a correlation near +-1.'
+        """
+        return cls(text, NUTS_ADVICE if not boundary else f"{NUTS_ADVICE[:-1]}: {boundary}.", names)
 
 
 def _label(name: str, da: Any, j: int, size: int) -> str:
-    """``name[j]``, with the coordinate values of entry ``j`` where its dimensions carry named labels."""
+    """``name[i, k]``: the full index of the ``j``-th flat entry, with its coordinate values where labelled."""
     if size == 1:
         return name
     dims = list(da.dims[2:])
@@ -77,8 +87,8 @@ def _label(name: str, da: Any, j: int, size: int) -> str:
     for d, i in zip(dims, idx, strict=True):
         if d in da.coords and not str(d).startswith(f"{name}_dim_"):
             words.append(f"{d} {da[d].values[i]}")
-    flat = f"{name}[{j}]"
-    return f"{flat} ({', '.join(words)})" if words else flat
+    full = f"{name}[{', '.join(str(int(i)) for i in idx)}]"
+    return f"{full} ({', '.join(words)})" if words else full
 
 
 def check_mixing(

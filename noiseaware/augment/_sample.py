@@ -274,7 +274,9 @@ def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, 
             **release_attrs(sdp),
         }
     else:
-        values = v.finite_array(_OWNER, "sdp", sdp)
+        values = v.finite_array(
+            _OWNER, "sdp", sdp, remedy="Pass the released values as published (release.values), or the Release."
+        )
         if aug.log_density is None:
             raise NoiseawareValueError(
                 f"{_OWNER}: sdp is a plain array, so the model must give log_density=; got log_density=None. "

@@ -170,7 +170,7 @@ class SyntheticVectorInferenceResult:
                 f"(shape (M, {k})). Pass variances of shape (M, {k}, {k}), or test components one at a "
                 "time with component(j)."
             )
-        q0 = v.finite_array(owner, "null", null)
+        q0 = v.finite_array(owner, "null", null, remedy="Give the hypothesised value Q_0 as finite numbers.")
         if q0.ndim == 0:
             q0 = np.full(k, float(q0))
         if q0.shape != (k,):
@@ -365,8 +365,14 @@ def combine_synthetic(
     ([1.025, 2.0], 0.99)
     """
     owner = "combine_synthetic"
-    q = v.finite_array(owner, "estimates", estimates)
-    u = v.finite_array(owner, "variances", variances)
+    q = v.finite_array(
+        owner, "estimates", estimates,
+        remedy="Each row is one synthetic data set's estimate: check the analysis that gave the non-finite value.",
+    )
+    u = v.finite_array(
+        owner, "variances", variances,
+        remedy="Each row is one synthetic data set's (co)variance: check the analysis that gave the non-finite value.",
+    )
     rule = v.choice(owner, "rule", rule, ("fully", "partially"))
     layout = _shapes(owner, q, u)
     M = q.shape[0]

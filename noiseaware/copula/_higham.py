@@ -71,7 +71,7 @@ def nearest_correlation(a: Any, *, tol: float = 1e-12, max_iter: int = 10_000) -
     array([ 1.    , -0.8084,  0.1916,  0.1068])
     """
     owner = "nearest_correlation"
-    x = v.finite_array(owner, "a", a)
+    x = v.finite_array(owner, "a", a, remedy="Pass a finite symmetric matrix (check the estimate it came from).")
     if x.ndim != 2 or x.shape[0] != x.shape[1]:
         raise NoiseawareValueError(f"{owner}: a must be a square matrix; got shape {x.shape}.")
     if not np.allclose(x, x.T, rtol=0, atol=1e-12 * max(1.0, float(np.abs(x).max()))):

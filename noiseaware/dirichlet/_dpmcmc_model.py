@@ -76,7 +76,7 @@ def _initial_values(init: Any, part: LogMeanPart, chains: int, seed: int) -> lis
     for x in dicts:
         if set(x) != {_ALPHA}:
             v.fail(_OWNER, "init", "must name exactly the parameter 'alpha'", sorted(x))
-        a0 = v.finite_array(_OWNER, "init['alpha']", x[_ALPHA])
+        a0 = v.finite_array(_OWNER, "init['alpha']", x[_ALPHA], remedy="Give finite starting values > 0, or no init.")
         if a0.shape != (d,) or np.any(a0 <= 0):
             v.fail(_OWNER, "init['alpha']", f"must have shape ({d},) with positive entries", a0.tolist())
         out.append({_ALPHA: a0})

@@ -166,7 +166,9 @@ def dirichlet_mle_from_stats(
     array([2.2, 3.3, 4.4])
     """
     owner = "dirichlet_mle_from_stats"
-    s = v.finite_array(owner, "mean_log", mean_log)
+    s = v.finite_array(
+        owner, "mean_log", mean_log, remedy="Pass the mean of log x over the records, finite (each x > 0)."
+    )
     if s.ndim < 1 or s.shape[-1] < 2:
         raise NoiseawareValueError(f"{owner}: mean_log must have a last axis of d >= 2 parts; got shape {s.shape}.")
     if n is not None:
@@ -236,7 +238,7 @@ def dirichlet_mle(
     array([2.2, 3.3, 4.4])
     """
     owner = "dirichlet_mle"
-    arr = v.finite_array(owner, "x", x)
+    arr = v.finite_array(owner, "x", x, remedy="Drop the non-finite rows of x before fitting.")
     if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] < 2:
         raise NoiseawareValueError(f"{owner}: x must be an (n, d) array with n >= 2 and d >= 2; got shape {arr.shape}.")
     if np.any(arr <= 0):

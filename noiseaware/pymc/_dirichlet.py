@@ -146,7 +146,7 @@ class LaplaceCensoredDirichletStat:
         alpha = pt.as_tensor_variable(alpha, dtype="float64")
         d = alpha.type.shape[-1] if alpha.ndim == 1 else None
         if observed is not None:
-            obs = v.finite_array(owner, "observed", observed)
+            obs = v.finite_array(owner, "observed", observed, remedy="Pass the release's values, or use from_release.")
             if d is None:
                 d = obs.shape[-1] if obs.ndim == 1 else None
             if obs.ndim != 1 or d is None or obs.shape[0] != d or d < 2:
