@@ -234,8 +234,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from . import privatize, results
-    from .copula import fit, mle_nn, plot_pairs
+    from . import privatize
+    from .copula import fit, functional, mle_nn, plot_pairs
     from .datasets import demo_copula_data
 
     if args.output:
@@ -265,8 +265,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     _import_arviz_quietly()
     res_b = _fit_noting_mixing(fit, rel_geo, args)
     res_m = mle_nn(rel_btgm)
-    lo, hi = results.interval(res_b, args.level)
-    mean = results.draws(res_b).mean(axis=0)
+    R_draws = functional(res_b, lambda r: r)  # the correlation matrices, rebuilt from the pairs the fit stores
+    lo, hi = np.quantile(R_draws, [(1 - args.level) / 2, (1 + args.level) / 2], axis=0)
+    mean = R_draws.mean(axis=0)
     pct = _pct(args.level)
     iu, ju = np.triu_indices(p, 1)
     rows = []

@@ -85,9 +85,9 @@ def _close_figures() -> Iterator[None]:
 
 
 def _off_diagonal(fit: Any) -> dict[str, list[Any]]:
-    """ArviZ coords selecting one off-diagonal entry of R (the diagonal is constant: no density, no ESS)."""
+    """ArviZ coords selecting one pair of R (the posterior stores the pairs only)."""
     post = group(fit, "posterior")
-    return {"row": [post["row"].values[0]], "col": [post["col"].values[1]]}
+    return {"pair": [post["pair"].values[0]]}
 
 
 def test_arviz_takes_the_result_and_its_copy(case: tuple[str, Any, Any]) -> None:
@@ -129,20 +129,18 @@ def test_netcdf_copy_reads_as_the_fit(case: tuple[str, Any, Any], tmp_path: Path
     assert results.settings(back) == results.settings(fit) and results.settings(back).chains == CHAINS
     assert results.release(back) == results.release(fit) is not None
     np.testing.assert_array_equal(results.draws(back), results.draws(fit, "R"))
-    assert results.draws(back).shape == (CHAINS * DRAWS, 3, 3)
+    assert results.draws(back).shape == (CHAINS * DRAWS, 3)  # the pairs
+    assert copula.functional(back, lambda r: r).shape == (CHAINS * DRAWS, 3, 3)
     for a, b in zip(results.interval(back, 0.9), results.interval(fit, 0.9), strict=True):
         np.testing.assert_array_equal(a, b)
     assert results.diagnostics(back) == pytest.approx(results.diagnostics(fit), nan_ok=True)
     table = results.summary(back, var_names=["R"])
     pd.testing.assert_frame_equal(table, results.summary(fit, var_names=["R"]))
-    with warnings.catch_warnings():
-        # ArviZ 0.x's density of R's constant diagonal says so (results.plot leaves that warning through)
-        warnings.filterwarnings("ignore", "Your data appears to have a single value", UserWarning)
-        results.plot(back, tmp_path / "trace.png", var_names=["R"])
+    results.plot(back, tmp_path / "trace.png", var_names=["R"])  # the pairs only: no constant entry to warn of
     assert (tmp_path / "trace.png").read_bytes()[:4] == b"\x89PNG"
     # the copula's own readers, on the copy
     pd.testing.assert_frame_equal(copula.pair_summary(back, 0.9), copula.pair_summary(fit, 0.9), rtol=1e-12)
-    cols = [str(c) for c in group(fit, "posterior")["row"].values]
+    cols = [str(c) for c in fit.attrs["noiseaware_columns"]]
     np.testing.assert_allclose(
         copula.partial_slope(back, cols[1], cols[0], [cols[2]]), copula.partial_slope(fit, 1, 0, [2]), rtol=1e-12
     )
@@ -163,7 +161,8 @@ def test_loo_reads_the_pairs_log_likelihood(case: tuple[str, Any, Any]) -> None:
     ll = np.asarray(group(back, "log_likelihood")["pairs"])
     release = results.release(fit)
     component = release.components[0] if release.statistic == "dpcopula" else release
-    np.testing.assert_allclose(ll, copula.pointwise_log_likelihood(component, np.asarray(group(fit, "posterior")["R"])))
+    R = copula.functional(fit, lambda r: r).reshape((*ll.shape[:2], 3, 3))
+    np.testing.assert_allclose(ll, copula.pointwise_log_likelihood(component, R))
     with warnings.catch_warnings():
         # Pareto-k advice on 120 draws: ArviZ's remark about a short run, not a failure
         warnings.filterwarnings("ignore", ".*Pareto", UserWarning)

@@ -111,8 +111,9 @@ def _parts(
         Domain.from_dict(d, f"attrs.noiseaware_domains[{j}]")
         for j, d in enumerate(json.loads(str(fit.attrs["noiseaware_domains"])))
     ]
-    R = np.asarray(post["R"].values, dtype=np.float64)
-    R = R.reshape((-1, *R.shape[2:]))
+    from ._result import _matrix_draws
+
+    R = _matrix_draws(owner, fit)
     margins = []
     for j in range(len(cols)):
         m = np.asarray(post[_margin_name(j)].values, dtype=np.float64)
@@ -225,8 +226,8 @@ def fit_dpcopula(
     ...                    domains=[{"lower": -4.0, "upper": 4.0, "bins": 20}] * 2, rng=np.random.default_rng(1))
     >>> fit = fit_dpcopula(rel, chains=1, draws=40, warmup=100, seed=0, check_mixing=False)  # doctest: +SKIP
     >>> from noiseaware import results
-    >>> results.draws(fit, "R").shape, margin_draws(fit)[0].shape  # doctest: +SKIP
-    ((40, 2, 2), (40, 20))
+    >>> results.draws(fit, "R").shape, margin_draws(fit)[0].shape  # the pair's draws  # doctest: +SKIP
+    ((40, 1), (40, 20))
     >>> copies = synthesize(fit, 1000, draws=5, seed=2)  # doctest: +SKIP
 
     (Skipped in the doctests: the NUTS fit compiles for 20-40 s; ``tests/dpcopula`` runs it.)

@@ -57,7 +57,7 @@ from ._model import (
     pointwise_log_likelihood,
 )
 from ._prior import LKJPrior, _as_prior
-from ._result import pair_draws
+from ._result import _store_pairs, pair_draws
 
 __all__ = ["LKJPrior", "fit", "pointwise_log_likelihood"]
 
@@ -399,12 +399,13 @@ def fit(
     -------
     xarray.DataTree or arviz.InferenceData
         Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), as
-        ``pm.sample`` does. ``posterior``: ``R`` (dims ``chain, draw, row, col``, the coordinates
-        of ``row`` and ``col`` the release's column names; NumPyro also ``L_corr``, its Cholesky
-        factor); ``sample_stats`` (``accept_rate``, ``diverging``, ...); ``observed_data``: the
+        ``pm.sample`` does. ``posterior``: ``R``, its ``p(p-1)/2`` free entries (dims ``chain, draw,
+        pair``, each pair labelled ``"a x b"`` by the release's column names, as :func:`pair_draws`),
+        and nothing constant, so that ArviZ's default calls (``az.summary``, ``az.plot_trace``) are
+        clean; the full matrix is ``copula.functional(fit, lambda R: R)``; ``sample_stats`` (``accept_rate``, ``diverging``, ...); ``observed_data``: the
         noisy counts ``pairs``; ``log_likelihood``: ``pairs``, one composite-likelihood term per
         pair (:func:`pointwise_log_likelihood`), for ``az.loo``. Root ``attrs``:
-        ``noiseaware_result = "copula.fit"``, the sampler settings, ``noiseaware_backend``,
+        ``noiseaware_result = "copula.fit"``, ``noiseaware_columns``, the sampler settings, ``noiseaware_backend``,
         ``noiseaware_prior``, the release (read with :func:`noiseaware.results.release`) and,
         NumPyro only, ``noiseaware_preconditioner``, ``noiseaware_mass_matrix`` and
         ``noiseaware_variable_order``. Read it with :mod:`noiseaware.results`
@@ -433,7 +434,9 @@ def fit(
     >>> rel = na.privatize(x[:, :2], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
     >>> res = fit(rel, chains=2, draws=1000, warmup=500, seed=0, check_mixing=False)
     >>> from noiseaware import copula, results
-    >>> results.draws(res).mean(axis=0).shape  # the posterior mean of R
+    >>> results.draws(res).mean(axis=0).shape  # the posterior mean of R's one pair
+    (1,)
+    >>> copula.functional(res, lambda R: R).mean(axis=0).shape  # of the matrix
     (2, 2)
     >>> list(copula.pair_summary(res).index)
     ['x0 x x1']
@@ -490,6 +493,7 @@ def _finish(kind: str, idata: Any, st: SamplingSettings, *, owner: str, block: M
     The check covers the ``p(p-1)/2`` free entries of ``R`` (:func:`pair_draws`), each named by its
     pair of columns: the diagonal of ``R`` is constant and its lower triangle repeats the upper.
     """
+    _store_pairs(idata)
     record_run(idata, st, noiseaware_result=kind, noiseaware_default_var="R", **attrs)
     if st.check_mixing:
         view = from_groups({"posterior": pair_draws(idata), "sample_stats": group(idata, "sample_stats")})

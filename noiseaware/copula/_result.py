@@ -2,9 +2,10 @@ r"""Reading a copula fit's result: functions of the correlation matrix ``R`` sto
 
 ``copula.fit`` and ``copula.fit_dpcopula`` return the host stack's own container (an
 :class:`xarray.DataTree` under ArviZ 1, an :class:`arviz.InferenceData` under ArviZ 0.x) whose
-``posterior`` holds ``R`` with dims ``(chain, draw, row, col)``, the coordinates of ``row`` and
-``col`` being the release's column names. The functions below read only that variable, its
-coordinates and the result's root ``attrs``, so they work on a result read back with
+``posterior`` holds the ``p(p-1)/2`` free entries of ``R`` with dims ``(chain, draw, pair)`` (what varies:
+no constant diagonal, no entry twice), and its root ``attrs["noiseaware_columns"]`` the release's column
+names. The functions below rebuild the matrix from them (a posterior ``R`` of dims ``(chain, draw, row,
+col)``, such as a stand-in's, is read as it is); they read only that variable and the result's root ``attrs``, so they work on a result read back with
 ``az.from_netcdf`` as on the fit's own return. What every fit shares -- pooled draws, element-wise
 intervals, ArviZ's summary and trace plot, diagnostics, the fitted release -- is in
 :mod:`noiseaware.results` (``results.draws(fit)``, ``results.interval(fit, 0.9)``, ...).
@@ -12,6 +13,7 @@ intervals, ArviZ's summary and trace plot, diagnostics, the fitted release -- is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,23 +32,92 @@ __all__ = ["functional", "pair_draws", "pair_summary", "partial_slope", "plot_pa
 
 # ----------------------------------------------------------------------------- reading R
 def _check_fit(owner: str, fit: Any) -> Any:
-    """The posterior ``R`` (a DataArray ``(chain, draw, p, p)``) of a copula fit's result; raises otherwise."""
+    """The posterior ``R`` of a copula fit's result as a full matrix, a DataArray ``(chain, draw, row, col)``.
+
+    A fit stores the ``p(p-1)/2`` free entries, ``R`` of dims ``(chain, draw, pair)`` (:func:`_store_pairs`); the
+    matrix is rebuilt from them (unit diagonal, symmetric). A posterior ``R`` of dims ``(chain, draw, p, p)``
+    (a stand-in, or ``pm.sample``'s own) is read as it is. Raises otherwise.
+    """
     R = None
     if is_result(fit) and has_group(fit, "posterior"):
         post = group(fit, "posterior")
         if "R" in post.data_vars:
             R = post["R"]
+            if R.ndim == 3 and R.dims[2] == "pair":
+                R = _from_pairs(R, fit.attrs.get("noiseaware_columns"))
     if R is None or R.ndim != 4 or R.shape[-1] != R.shape[-2] or R.shape[-1] < 2:
         raise NoiseawareTypeError(
             v.message(
                 owner,
                 "fit",
                 "must be the result of copula.fit or copula.fit_dpcopula (an xarray.DataTree under ArviZ 1, an "
-                "arviz.InferenceData under ArviZ 0.x) with a posterior variable R of dims (chain, draw, row, col)",
+                "arviz.InferenceData under ArviZ 0.x) with a posterior variable R of dims (chain, draw, pair) or "
+                "(chain, draw, row, col)",
                 type(fit).__name__,
             )
         )
     return R
+
+
+def _from_pairs(pairs: Any, columns: Any = None) -> Any:
+    """The correlation matrices ``(chain, draw, row, col)`` of the pairs ``(chain, draw, pair)`` above the diagonal.
+
+    The columns' names are ``columns`` (the fit's ``attrs["noiseaware_columns"]``) when given, else those the
+    ``pair`` labels ``"a x b"`` spell (when they spell them unambiguously), else ``"0"``, ``"1"``, ...
+    """
+    import xarray as xr
+
+    k = int(pairs.shape[-1])
+    p = (1 + math.isqrt(1 + 8 * k)) // 2
+    if k < 1 or p * (p - 1) // 2 != k:
+        return pairs  # not the upper triangle of a matrix: _check_fit refuses it
+    labels = [str(x) for x in pairs["pair"].values] if "pair" in pairs.coords else None
+    cols = [str(c) for c in np.atleast_1d(columns)] if columns is not None else None
+    if cols is None or len(cols) != p:
+        cols = [str(i) for i in range(p)]
+        if labels is not None and " x " in labels[0]:
+            guess = [labels[0].split(" x ", 1)[0], *(lab.split(" x ", 1)[1] for lab in labels[: p - 1])]
+            if _pair_labels(guess) == labels:
+                cols = guess
+    x = np.asarray(pairs.values, dtype=np.float64)
+    R = np.empty((*x.shape[:-1], p, p))
+    iu, ju = np.triu_indices(p, 1)
+    R[..., iu, ju] = x
+    R[..., ju, iu] = x
+    i = np.arange(p)
+    R[..., i, i] = 1.0
+    chain, draw = pairs.dims[:2]
+    coords = {str(d): pairs[d].values for d in (chain, draw) if d in pairs.coords}
+    return xr.DataArray(R, dims=(chain, draw, "row", "col"), coords={**coords, "row": cols, "col": cols})
+
+
+def _matrix_draws(owner: str, fit: Any) -> np.ndarray:
+    """The draws of the full matrix ``R`` pooled over chains, ``(chains * draws, p, p)`` float64."""
+    return _pooled(_check_fit(owner, fit))
+
+
+def _store_pairs(fit: Any) -> Any:
+    """Keep in ``fit``'s posterior only what varies: ``R`` as its pairs (:func:`pair_draws`), in place.
+
+    The columns' names go to ``attrs["noiseaware_columns"]`` (where a fit of ``fit_dpcopula`` has them already).
+    The matrix's unit diagonal and repeated lower triangle, and the Cholesky factor ``L_corr`` (a
+    constant first row and an upper triangle of zeros), would make ArviZ's default calls fail or warn
+    on a constant (``az.plot_trace``'s density of a constant, NaN R-hat in ``az.summary``); the
+    readers here rebuild the matrix from the pairs. A posterior already in that form is left as it is.
+    """
+    from .._engine import set_group
+
+    post = group(fit, "posterior")
+    R = post["R"]
+    if R.ndim == 3:
+        return fit
+    pairs = pair_draws(fit)
+    fit.attrs.setdefault("noiseaware_columns", list(_columns(R)))
+    drop = [n for n in ("R", "L_corr") if n in post.data_vars]
+    rest = post.drop_vars(drop)
+    rest = rest.drop_vars([c for c in ("row", "col") if c in rest.coords])  # the matrix's dims, now unused
+    set_group(fit, "posterior", rest.assign(R=pairs["R"]).assign_attrs(post.attrs))
+    return fit
 
 
 def _columns(R: Any) -> tuple[str, ...]:

@@ -150,6 +150,7 @@ def fit(
         idata = _fit_numpyro(m, st, eta)
     else:
         idata = _fit_pymc(m, st, eta, cores, sampler)
+    _drop_constant_factors(idata)
     attrs = {
         "noiseaware_backend": backend,
         "noiseaware_route": route,
@@ -158,6 +159,25 @@ def fit(
         **release_attrs(release),
     }
     return finish_fit(owner, idata, st, owner=owner, check=["sigma"], block=_BLOCK, default_var="sigma", attrs=attrs)
+
+
+#: Posterior variables of the samplers' LKJ parameterizations with constant entries: NumPyro's Cholesky factor of
+#: the correlation matrix (first row ``(1, 0, ...)``, zeros above the diagonal) and PyMC's correlation matrix
+#: (unit diagonal). Both are functions of ``sigma``; kept, they fail or warn in ArviZ's default calls.
+_CONSTANT_FACTORS = ("corr_chol", "chol_corr")
+
+
+def _drop_constant_factors(idata: Any) -> None:
+    """Keep in the posterior only what varies: drop :data:`_CONSTANT_FACTORS` (``sigma`` determines them), in place."""
+    from .._engine import group, set_group
+
+    post = group(idata, "posterior")
+    drop = [name for name in _CONSTANT_FACTORS if name in post.data_vars]
+    if drop:
+        rest = post.drop_vars(drop)
+        used = {d for var in rest.data_vars.values() for d in var.dims}
+        unused = [c for c in rest.coords if c in rest.dims and c not in used]  # the dropped variables' own dims
+        set_group(idata, "posterior", rest.drop_vars(unused))
 
 
 def _fit_numpyro(m: Any, st: SamplingSettings, eta: float) -> Any:

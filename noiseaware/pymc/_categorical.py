@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import PT, CountRV, as_float, checked, observed_kwargs, shape_of, sized, spec_draw  # isort: split
+from ._common import PT, CountRV, as_float, checked, observed_kwargs, param_batch, shape_of, sized, spec_draw  # isort: split
 
 import pymc as pm
 import pytensor.tensor as pt
@@ -115,4 +115,5 @@ class RandomizedResponse(pm.Discrete):
         picks one (a column name or index); ``answer=None`` observes all ``(n, q)`` answers.
         """
         args, values = _RR.release_args(cls.__name__, release, answer)
-        return cls(name, probs, **args, **observed_kwargs(values, kwargs))
+        batch = param_batch(as_float(probs)[..., 0], args["p"])
+        return cls(name, probs, **args, **observed_kwargs(values, kwargs, batch))

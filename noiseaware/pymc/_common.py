@@ -246,6 +246,16 @@ def observed_kwargs(values: np.ndarray, kwargs: dict[str, Any], batch: Any = Non
     return out
 
 
+def param_batch(*params: Any) -> Any:
+    """The symbolic broadcast shape of the parameters (an int64 vector); None when all are scalars.
+
+    What ``from_release`` passes to :func:`observed_kwargs` as ``batch``, for the parameters of one
+    released cell (a vector-valued parameter enters by its batch part, e.g. ``probs[..., 0]``).
+    """
+    shape = pt.broadcast_shape(*(pt.as_tensor_variable(p) for p in params))
+    return pt.stack([pt.cast(s, "int64") for s in shape]) if shape else None
+
+
 def data_shape(batch: Any, shape: tuple[int, ...]) -> Any:
     """``batch`` (a symbolic shape) when it depends on a ``pm.Data`` container and equals ``shape`` now, else None."""
     from pytensor.graph.traversal import graph_inputs

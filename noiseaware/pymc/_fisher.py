@@ -20,6 +20,7 @@ from ._common import (  # isort: split
     noise_family,
     observed_kwargs,
     pair_alpha_arg,
+    param_batch,
     rv_sizes,
     scalar_int,
     shape_of,
@@ -160,7 +161,8 @@ class NoisyHypergeom(pm.Discrete):
     ) -> Any:
         """Observed ``NoisyHypergeom`` with noise and values from the release (``N, K, m`` too for median_pairs)."""
         args, values = _HYP.release_args(cls.__name__, release, N, K, m)
-        return cls(name, log_odds=log_odds, **args, **observed_kwargs(values, kwargs))
+        batch = param_batch(log_odds, *args.values())
+        return cls(name, log_odds=log_odds, **args, **observed_kwargs(values, kwargs, batch))
 
 
 # --------------------------------------------------------------------------- NoisyTwoWayTable
@@ -257,7 +259,7 @@ class NoisyTwoWayTable(pm.Discrete):
         statistics or mechanisms (e.g. TGM).
         """
         args, values = _TWO.release_args(cls.__name__, release)
-        return cls(name, r=r, **args, **observed_kwargs(values, kwargs))
+        return cls(name, r=r, **args, **observed_kwargs(values, kwargs, param_batch(r, *args.values())))
 
 
 # --------------------------------------------------------------------------- Composite

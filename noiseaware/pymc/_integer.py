@@ -17,6 +17,7 @@ from ._common import (  # isort: split
     checked,
     noise_from_generator,
     observed_kwargs,
+    param_batch,
     shape_of,
     sized,
 )
@@ -82,7 +83,7 @@ class _IntegerNoise(pm.Discrete):
         Raises ``ValueError`` unless the release's mechanism is of the class's family.
         """
         args, values = cls.spec.release_args(cls.__name__, release)
-        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, _batch(loc, args[cls.scale_name])))
+        return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, param_batch(loc, args[cls.scale_name])))
 
 
 @shared_doc
@@ -191,7 +192,3 @@ class DiscreteGaussian(_IntegerNoise):
         return checked(res, _DG.rules, {"sigma": sigma > 0})
 
 
-def _batch(*params: Any) -> Any:
-    """The symbolic broadcast shape of the parameters (a vector); None for scalar parameters."""
-    shape = pt.broadcast_shape(*(pt.as_tensor_variable(p) for p in params))
-    return pt.stack(shape) if shape else None

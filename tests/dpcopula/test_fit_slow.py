@@ -20,7 +20,8 @@ def test_fit_dpcopula_end_to_end() -> None:
         df, statistic="dpcopula", epsilon=2.0, correlation="median", domains=doms, rng=np.random.default_rng(1)
     )
     fit = copula.fit_dpcopula(rel, chains=2, draws=30, warmup=300, seed=3, check_mixing=False)  # draws per chain
-    R, margins = results.draws(fit, "R"), copula.margin_draws(fit)
+    R, margins = copula.functional(fit, lambda r: r), copula.margin_draws(fit)
+    assert results.draws(fit, "R").shape == (60, 1)  # the one pair
     assert R.shape == (60, 2, 2) and [m.shape for m in margins] == [(60, 100), (60, 40)]
     assert results.fit_kind(fit) == "copula.fit_dpcopula" and results.release(fit) == rel
     r = R[:, 0, 1]
