@@ -98,7 +98,6 @@ __all__ = [
     "CacheWarning",
     "apply_host_devices",
     "configure",
-    "configure_jax",
     "default_jax_cache_dir",
     "host_devices",
     "jax_cache_dir",
@@ -221,7 +220,7 @@ def _safe_dir(path: pathlib.Path) -> str | None:
     by this user or by root and writable by nobody else unless its sticky bit is set (``/tmp``:
     others may add entries but not rename or remove ours). Otherwise another account could swap
     the cache directory, or a link on the way to it, for one of its own after this check.
-    ``configure_jax`` checks again each time it applies the cache.
+    ``configure`` checks again each time it applies the cache.
     """
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -354,7 +353,7 @@ def host_devices() -> dict[str, Any]:
     -------
     dict
         ``devices`` (``jax.local_device_count()``; this starts JAX's backends) and ``setting``
-        (what :func:`configure_jax` did with ``XLA_FLAGS``, or None before it ran).
+        (what :func:`configure` did with ``XLA_FLAGS``, or None before it ran).
 
     Examples
     --------
@@ -418,28 +417,6 @@ def configure(
     _apply_cache()
     out["cache"] = _STATE["applied_dir"]
     return out
-
-
-def configure_jax() -> None:
-    """float64 and the persistent compilation cache: ``configure(host_devices=None)`` (kept for older scripts).
-
-    Calling it again re-applies the cache choice (after :func:`set_jax_cache` or a change of
-    ``NOISEAWARE_JAX_CACHE``). A cache directory you set in JAX yourself is left alone.
-
-    Warns
-    -----
-    CacheWarning
-        If the directory cannot be created or is not safe to trust (owned by someone else,
-        writable by others); the cache then stays off.
-
-    Examples
-    --------
-    >>> import jax
-    >>> configure_jax()
-    >>> jax.config.jax_enable_x64
-    True
-    """
-    configure(host_devices=None)
 
 
 def _apply_cache() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -90,8 +88,6 @@ _UCB_TABLES = {
     "full": ((1198, 1493), (557, 1278)),
     "dapper": ((109, 127), (46, 118)),
 }
-#: Former names of the tables (accepted with a FutureWarning).
-_UCB_RENAMED = {"seed001": "dapper"}
 
 
 def ucb_admissions(which: str = "full") -> pd.DataFrame:
@@ -119,11 +115,6 @@ def ucb_admissions(which: str = "full") -> pd.DataFrame:
     >>> int(ucb_admissions("dapper").to_numpy().sum())
     400
     """
-    if which in _UCB_RENAMED:
-        warnings.warn(
-            f"ucb_admissions: which={which!r} is now which={_UCB_RENAMED[which]!r}.", FutureWarning, stacklevel=2
-        )
-        which = _UCB_RENAMED[which]
     v.choice("ucb_admissions", "which", which, sorted(_UCB_TABLES))
     return pd.DataFrame(
         np.array(_UCB_TABLES[which], dtype=np.int64), index=["Male", "Female"], columns=["Admitted", "Rejected"]

@@ -61,7 +61,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _validation as v
-from ._deprecation import renamed
 from ._io import atomic_write_text
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, NoiseawareWarning
 from .release import Release
@@ -614,4 +613,3 @@ def _store(out_dir: pathlib.Path, outcome: FitManyResult) -> None:
     atomic_write_text(out_dir / name, text, overwrite=True, owner=_OWNER)
 
 
-__getattr__ = renamed("noiseaware.distributed", {"FitOutcome": "FitManyResult"}, globals())

@@ -19,7 +19,6 @@ LAYERS: dict[str, int] = {
     "exceptions": 0,
     "_version": 0,
     "_validation": 1,
-    "_deprecation": 1,
     "_io": 1,
     "config": 1,
     "_domains": 1,

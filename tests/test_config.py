@@ -27,8 +27,8 @@ CHILD = textwrap.dedent(
     import jax
     if len(sys.argv) > 1:
         jax.config.update("jax_compilation_cache_dir", sys.argv[1])  # the user's own choice, made first
-    from noiseaware.config import configure_jax
-    configure_jax()
+    from noiseaware.config import configure
+    configure(host_devices=None)
     import jax.numpy as jnp
     y = jax.jit(lambda x: jnp.sin(x).sum() * 2.0 + (x @ x.T).sum())(jnp.arange(12.0).reshape(3, 4))
     print(json.dumps({"dir": jax.config.jax_compilation_cache_dir, "x64": y.dtype == jnp.float64, "hits": len(hits)}))

@@ -14,6 +14,7 @@ import inspect
 import pytest
 
 import noiseaware as na
+from noiseaware.exceptions import NoiseawareValueError
 
 MODULES = ("noiseaware.copula", "noiseaware.dirichlet", "noiseaware.covariance", "noiseaware.hierarchy",
            "noiseaware.augment", "noiseaware.distributed", "noiseaware.audit")
@@ -42,19 +43,19 @@ def test_result_types_follow_the_scheme() -> None:
 
 
 @pytest.mark.parametrize(
-    ("module", "old", "new"),
+    ("module", "old"),
     [
-        ("noiseaware.dirichlet", "DirichletMLE", "DirichletMLEResult"),
-        ("noiseaware.distributed", "FitOutcome", "FitManyResult"),
-        ("noiseaware.copula", "SyntheticInference", "SyntheticInferenceResult"),
+        ("noiseaware.dirichlet", "DirichletMLE"),
+        ("noiseaware.distributed", "FitOutcome"),
+        ("noiseaware.copula", "SyntheticInference"),
+        ("noiseaware.config", "configure_jax"),
     ],
 )
-def test_former_names_warn_and_give_the_new_class(module: str, old: str, new: str) -> None:
+def test_former_names_are_gone(module: str, old: str) -> None:
+    """Renamed before 1.0 without aliases (CHANGELOG.md lists each rename)."""
     mod = importlib.import_module(module)
-    with pytest.warns(FutureWarning, match=f"{module}.{old} is now {module}.{new}"):
-        assert getattr(mod, old) is getattr(mod, new)
     with pytest.raises(AttributeError):
-        getattr(mod, "NoSuchName")
+        getattr(mod, old)
 
 
 def test_mean_composition_is_composition_everywhere() -> None:
@@ -68,21 +69,16 @@ def test_mean_composition_is_composition_everywhere() -> None:
         assert "``composition``" in inspect.getdoc(fit), fit.__name__
 
 
-def test_mean_composition_still_answers_with_a_warning() -> None:
+def test_mean_composition_is_gone() -> None:
     from noiseaware.dirichlet import ABCResult, DPBootsResult
 
-    class Stub:
-        composition = "the draws"
-
     for cls in (ABCResult, DPBootsResult):
-        with pytest.warns(FutureWarning, match=f"{cls.__name__}.mean_composition is deprecated"):
-            assert inspect.getattr_static(cls, "mean_composition").fget(Stub()) == "the draws"
+        assert not hasattr(cls, "mean_composition"), cls
 
 
 def test_the_dapper_table_has_a_name_a_user_can_look_up() -> None:
     from noiseaware.datasets import ucb_admissions
 
     assert int(ucb_admissions("dapper").to_numpy().sum()) == 400
-    with pytest.warns(FutureWarning, match="which='seed001' is now which='dapper'"):
-        old = ucb_admissions("seed001")
-    assert old.equals(ucb_admissions("dapper"))
+    with pytest.raises(NoiseawareValueError, match="which"):
+        ucb_admissions("seed001")  # the former name, gone before 1.0 (CHANGELOG.md)

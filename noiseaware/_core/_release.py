@@ -6,7 +6,6 @@ refuses, with a clear message, a release whose statistic or mechanism it cannot 
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,6 @@ __all__ = [
     "noise_params",
     "pairs_index",
     "randomized_response_params",
-    "release_first",
     "two_way_params",
 ]
 
@@ -161,21 +159,3 @@ def pairs_index(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]
             f"pairs={arr.tolist() if arr.size <= 20 else f'an array of shape {arr.shape}'}."
         )
     return arr[:, 0].copy(), arr[:, 1].copy()
-
-
-def release_first(owner: str, release: Any, dist: Any) -> tuple[Any, Any]:
-    """``(release, dist)`` of ``owner.from_release(name, release, dist)``, also given the old order.
-
-    Every ``from_release`` takes the release second. A distribution there and a
-    :class:`~noiseaware.Release` third (the order ``from_release(name, dist, release)``) is
-    swapped back with a ``FutureWarning`` naming the new order; anything else is returned as given.
-    """
-    if isinstance(dist, ReleaseRecord) and not isinstance(release, ReleaseRecord):
-        warnings.warn(
-            f"{owner}.from_release(name, dist, release) is deprecated and will be removed: pass the release "
-            f"second, {owner}.from_release(name, release, dist), as in every other from_release.",
-            FutureWarning,
-            stacklevel=3,
-        )
-        return dist, release
-    return release, dist

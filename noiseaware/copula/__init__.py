@@ -13,7 +13,6 @@
   2 x 2 tables, clipping, :func:`tetrachoric` correlations), which makes its own release.
 """
 
-from .._deprecation import renamed
 from ._baselines import AsgharResult, asghar_dpc, li_kendall
 from ._combine import SyntheticInferenceResult, SyntheticVectorInferenceResult, WaldTestResult, combine_synthetic
 from ._dpcopula_fit import fit_dpcopula, margin_draws
@@ -60,4 +59,3 @@ __all__ = [
 ]
 
 
-__getattr__ = renamed("noiseaware.copula", {"SyntheticInference": "SyntheticInferenceResult"}, globals())

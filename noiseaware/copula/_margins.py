@@ -69,8 +69,6 @@ def margin_posterior(
     n: int | None = None,
     draws: int = 100,
     prior: float | str = 0.5,
-    burn: int = 200,
-    thin: int = 5,
     seed: Any = None,
 ) -> np.ndarray:
     r"""Independent exact posterior draws of a histogram's cell probabilities given its noisy counts.
@@ -110,9 +108,6 @@ def margin_posterior(
         Number of independent draws.
     prior : float or "hierarchical"
         Dirichlet concentration :math:`a_0` per cell, or ``"hierarchical"``.
-    burn, thin : int
-        Accepted for compatibility with the former Gibbs sampler (validated, not used: the
-        draws are independent).
     seed : int or Generator, optional
         Randomness.
 
@@ -140,8 +135,6 @@ def margin_posterior(
         v.fail(owner, "noisy", "must hold at least one count", y.tolist())
     a = v.open_unit(owner, "alpha", alpha)
     draws = v.integer(owner, "draws", draws, minimum=1)
-    v.integer(owner, "burn", burn, minimum=0)
-    v.integer(owner, "thin", thin, minimum=1)
     if isinstance(prior, str):
         v.choice(owner, "prior", prior, ("hierarchical",))
         grid = A0_GRID

@@ -24,7 +24,6 @@ ArviZ 1, an ``arviz.InferenceData`` under ArviZ 0.x) with the posterior variable
 from typing import Any
 
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
-from .._deprecation import renamed
 from ._abc import ABCResult, dpabc
 from ._boots import DPBootsResult, GammaCopulaPrior, dpboots, elicit_prior
 from ._dpmcmc import dpmcmc, dpmcmc_batch
@@ -80,4 +79,3 @@ def parts(release: Any) -> list[LogMeanPart]:
     return logmean_parts("noiseaware.dirichlet.parts", release)
 
 
-__getattr__ = renamed("noiseaware.dirichlet", {"DirichletMLE": "DirichletMLEResult"}, globals())

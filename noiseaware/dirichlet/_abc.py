@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, logmean_parts, select_part
-from .._deprecation import renamed_attribute
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, _simulate_stats, elicit_prior, p1_prior
 
@@ -57,7 +56,6 @@ class ABCResult:
         r"""Draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape (k, d)."""
         return self.alpha / self.alpha.sum(-1, keepdims=True)
 
-    mean_composition = renamed_attribute("ABCResult", "mean_composition", "composition")
 
     @property
     def posterior_mean(self) -> np.ndarray:

@@ -44,7 +44,6 @@ from scipy import special
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, select_part
-from .._deprecation import renamed_attribute
 from ..exceptions import NoiseawareValueError
 from ._mle import dirichlet_mle_from_stats
 
@@ -248,7 +247,6 @@ class DPBootsResult:
         r"""Bootstrap draws of :math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`, shape (B, d)."""
         return self.alpha / self.alpha.sum(-1, keepdims=True)
 
-    mean_composition = renamed_attribute("DPBootsResult", "mean_composition", "composition")
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         r"""Percentile interval of each :math:`\alpha_j` at ``level`` (NaN rows ignored)."""

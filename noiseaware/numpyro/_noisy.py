@@ -20,7 +20,6 @@ from numpyro.distributions.util import validate_sample
 from .. import _validation as v
 from .._core import _noisy, _specs
 from .._core._docs import shared_doc
-from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 __all__ = ["Noisy"]
@@ -220,10 +219,8 @@ class Noisy(Distribution):
         each released cell is one observed noisy count. ``dist`` is expanded to the release's
         shape when its batch shape is smaller (e.g. one rate for every cell). ``obs=None`` leaves
         the site unobserved, shaped like the release (for ``Predictive``). The release comes
-        second, as in every ``from_release``; the former order ``from_release(name, dist, release)``
-        still works and warns (``FutureWarning``).
+        second, as in every ``from_release``.
         """
-        release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
         return observe(name, cls(dist, **args, **kwargs), values, obs)
 

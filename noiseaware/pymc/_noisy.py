@@ -22,7 +22,6 @@ from pytensor.tensor.random.utils import normalize_size_param
 from .._core import _noisy, _specs
 from .._core._docs import shared_doc
 from .._core._pytensor_compat import rv_with_next_rng
-from .._core._release import release_first
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._integer import discrete_gaussian, two_sided_geometric
 
@@ -223,10 +222,8 @@ class Noisy(Distribution):
         each released cell is one observed noisy count (the shape comes from the release, or
         follows ``dist``'s shape when that depends on a ``pm.Data`` container and equals the
         release's: after ``pm.set_data``, predictions are drawn for the new units). The
-        release comes second, as in every ``from_release``; the former order
-        ``from_release(name, dist, release)`` still works and warns (``FutureWarning``).
+        release comes second, as in every ``from_release``.
         """
-        release, dist = release_first(cls.__name__, release, dist)
         args, values = _SPEC.release_args(cls.__name__, release)
         batch = dist.shape if isinstance(dist, pt.TensorVariable) else None
         return cls(name, dist, **args, **observed_kwargs(values, kwargs, batch))

@@ -619,8 +619,8 @@ def test_from_release_both_ppls(counts_release):
     assert site["fn"].batch_shape == (6,)
 
 
-def test_from_release_takes_the_release_second_and_warns_on_the_old_order(counts_release):
-    """Noisy.from_release(name, release, dist) as every other from_release; (name, dist, release) warns."""
+def test_from_release_takes_the_release_second_and_refuses_the_old_order(counts_release):
+    """Noisy.from_release(name, release, dist) as every other from_release; the former order is refused."""
     import numpyro.distributions as dist
     import pymc as pm
     from numpyro import handlers
@@ -630,25 +630,18 @@ def test_from_release_takes_the_release_second_and_warns_on_the_old_order(counts
 
     rel = counts_release
     new = handlers.trace(lambda: nan.Noisy.from_release("y", rel, dist.Poisson(3.0))).get_trace()["y"]
-    with pytest.warns(FutureWarning, match=re.escape(r"Noisy.from_release(name, release, dist)")):
-        old = handlers.trace(lambda: nan.Noisy.from_release("y", dist.Poisson(3.0), rel)).get_trace()["y"]
-    for site in (new, old):
-        np.testing.assert_array_equal(np.asarray(site["value"]), rel.values)
+    np.testing.assert_array_equal(np.asarray(new["value"]), rel.values)
     want = float(nan.Noisy(dist.Poisson(3.0), alpha=rel.mechanism.alpha).log_prob(rel.values).sum())
-    for site in (new, old):
-        assert float(site["fn"].log_prob(site["value"]).sum()) == pytest.approx(want, rel=1e-12)
+    assert float(new["fn"].log_prob(new["value"]).sum()) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(TypeError, match=r"release must be a noiseaware\.Release"):
+        nan.Noisy.from_release("y", dist.Poisson(3.0), rel)
 
-    logps = []
-    for order in ("new", "old"):
-        with pm.Model() as model:
-            if order == "new":
-                nap.Noisy.from_release("y", rel, pm.Poisson.dist(3.0))
-            else:
-                with pytest.warns(FutureWarning, match=re.escape(r"Noisy.from_release(name, release, dist)")):
-                    nap.Noisy.from_release("y", pm.Poisson.dist(3.0), rel)
-        np.testing.assert_array_equal(model.rvs_to_values[model["y"]].data, rel.values)
-        logps.append(float(model.compile_logp()({})))
-    assert logps[0] == logps[1]
+    with pm.Model() as model:
+        nap.Noisy.from_release("y", rel, pm.Poisson.dist(3.0))
+    np.testing.assert_array_equal(model.rvs_to_values[model["y"]].data, rel.values)
+    assert float(model.compile_logp()({})) == pytest.approx(want, rel=1e-6)  # each PPL's window, DEFAULT_TOL
+    with pm.Model(), pytest.raises(TypeError, match=r"release must be a noiseaware\.Release"):
+        nap.Noisy.from_release("y", pm.Poisson.dist(3.0), rel)
     # keywords name the roles in either position; a release in neither is still refused
     site = handlers.trace(lambda: nan.Noisy.from_release("y", dist=dist.Poisson(3.0), release=rel)).get_trace()["y"]
     np.testing.assert_array_equal(np.asarray(site["value"]), rel.values)

@@ -30,7 +30,7 @@ def exact_cdf(t: np.ndarray, y: np.ndarray = Y) -> np.ndarray:
 
 
 def test_draws_follow_the_brute_force_posterior() -> None:
-    draws = margin_posterior(Y, ALPHA, n=N, draws=400, prior=A0, burn=100, thin=8, seed=1)
+    draws = margin_posterior(Y, ALPHA, n=N, draws=400, prior=A0, seed=1)
     assert draws.shape == (400, 2) and np.allclose(draws.sum(axis=1), 1.0)
     pit = exact_cdf(draws[:, 0])
     assert stats.kstest(pit, "uniform").pvalue > 1e-4

@@ -78,14 +78,14 @@ def test_a_link_whose_target_has_an_unsafe_parent_is_refused(tmp_path, parent) -
 REAPPLY = textwrap.dedent(
     """
     import json, os, sys, warnings
-    from noiseaware.config import CacheWarning, configure_jax
+    from noiseaware.config import CacheWarning, configure
     import jax
-    configure_jax()
+    configure(host_devices=None)
     first = jax.config.jax_compilation_cache_dir
     os.chmod(sys.argv[1], 0o777)  # the parent becomes writable by others after the first check
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        configure_jax()  # applied again: checked again
+        configure(host_devices=None)  # applied again: checked again
     os.chmod(sys.argv[1], 0o755)
     msgs = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
     print(json.dumps({"first": first, "second": jax.config.jax_compilation_cache_dir, "warnings": msgs}))
