@@ -30,7 +30,9 @@ from .exceptions import NoiseawareTypeError, NoiseawareValueError, OutputExistsE
 __all__ = [
     "MAX_RELEASE_BYTES",
     "JSONRecord",
+    "atomic_write",
     "atomic_write_text",
+    "check_output",
     "is_json_text",
     "load_json_source",
     "loads_limited",
@@ -137,7 +139,7 @@ def _refuse_special(target: pathlib.Path, owner: str) -> None:
     )
 
 
-def _check_output(
+def check_output(
     path: PathLike, *, overwrite: bool = False, protect: Sequence[PathLike] = (), owner: str = "write"
 ) -> pathlib.Path:
     """Refuse a protected input, anything but a regular file, or (unless ``overwrite``) an existing file.
@@ -191,7 +193,7 @@ def _fsync_dir(directory: pathlib.Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(
+def atomic_write(
     path: PathLike,
     fill: Callable[[IO[bytes]], object],
     *,
@@ -204,7 +206,7 @@ def _atomic_write(
     The engine of :func:`atomic_write_text`, for writers that need a binary file object (e.g.
     ``Figure.savefig``). Same checks, same guarantees, same errors.
     """
-    target = _check_output(path, overwrite=overwrite, protect=protect, owner=owner)
+    target = check_output(path, overwrite=overwrite, protect=protect, owner=owner)
     directory = target.parent
     tmp: str | None = None
     try:
@@ -215,7 +217,7 @@ def _atomic_write(
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # what open() would have created
         # the same checks again, just before the file appears, then the no-clobber move
-        _check_output(target, overwrite=overwrite, protect=protect, owner=owner)
+        check_output(target, overwrite=overwrite, protect=protect, owner=owner)
         if overwrite:
             os.replace(tmp, target)
         else:
@@ -324,13 +326,13 @@ def atomic_write_text(
         raise NoiseawareValueError(
             f"{owner}: the text cannot be written as UTF-8 (character {exc.start}: {exc.reason})."
         ) from None
-    return _atomic_write(path, lambda fh: fh.write(data), overwrite=overwrite, protect=protect, owner=owner)
+    return atomic_write(path, lambda fh: fh.write(data), overwrite=overwrite, protect=protect, owner=owner)
 
 
 def write_figure(
     fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot", close: bool = False
 ) -> pathlib.Path:
-    """Save a matplotlib figure to ``path`` through :func:`_atomic_write` (format from the suffix).
+    """Save a matplotlib figure to ``path`` through :func:`atomic_write` (format from the suffix).
 
     An existing regular file is replaced, as ``Figure.savefig`` would; anything else at ``path`` (a
     device, a FIFO, a socket, a symbolic link, a directory) is refused.
@@ -355,7 +357,7 @@ def write_figure(
     """
     fmt = pathlib.Path(os.fspath(path)).suffix[1:].lower() or "png"
     try:
-        return _atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), overwrite=True, owner=owner)
+        return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), overwrite=True, owner=owner)
     finally:
         if close:
             import matplotlib.pyplot as plt

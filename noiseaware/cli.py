@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _validation as v
-from ._io import _atomic_write, _check_output, atomic_write_text, printable
+from ._io import atomic_write, atomic_write_text, check_output, printable
 from .exceptions import NoiseawareError, NoiseawareValueError, NoiseawareWarning
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def _plot_format(path: str | None, command: str, *, force: bool, protect: Sequen
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
         raise NoiseawareValueError(f"{command}: --plot needs matplotlib; pip install matplotlib.") from None
-    _check_output(path, overwrite=force, protect=protect, owner=command)
+    check_output(path, overwrite=force, protect=protect, owner=command)
     fmt = Path(path).suffix[1:].lower() or "png"
     known = FigureCanvasBase.get_supported_filetypes()
     if fmt not in known:
@@ -165,7 +165,7 @@ def _save_figure(fig: Any, path: str, fmt: str, command: str, *, force: bool, pr
     import matplotlib.pyplot as plt
 
     try:
-        _atomic_write(
+        atomic_write(
             path, lambda fh: fig.savefig(fh, format=fmt, dpi=120), overwrite=force, protect=protect, owner=command
         )
     finally:
@@ -239,7 +239,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .datasets import demo_copula_data
 
     if args.output:
-        _check_output(args.output, overwrite=args.force, owner="demo")
+        check_output(args.output, overwrite=args.force, owner="demo")
     plot_protect = [args.output] if args.output else []
     plot_fmt = _plot_format(args.plot, "demo", force=args.force, protect=plot_protect)
     t0 = time.perf_counter()
@@ -306,7 +306,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     from . import privatize
 
     protect = [args.data]  # the confidential data: never written over, not even with --force
-    _check_output(args.output, overwrite=args.force, protect=protect, owner="release")  # fail before any work
+    check_output(args.output, overwrite=args.force, protect=protect, owner="release")  # fail before any work
     df = _read_csv(args.data, "release")
     release = privatize(df, statistic=args.statistic, epsilon=args.epsilon, mechanism=args.mechanism)
     atomic_write_text(args.output, release.to_json() + "\n", overwrite=args.force, protect=protect, owner="release")

@@ -152,6 +152,62 @@ def test_the_checks_can_fail():
     assert _cycles(edges)
 
 
+# ----------------------------------------------------------------------------- private imports
+#: The shared internals: packages whose private modules any package of the layers above may import.
+SHARED_INTERNALS = frozenset({"_core", "_engine"})
+
+
+def _private_imports(root: pathlib.Path = ROOT) -> list[str]:
+    """Imports of another unit's private module or private name, outside :data:`SHARED_INTERNALS`.
+
+    ``from ..augment._sweep import x`` (a private module of another package) and ``from .._io import _write``
+    (a private name of another unit) are reported; ``from .._io import atomic_write`` and ``from .._core._noise
+    import NOISE_LAWS`` are not.
+    """
+    out = []
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root.parent).with_suffix("").parts
+        mod = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+        pkg = mod if f.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = pkg.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            target = base.split(".")
+            if target[0] != root.name or len(target) < 2 or target[1] == _unit(mod) or target[1] in SHARED_INTERNALS:
+                continue
+            private = [p for p in target[2:] if p.startswith("_")]
+            private += [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if private:
+                out.append(f"{mod}: from {base} import {', '.join(a.name for a in node.names)}")
+    return out
+
+
+def test_no_private_import_across_packages():
+    """A unit reaches another only through its public names (the shared internals excepted)."""
+    assert _private_imports() == [], "import a public name, or move the shared code to _core or _engine"
+
+
+def test_the_private_import_check_can_fail(tmp_path: pathlib.Path):
+    root = tmp_path / "noiseaware"
+    for d in ("a", "b", "_core"):
+        (root / d).mkdir(parents=True)
+        (root / d / "__init__.py").write_text("", encoding="utf-8")
+    (root / "_io.py").write_text("", encoding="utf-8")
+    (root / "a" / "_x.py").write_text(
+        "from ..b._y import f\nfrom .._io import _w, w\nfrom .._core._z import g\nfrom ._own import h\n",
+        encoding="utf-8",
+    )
+    assert _private_imports(root) == [
+        "noiseaware.a._x: from noiseaware.b._y import f",
+        "noiseaware.a._x: from noiseaware._io import _w, w",
+    ]
+
+
 @pytest.mark.parametrize(
     "path",
     [

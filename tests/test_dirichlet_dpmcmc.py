@@ -30,7 +30,7 @@ import noiseaware as na
 from noiseaware import dirichlet, results
 from noiseaware._core._gamma import log_dirichlet
 from noiseaware._engine import from_groups, group
-from noiseaware.augment._sweep import record_sweep
+from noiseaware._engine._sweep import record_sweep
 from noiseaware.dirichlet import _dpmcmc_moves as moves
 from noiseaware.dirichlet._dpmcmc import CUBEROOT_SAMPLER, _prepare, _run, dpmcmc, dpmcmc_batch
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
@@ -97,13 +97,14 @@ def max_z(ref: dict[str, tuple[float, float]], got: dict[str, tuple[float, float
 
 
 @pytest.fixture(scope="module")
-def tiny() -> tuple[na.Release, Any]:
+def tiny() -> tuple[na.Release, Any]:  # 4 chains x 5,500 iterations of DPMCMC compiled: 13-18 s
     rel = tiny_release()
     prior = dist.Gamma(jnp.full(2, SHAPE), RATE)
     idata = dpmcmc(rel, prior=prior, draws=5000, warmup=500, chains=4, seed=11)
     return rel, idata
 
 
+@pytest.mark.slow  # make test-full: the fixture's compiled sampler, 22,000 draws (13-18 s); test_arviz fits dpmcmc
 def test_dpmcmc_matches_brute_force_posterior(tiny: tuple[na.Release, Any]) -> None:
     rel, idata = tiny
     s_sum = np.asarray(rel.values, dtype=np.float64)

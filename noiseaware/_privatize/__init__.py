@@ -21,11 +21,11 @@ from ..accounting import PrivacyBudget
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from . import _covariance, _dask, _dirichlet, _dpcopula, _pairs, _regression, _tables
-from ._common import STATISTICS, Context
+from ._common import STATISTICS, Context, as_matrix
 from ._dirichlet import censoring_counts
 from ._pairs import kendall_tau_a, median_split_indicators
 
-__all__ = ["STATISTICS", "censoring_counts", "kendall_tau_a", "median_split_indicators", "privatize"]
+__all__ = ["STATISTICS", "as_matrix", "censoring_counts", "kendall_tau_a", "median_split_indicators", "privatize"]
 
 #: Statistics that read Dask data block by block; every other one computes a Dask input into memory first.
 _BLOCKWISE = frozenset({"median_pairs", "dirichlet_logmean"})

@@ -34,8 +34,11 @@ from __future__ import annotations
 
 from . import _basic, _covariance, _dirichlet, _dpcopula, _regression
 from ._dirichlet import noisy_rates
+from ._regression import EIGEN_SHARE, INTERCEPT, moment_rule, regression_entries
+from ._regression import METHODS as REGRESSION_METHODS
 from ._rules import (
     ENTRY_ORDER,
+    IMPLAUSIBLE_LOG2,
     NEIGHBOURS,
     entry_index,
     kendall_sensitivity,
@@ -50,8 +53,12 @@ from ._rules import (
 from ._schema import SIMULATION_NOTE, FieldType, StatisticSchema
 
 __all__ = [
+    "EIGEN_SHARE",
     "ENTRY_ORDER",
+    "IMPLAUSIBLE_LOG2",
+    "INTERCEPT",
     "NEIGHBOURS",
+    "REGRESSION_METHODS",
     "SCHEMAS",
     "SIMULATION_NOTE",
     "FieldType",
@@ -59,10 +66,12 @@ __all__ = [
     "entry_index",
     "kendall_sensitivity",
     "mean_sensitivity",
+    "moment_rule",
     "noise_reach",
     "noisy_rates",
     "pace_ggm_sensitivity",
     "regression_eigen_sensitivity",
+    "regression_entries",
     "regression_l1_sensitivity",
     "regression_sensitivity",
     "second_moment_sensitivity",

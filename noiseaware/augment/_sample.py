@@ -40,11 +40,11 @@ from .._engine import (
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
 from .._engine._nuts import nuts_kernel_options
+from .._engine._sweep import noise_log_density, record_sweep
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._model import AugmentationModel, mechanism_log_density
-from ._sweep import noise_log_density, record_sweep
 
 __all__ = [
     "ACCEPT_SITE",

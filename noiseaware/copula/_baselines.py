@@ -258,11 +258,10 @@ def asghar_dpc(
     >>> bool(np.all(np.linalg.eigvalsh(res.R) > -1e-9))
     True
     """
-    from .._privatize import privatize
-    from .._privatize._common import as_matrix as _as_matrix
+    from .._privatize import as_matrix, privatize
 
     eps = v.epsilon(_ASGHAR, epsilon)
-    x, names = _as_matrix(_ASGHAR, data, columns)
+    x, names = as_matrix(_ASGHAR, data, columns)
     n, p = x.shape
     cuts = np.asarray(thresholds) if not isinstance(thresholds, np.ndarray) else thresholds
     if cuts.dtype.kind not in "biuf":

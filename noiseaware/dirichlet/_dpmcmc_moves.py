@@ -32,7 +32,7 @@ from scipy import special
 
 from .._core._backend import get_backend
 from .._core._gamma import log_dirichlet, loggamma
-from ..augment._sweep import record_sweep, statistic_total
+from .._engine._sweep import record_sweep, statistic_total
 from ._power_map import power, power_moments
 
 __all__: list[str] = []

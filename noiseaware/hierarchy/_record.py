@@ -31,7 +31,7 @@ from .. import _validation as v
 from .._core._backend import get_backend
 from .._core._noise import discrete_gaussian_variance, rho_of_sigma
 from .._io import JSONRecord
-from .._statistics._rules import IMPLAUSIBLE_LOG2
+from .._statistics import IMPLAUSIBLE_LOG2
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
 __all__ = ["SCHEMA", "NoisyHierarchy"]

@@ -201,6 +201,24 @@ class LaplaceCensoredDirichletStat(Distribution):
             NOISE_LAWS["laplace"].logpdf(BK, jnp.asarray(value), s0, self.scale), axis=-1
         )
 
+    @staticmethod
+    def observe_latent(
+        name: str,
+        alpha: Any,
+        n: Any,
+        log_a: Any,
+        scale: Any,
+        obs: Any,
+        *,
+        moments: str,
+        parameterization: str,
+        terms: int | None = None,
+    ) -> Any:
+        """:meth:`observe` without its argument checks, for traced arguments: see :func:`observe_latent`."""
+        return observe_latent(
+            name, alpha, n, log_a, scale, obs, moments=moments, parameterization=parameterization, terms=terms
+        )
+
     @classmethod
     def observe(
         cls,
