@@ -14,37 +14,31 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "noiseaware"
 
-#: Layers, lowest first (docs/architecture.md): a module may import its own layer or lower ones.
-LAYERS: dict[str, int] = {
-    "exceptions": 0,
-    "_version": 0,
-    "_validation": 1,
-    "_io": 1,
-    "config": 1,
-    "_domains": 1,
-    "_core": 2,  # math once, noise laws and the readers of a release record (:class:`_core._record.ReleaseRecord`)
-    "mechanisms": 3,
-    "accounting": 4,
-    "audit": 4,
-    "_statistics": 4,
-    "_external": 4,
-    "release": 5,
-    "_privatize": 6,
-    "__init__": 7,
-    "datasets": 7,
-    "_engine": 8,
-    "results": 8,
-    "pymc": 9,
-    "numpyro": 9,
-    "augment": 10,
-    "copula": 11,
-    "dirichlet": 11,
-    "covariance": 11,
-    "regression": 11,
-    "hierarchy": 11,
-    "distributed": 12,
-    "cli": 12,
-}
+_DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+
+
+def _layers(text: str) -> dict[str, int]:
+    """``{unit: layer}`` from the table of the section ``## Layers`` of docs/architecture.md (its only copy).
+
+    Each row is ``| layer | `unit`, `unit` | what |``; a module may import its own layer or lower ones.
+    """
+    lines = text.splitlines()
+    start = lines.index("## Layers") + 1
+    out: dict[str, int] = {}
+    for line in lines[start:]:
+        if line.startswith("## "):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].isdigit():
+            for unit in cells[1].split(","):
+                out[unit.strip().strip("`")] = int(cells[0])
+    return out
+
+
+#: Layers, lowest first, read from docs/architecture.md.
+LAYERS: dict[str, int] = _layers(_DOC.read_text(encoding="utf-8"))
+
+
 def _modules() -> dict[str, pathlib.Path]:
     out = {}
     for f in ROOT.rglob("*.py"):
@@ -128,8 +122,20 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_every_unit_has_a_layer():
+    """The table of docs/architecture.md names every unit of the package, and no unit that is gone."""
     units = {_unit(m) for m in _modules()}
     assert units <= set(LAYERS), sorted(units - set(LAYERS))
+    stale = sorted(set(LAYERS) - units)
+    assert stale == [], f"docs/architecture.md's layer table names units that do not exist: {stale}"
+
+
+def test_the_layer_table_is_parsed_as_documented():
+    text = (
+        "## Layers\n\n| layer | units | what |\n|---|---|---|\n| 0 | `a`, `_b` | x |\n| 3 | `c` | y |\n\n"
+        "## Next\n| 4 | `d` | z |\n"
+    )
+    assert _layers(text) == {"a": 0, "_b": 0, "c": 3}
+    assert LAYERS["_core"] < LAYERS["mechanisms"] < LAYERS["release"] < LAYERS["pymc"] < LAYERS["copula"]
 
 
 def test_no_import_cycle():
@@ -235,7 +241,6 @@ def test_public_names_reachable_after_import(path):
 # ----------------------------------------------------------------------------- module size
 #: Longest module, in lines, unless docs/architecture.md names it (with its reason) under "Long modules".
 MAX_LINES = 800
-_DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
 def _long_modules_allowed(text: str) -> dict[str, str]:
