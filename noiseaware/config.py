@@ -49,9 +49,8 @@ directory, or a parent of it, that is not owned by you (or root) or that others 
 **Host devices.** XLA treats all CPU cores as one device and runs one program on it at a time, so
 NUTS chains vectorized in one program use about one core. With ``k`` host devices,
 :func:`noiseaware.copula.fit` gives each device a group of chains, which run at the same time
-without waiting for each other (``jax.shard_map``; measured on a 2-core machine: the sampling of
-4 x 2000 NUTS iterations at n = 5,820, p = 7 took 3.2 s on two devices against 8.9 s on one,
-with the same draws). The count must be set before JAX starts its backends (the first array or
+without waiting for each other (``jax.shard_map``), with the same draws as on one device
+(docs/benchmarks.md has the measured gain). The count must be set before JAX starts its backends (the first array or
 compiled function); :func:`configure` adds ``--xla_force_host_platform_device_count=k`` to
 ``XLA_FLAGS`` (what ``numpyro.set_host_device_count`` does) when that can still take effect.
 ``host_devices="auto"`` means the ``NOISEAWARE_HOST_DEVICES`` environment variable if set (an
@@ -110,7 +109,7 @@ __all__ = [
 JAX_CACHE_ENV = "NOISEAWARE_JAX_CACHE"
 
 #: Programs that took at least this long to compile are stored (JAX's own default is 1 s). All of them: a fit
-#: compiles many small programs whose compile times jitter around any threshold (measured: 0.02-0.1 s).
+#: compiles many small programs whose compile times jitter around any threshold.
 MIN_COMPILE_TIME_SECS = 0.0
 
 #: Environment variable: the number of XLA host (CPU) devices noiseaware asks for (see "Host devices").
@@ -123,9 +122,8 @@ XLA_DEFAULTS_ENV = "NOISEAWARE_XLA_DEFAULTS"
 #: Most host devices set automatically (one per core up to this).
 MAX_HOST_DEVICES = 8
 
-#: Most host devices ``NOISEAWARE_HOST_DEVICES`` may ask for; larger values are refused. XLA starts
-#: 1,024 CPU devices in about 2.4 s (measured on a 2-core machine) but hangs for minutes or crashes
-#: at 100,000, and a fit never has use for more devices than chains.
+#: Most host devices ``NOISEAWARE_HOST_DEVICES`` may ask for; larger values are refused: XLA hangs or
+#: crashes at very large counts, and a fit never has use for more devices than chains.
 HOST_DEVICES_LIMIT = 256
 
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"

@@ -3,15 +3,10 @@
 XLA:CPU in jaxlib 0.10 hands reductions to YNNPACK ("YNN fusions", ``__ynn_fusion`` in the compiled
 HLO) by default. For the sums over the records axis of an ``(n, d)`` array with a short minor axis
 (d = 3-6) that ``dirichlet.dpmcmc`` computes every iteration, those fusions are several times slower
-than XLA's own loop fusions: at n = 5000, d = 3 (2 chains per core) one sum of six elementwise
-operations took 200 us an iteration (about 7 ns an element), and with YNN fusions kept to dot
-products an iteration took 2.5 ms instead of 3.1 ms; at d = 6, 3.8 ms instead of 5.6 ms
-(``docs/benchmarks.md``, "dpmcmc speed"). :func:`jit` compiles with YNN fusions for dot products only.
-It is used where it was measured to help: ``dirichlet.dpmcmc`` and the compiled sampler of
-``augment.sample`` (``benchmarks/bench_augment.py``: 4.4-4.9e7 record updates per second against
-3.4-3.7e7 with XLA's defaults). The NUTS programs of ``copula.fit``
-at n = 5,820, p = 7 and of ``dirichlet.fit`` ran as fast either way in ad hoc runs; they keep XLA's
-defaults.
+than XLA's own loop fusions (``docs/benchmarks.md``, "dpmcmc: effective draws per second"). :func:`jit`
+compiles with YNN fusions for dot products only. It is used where it was measured to help: ``dirichlet.dpmcmc`` and the
+compiled sampler of ``augment.sample`` (``benchmarks/bench_augment.py``). The NUTS programs of
+``copula.fit`` and ``dirichlet.fit`` run as fast either way; they keep XLA's defaults.
 
 The option is experimental in XLA and may be renamed or dropped by a later jaxlib; it is probed once
 on a trivial program, and where it is not accepted (or the default backend is not the CPU) programs

@@ -237,9 +237,8 @@ def build_nuts(
             return s, keep(s)
 
         # The group's chains one after the other (lax.map) by default: a vectorized NUTS step runs every
-        # chain's tree to the deepest one's and batches NumPyro's while loops, which doubled the compile
-        # time (3.9 s against 1.8 s for the kernel alone) and cost 25-40% more sampling time for
-        # copula.fit at n = 5,820, p = 7 (9.0 s against 6.5 s on one device).
+        # chain's tree to the deepest one's and batches NumPyro's while loops, which lengthens both the
+        # compilation and the sampling (docs/architecture.md, "Cores and compile time").
         states, hist = lax.map(lambda s: lax.scan(collect, s, first + jnp.arange(size)), state)
         return states, jax.tree.map(lambda a: jnp.swapaxes(a, 0, 1), hist)
 

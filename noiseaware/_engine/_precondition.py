@@ -31,8 +31,8 @@ __all__ = [
 ]
 
 #: Up to this many coordinates the dense preconditioner's Hessian is best taken by central differences
-#: of the compiled gradient (:func:`fd_hessian`, 2 d gradients, milliseconds at d = 21) instead of a
-#: compiled Hessian program, whose compilation took 2-4 s of a 10 s ``copula.fit`` at n = 5,820, p = 7.
+#: of the compiled gradient (:func:`fd_hessian`, 2 d gradients) instead of a compiled Hessian program,
+#: whose compilation costs a large share of a moderate ``copula.fit``.
 FD_MAX_D = 105
 
 

@@ -34,7 +34,7 @@ __all__ = [
 #: The NUTS implementations ``pymc_sample`` can run a PyMC model with (``"auto"``: the fastest installed).
 NUTS_SAMPLERS = ("auto", "nutpie", "numpyro", "pymc")
 #: nutpie compiles the model's log-density and gradient through PyTensor's JAX backend: its default
-#: (Numba) took 199 s to compile and sample the d = 3 covariance model that JAX ran in 12 s.
+#: (Numba) compiles the covariance model many times slower (docs/benchmarks.md, "PyMC backend at NumPyro's speed").
 NUTPIE_KWARGS = {"backend": "jax", "gradient_backend": "jax"}
 
 
@@ -110,10 +110,8 @@ def nuts_sampler_choice(owner: str, nuts_sampler: str = "auto") -> str:
 
     ``"auto"`` is nutpie when it is installed, else NumPyro (a dependency of the package), else
     PyMC's own NUTS. All three sample the same log-density (``tests/test_pymc_samplers.py`` checks
-    each against an exact grid posterior and the NumPyro backend). In one run
-    (``docs/benchmarks.md``, "PyMC backend at NumPyro's speed") nutpie took 0.5-0.6x the NumPyro
-    backend's time per effective draw on the copula (p = 3) and covariance (d = 3) fits, NumPyro
-    through PyMC 1.0-2.0x, and PyMC's own NUTS 0.7x and 3.5x.
+    each against an exact grid posterior and the NumPyro backend); ``docs/benchmarks.md``, "PyMC
+    backend at NumPyro's speed", compares their times per effective draw.
 
     Raises
     ------

@@ -187,11 +187,9 @@ def fit_dpcopula(
     margin_prior : float
         Dirichlet concentration ``a0`` per cell (default 0.5, Jeffreys). On wide domains whose tails
         are empty the tails' posterior mass is set largely by this prior (the noise cannot tell 0
-        from a few records per cell): in the coverage study's release (K = 100, n = 2000,
-        alpha = 0.8) the posterior mean variance of the margin was 334, 285, 221 and 190 for
-        ``a0`` = 1, 0.5, 0.2, 0.1 against 224 in the data, and the 20-copy slope interval covered
-        the confidential slope 87% ± 5% at 0.5 and 93% ± 4% at 0.1 (45 replications,
-        docs/reproduction.md): use 0.1-0.2 for wide stated domains with thin tails. The draws are
+        from a few records per cell), so a larger ``a0`` inflates the margin's variance: use
+        0.1-0.2 for wide stated domains with thin tails (docs/reproduction.md has the coverage
+        study behind this advice). The draws are
         independent and exact for any ``a0`` (:func:`margin_posterior`).
 
     Returns

@@ -398,17 +398,16 @@ def fit(
     Returns
     -------
     xarray.DataTree or arviz.InferenceData
-        Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), as
-        ``pm.sample`` does. ``posterior``: ``R``, its ``p(p-1)/2`` free entries (dims ``chain, draw,
-        pair``, each pair labelled ``"a x b"`` by the release's column names, as :func:`pair_draws`),
-        and nothing constant, so that ArviZ's default calls (``az.summary``, ``az.plot_trace``) are
-        clean; the full matrix is ``copula.functional(fit, lambda R: R)``; ``sample_stats`` (``accept_rate``, ``diverging``, ...); ``observed_data``: the
-        noisy counts ``pairs``; ``log_likelihood``: ``pairs``, one composite-likelihood term per
-        pair (:func:`pointwise_log_likelihood`), for ``az.loo``. Root ``attrs``:
-        ``noiseaware_result = "copula.fit"``, ``noiseaware_columns``, the sampler settings, ``noiseaware_backend``,
-        ``noiseaware_prior``, the release (read with :func:`noiseaware.results.release`) and,
-        NumPyro only, ``noiseaware_preconditioner``, ``noiseaware_mass_matrix`` and
-        ``noiseaware_variable_order``. Read it with :mod:`noiseaware.results`
+        Returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ 0.x), as ``pm.sample`` does.
+        ``posterior``: ``R``, its ``p(p-1)/2`` free entries (dims ``chain, draw, pair``, each pair labelled ``"a x
+        b"`` by the release's column names, as :func:`pair_draws`), and nothing constant, so that ArviZ's default
+        calls (``az.summary``, ``az.plot_trace``) are clean; the full matrix is ``copula.functional(fit, lambda R:
+        R)``; ``sample_stats`` (``accept_rate``, ``diverging``, ...); ``observed_data``: the noisy counts
+        ``pairs``; ``log_likelihood``: ``pairs``, one composite-likelihood term per pair
+        (:func:`pointwise_log_likelihood`), for ``az.loo``. Root ``attrs``: ``noiseaware_result = "copula.fit"``,
+        ``noiseaware_columns``, the sampler settings, ``noiseaware_backend``, ``noiseaware_prior``, the release
+        (read with :func:`noiseaware.results.release`) and, NumPyro only, ``noiseaware_preconditioner``,
+        ``noiseaware_mass_matrix`` and ``noiseaware_variable_order``. Read it with :mod:`noiseaware.results`
         (``draws``, ``interval``, ``summary``, ``plot``, ``diagnostics``) and the copula's own
         :func:`pair_summary`, :func:`pair_draws`, :func:`functional`, :func:`partial_slope` and
         :func:`plot_pairs`; all work on a copy read back with ``az.from_netcdf``.

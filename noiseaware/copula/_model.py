@@ -68,11 +68,11 @@ class _Programs:
         # The model  L ~ LKJCholesky(p, eta),  t~ ~ CompositeCopulaLikelihood(L L^T)  as a potential on
         # the unconstrained space (what numpyro.infer.util.initialize_model would build from a model
         # function), written out so that no model is traced eagerly at initialization and no
-        # deterministic site is re-run over the draws afterwards: on this 2-core CPU those eager steps
-        # compiled some 300 small XLA programs and took longer than sampling itself for moderate n.
+        # deterministic site is re-run over the draws afterwards: those eager steps compile hundreds of
+        # small XLA programs, which can take longer than sampling itself for moderate n.
         # The distributions are made inside the traced functions with validate_args=False: the release
         # and eta are checked before this point, and NumPyro's default checks (and the LKJ constructor's
-        # arithmetic on constants), run eagerly, compiled ~40 small programs (~1.5 s) per fit.
+        # arithmetic on constants), run eagerly, would compile dozens of small programs per fit.
         def log_prior(z: Any) -> Any:
             L = to_chol(z)
             lkj = dist.LKJCholesky(p, concentration=st.eta, validate_args=False)
@@ -187,7 +187,7 @@ def _start_matrix(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray
     for (j, kk), rj in zip(np.asarray(args["pairs"]).tolist(), r.tolist(), strict=True):
         R0[j, kk] = R0[kk, j] = rj
     # (The diagonal route caps the iterations, each an eigendecomposition: a start point needs no
-    # 1e-12 accuracy, and at p = 200 the default cap took 10-40 s on this 2-core machine.)
+    # 1e-12 accuracy, and at p = 200 the default cap is slow.)
     R0 = nearest_correlation(R0, max_iter=higham_iter).matrix
     for shrink in (1e-4, 1e-3, 1e-2, 0.1, 0.5):
         S = (1.0 - shrink) * R0 + shrink * np.eye(p)
@@ -201,7 +201,7 @@ def _start_matrix(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray
 
 def _start_point(model: _NumpyroModel, higham_iter: int = 10_000) -> np.ndarray:
     """:func:`_start_matrix` mapped to the unconstrained LKJ-Cholesky coordinates."""
-    # jitted: run eagerly, the inverse transform compiles one small program per operation (~1 s)
+    # jitted: run eagerly, the inverse transform compiles one small program per operation
     return _chol_to_unconstrained(np.linalg.cholesky(_start_matrix(model, higham_iter)))
 
 def _reorder(model: _NumpyroModel, order: np.ndarray) -> _NumpyroModel | None:

@@ -2,12 +2,12 @@ r"""Reading a copula fit's result: functions of the correlation matrix ``R`` sto
 
 ``copula.fit`` and ``copula.fit_dpcopula`` return the host stack's own container (an
 :class:`xarray.DataTree` under ArviZ 1, an :class:`arviz.InferenceData` under ArviZ 0.x) whose
-``posterior`` holds the ``p(p-1)/2`` free entries of ``R`` with dims ``(chain, draw, pair)`` (what varies:
-no constant diagonal, no entry twice), and its root ``attrs["noiseaware_columns"]`` the release's column
-names. The functions below rebuild the matrix from them (a posterior ``R`` of dims ``(chain, draw, row,
-col)``, such as a stand-in's, is read as it is); they read only that variable and the result's root ``attrs``, so they work on a result read back with
-``az.from_netcdf`` as on the fit's own return. What every fit shares -- pooled draws, element-wise
-intervals, ArviZ's summary and trace plot, diagnostics, the fitted release -- is in
+``posterior`` holds the ``p(p-1)/2`` free entries of ``R`` with dims ``(chain, draw, pair)`` (what varies: no
+constant diagonal, no entry twice), and its root ``attrs["noiseaware_columns"]`` the release's column names. The
+functions below rebuild the matrix from them (a posterior ``R`` of dims ``(chain, draw, row, col)``, such as a
+stand-in's, is read as it is); they read only that variable and the result's root ``attrs``, so they work on a
+result read back with ``az.from_netcdf`` as on the fit's own return. What every fit shares -- pooled draws,
+element-wise intervals, ArviZ's summary and trace plot, diagnostics, the fitted release -- is in
 :mod:`noiseaware.results` (``results.draws(fit)``, ``results.interval(fit, 0.9)``, ...).
 """
 
