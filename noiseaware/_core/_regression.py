@@ -64,13 +64,16 @@ from ._noise import laplace_logpdf
 
 __all__ = [
     "FAMILIES",
+    "centred_parameters",
     "design_embedding",
     "gaussian_statistics_logp",
     "laplace_statistics_logp",
     "latent_statistics",
+    "original_parameters",
     "released_entries",
     "row_moments",
     "statistics_moments",
+    "shift_param",
     "statistics_params",
     "sum_moments",
 ]
@@ -257,7 +260,7 @@ def statistics_params(
     fam = v.choice(owner, "family", family, FAMILIES)
     if not isinstance(intercept, bool | np.bool_):
         raise NoiseawareTypeError(f"{owner}: intercept must be True or False; got intercept={intercept!r}.")
-    s = v.finite_array(owner, "scale", scale)
+    s = v.finite_array(owner, "scale", scale, remedy="Pass the release's RegressionStatistics.scale.")
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 2 or not np.array_equal(s, s.T) or np.any(s < 0):
         raise NoiseawareValueError(
             f"{owner}: scale must be a symmetric (k, k) matrix, k >= 2, of noise scales >= 0 (0: an exact entry); "
@@ -275,3 +278,85 @@ def statistics_params(
             "entr(ies) besides n."
         )
     return nn, rows, cols, noise, bool(intercept), fam
+
+
+def shift_param(owner: str, shift: Any, k: int, intercept: bool) -> np.ndarray | None:
+    r"""Check the public shift of a release's columns: ``None`` (no shift) or a ``(k,)`` float64 array.
+
+    A regression release of ranges ``(lower, upper)`` holds the statistics of the shifted rows
+    :math:`z' = z - s`, ``s`` the ranges' mid-points (0 for the intercept column); a shift needs the
+    intercept column (through it the shift is undone). All zeros is returned as ``None``.
+
+    Examples
+    --------
+    >>> shift_param("f", [0.0, 54.0, 1.5], 3, True).tolist()
+    [0.0, 54.0, 1.5]
+    >>> shift_param("f", None, 3, True) is None
+    True
+    """
+    from .. import _validation as v
+    from ..exceptions import NoiseawareValueError
+
+    if shift is None:
+        return None
+    s = v.finite_array(owner, "shift", shift, remedy="Pass the release's RegressionStatistics.shift.")
+    if s.shape != (k,) or (intercept and s[0] != 0.0) or (not intercept and np.any(s != 0.0)):
+        raise NoiseawareValueError(
+            f"{owner}: shift must be ({k},), the public mid-points of the columns' ranges with 0 for the intercept "
+            f"(and all 0 without one); got shift={s.tolist()!r}. Pass the release's RegressionStatistics.shift."
+        )
+    return None if not np.any(s) else s
+
+
+def centred_parameters(bk: Backend, beta: Any, mu_x: Any, shift: np.ndarray | None) -> tuple[Any, Any]:
+    r"""The parameters of the shifted rows :math:`z' = z - s` from those of the data's rows.
+
+    With the shift :math:`s = (0, m_x, m_y)` (intercept, covariates, response), the rows
+    :math:`x' = x - m_x`, :math:`y' = y - m_y` follow the model of the module docstring with
+
+    .. math::
+
+        \beta'_0 = \beta_0 + m_x^\top\beta_{1:} - m_y,\qquad \beta'_{1:} = \beta_{1:},\qquad
+        \mu'_x = \mu_x - m_x,
+
+    and the same :math:`\Sigma_x, \sigma` (:math:`y - m_y = \beta_0 + (x' + m_x)^\top\beta_{1:} + \varepsilon
+    - m_y`). ``shift=None`` is no shift. Leading batch dimensions of ``beta``, ``mu_x`` broadcast.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from noiseaware._core import get_backend
+    >>> b, m = centred_parameters(get_backend("numpy"), np.array([1.0, 2.0]), np.array([50.0]),
+    ...                           np.array([0.0, 54.0, 100.0]))
+    >>> b.tolist(), m.tolist()
+    ([9.0, 2.0], [-4.0])
+    """
+    if shift is None:
+        return beta, mu_x
+    m_x, m_y = np.asarray(shift[1:-1]), float(shift[-1])
+    e0 = np.zeros(m_x.size + 1)
+    e0[0] = 1.0
+    move = bk.xp.sum(beta[..., 1:] * bk.asarray(m_x), axis=-1) - m_y
+    return beta + move[..., None] * bk.asarray(e0), mu_x - bk.asarray(m_x)
+
+
+def original_parameters(beta: Any, mu_x: Any, shift: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The inverse of :func:`centred_parameters` (NumPy, any leading dimensions): the data's units.
+
+    .. math:: \beta_0 = \beta'_0 - m_x^\top\beta'_{1:} + m_y,\qquad \beta_{1:} = \beta'_{1:},\qquad
+              \mu_x = \mu'_x + m_x.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b, m = original_parameters(np.array([9.0, 2.0]), np.array([-4.0]), np.array([0.0, 54.0, 100.0]))
+    >>> b.tolist(), m.tolist()
+    ([1.0, 2.0], [50.0])
+    """
+    b, m = np.asarray(beta, dtype=np.float64), np.asarray(mu_x, dtype=np.float64)
+    if shift is None:
+        return b, m
+    m_x, m_y = np.asarray(shift[1:-1], dtype=np.float64), float(shift[-1])
+    b = b.copy()
+    b[..., 0] = b[..., 0] - b[..., 1:] @ m_x + m_y
+    return b, m + m_x

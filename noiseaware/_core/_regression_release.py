@@ -1,10 +1,13 @@
 r"""Reader of the regression release: the noisy sufficient statistics :math:`Z^\top Z` and their noise.
 
 ``Z = [1, X, y]`` (the intercept column when the release has one). The release holds the unique
-entries of :math:`W^\top W` with ``W = Z / b`` column by column (``b`` the public bounds, 1 for
-the intercept); this reader returns them in the units of ``Z``:
-:math:`(Z^\top Z)_{jl} = b_j b_l (W^\top W)_{jl}`, with the noise scale multiplied alike, and the
-public entry :math:`(Z^\top Z)_{00} = n` exact (scale 0).
+entries of :math:`W^\top W` with ``W = (Z - s) / b`` column by column (``s`` the public mid-points of
+the columns' ranges, ``b`` their half-widths; 0 and 1 for the intercept); this reader returns them in
+the units of the shifted :math:`Z' = Z - s`: :math:`(Z'^\top Z')_{jl} = b_j b_l (W^\top W)_{jl}`, with
+the noise scale multiplied alike, and the public entry :math:`(Z'^\top Z')_{00} = n` exact (scale 0).
+The noise stays independent across entries only in these units (the moments of ``Z`` itself,
+:math:`B^\top Z'^\top Z' B` with :math:`B = I + e_0 s^\top`, mix them), so the likelihood reads the
+shifted moments and the shift (:func:`noiseaware._core._regression.centred_parameters`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ class RegressionStatistics:
     family : str
         Noise family of the released entries: ``"gaussian"`` or ``"laplace"``.
     moments : ndarray, shape (k, k)
-        Symmetric noisy :math:`Z^\top Z`, float64; the public entry ``(0, 0) = n`` exact with an intercept.
+        Symmetric noisy :math:`Z'^\top Z'` of the shifted columns :math:`Z' = Z - s` (``shift``), float64;
+        the public entry ``(0, 0) = n`` exact with an intercept.
     scale : ndarray, shape (k, k)
         Symmetric per-entry noise scale (Gaussian sigma or Laplace ``b``) of ``moments``; 0.0 marks a
         public exact entry. The noise is independent across entries ``j >= l`` (the upper triangle
@@ -46,7 +50,10 @@ class RegressionStatistics:
     method : str
         ``"ssp"``, ``"adassp"`` or ``"pace_ggm"``.
     bounds : ndarray, shape (k,), optional
-        The public bound of each column of ``Z`` (1.0 for the intercept).
+        The public half-width of each column's range (1.0 for the intercept): :math:`|z_j - s_j| \le b_j`.
+    shift : ndarray, shape (k,), optional
+        The public mid-point :math:`s_j` of each column's range (0.0 for the intercept; all 0 for a release
+        of symmetric bounds, and for a record without ``metadata.shift``).
     """
 
     n: int
@@ -58,6 +65,7 @@ class RegressionStatistics:
     scale: np.ndarray
     method: str
     bounds: np.ndarray | None = None
+    shift: np.ndarray | None = None
 
     @property
     def predictors(self) -> tuple[str, ...]:
@@ -119,6 +127,7 @@ def read_regression(release: ReleaseRecord) -> RegressionStatistics:
     k = len(cols)
     n = int(rel.n)  # type: ignore[arg-type]
     b = np.asarray(meta["bounds"], dtype=np.float64)
+    shift = np.asarray(meta.get("shift", [0.0] * k), dtype=np.float64)
     pairs = [(j, m) for j in range(k) for m in range(j + 1) if not (intercept and j == 0)]
     rows = np.array([j for j, _ in pairs], dtype=np.int64)
     cidx = np.array([m for _, m in pairs], dtype=np.int64)
@@ -132,6 +141,7 @@ def read_regression(release: ReleaseRecord) -> RegressionStatistics:
     moments.setflags(write=False)
     scale.setflags(write=False)
     b.setflags(write=False)
+    shift.setflags(write=False)
     return RegressionStatistics(
         n=n,
         columns=cols,
@@ -142,4 +152,5 @@ def read_regression(release: ReleaseRecord) -> RegressionStatistics:
         scale=scale,
         method=method,
         bounds=b,
+        shift=shift,
     )

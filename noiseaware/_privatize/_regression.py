@@ -3,13 +3,23 @@ r"""The regression release: private sufficient statistics of a linear regression
 ``privatize(df, statistic="regression", response="y", predictors=[...], bound=... | bounds=...,
 rho=... | epsilon=..., method="ssp" | "adassp" | "pace_ggm", intercept=True)``.
 
-**Scaled design.** Each data column ``z_j`` (the predictors, then the response) has a public bound
-:math:`|z_j| \le b_j` (``bound=`` for all, or ``bounds=`` per column; ``clip=True`` clips to it).
-With ``W = [1, X, y] / b`` (column ``j`` divided by ``b_j``; the intercept column of ones has
-:math:`b_0 = 1`) every entry satisfies :math:`|w_j| \le 1`, and the release is of the unique entries
-``j >= l`` of the *sum* :math:`W^\top W` (``k`` columns). The analyst's moments are
-:math:`(Z^\top Z)_{jl} = b_j b_l (W^\top W)_{jl}` (post-processing; a noise of sd :math:`\sigma`
-on :math:`(W^\top W)_{jl}` is one of sd :math:`b_j b_l \sigma` on :math:`(Z^\top Z)_{jl}`).
+**Scaled design.** Each data column ``z_j`` (the predictors, then the response) has a public range
+:math:`l_j \le z_j \le u_j` (``bound=`` for all, or ``bounds=`` per column: a bound ``b`` is the range
+``(-b, b)``, or give ``(lower, upper)``; ``clip=True`` clips to it). The release shifts each column by
+the range's mid-point :math:`m_j = (l_j + u_j)/2` and scales it by the half-width
+:math:`h_j = (u_j - l_j)/2`, so that :math:`|z_j - m_j| \le h_j`. With
+``W = [1, X - m_x, y - m_y] / h`` (the intercept column of ones has :math:`m_0 = 0, h_0 = 1`) every
+entry satisfies :math:`|w_j| \le 1`, and the release is of the unique entries ``j >= l`` of the *sum*
+:math:`W^\top W` (``k`` columns); ``metadata.bounds`` holds the half-widths ``h`` and
+``metadata.shift`` the mid-points ``m``. The analyst's moments are those of the shifted columns
+:math:`Z' = Z - m`: :math:`(Z'^\top Z')_{jl} = h_j h_l (W^\top W)_{jl}` (post-processing; a noise of
+sd :math:`\sigma` on :math:`(W^\top W)_{jl}` is one of sd :math:`h_j h_l \sigma` on
+:math:`(Z'^\top Z')_{jl}`). The shift is public, so the statistics of the shifted data carry the same
+information as those of the data, and the sensitivity is that of the half-widths: a range half as
+wide as the symmetric bound that covers it halves the noise sd, in the data's units, of every entry
+that holds the column once, and quarters that of its square.
+The analyst's coefficients are in the data's units (:func:`noiseaware.regression.fit`); with
+``intercept=False`` the bounds must be symmetric (the shift is undone through the intercept column).
 
 **Intercept** (``intercept=True``, default): the public constant column of ones inside the bound.
 Then :math:`(Z^\top Z)_{00} = n` is public and exact (left out of the release), and
@@ -52,6 +62,7 @@ its share in float64).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -59,13 +70,17 @@ import numpy as np
 
 from .. import _validation as v
 from .._statistics import (
+    EIGEN_SHARE,
     ENTRY_ORDER,
+    INTERCEPT,
+    moment_rule,
     pace_ggm_sensitivity,
     regression_eigen_sensitivity,
+    regression_entries,
     regression_l1_sensitivity,
     regression_sensitivity,
 )
-from .._statistics._regression import EIGEN_SHARE, INTERCEPT, METHODS, moment_rule, regression_entries
+from .._statistics import REGRESSION_METHODS as METHODS
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GaussianMechanism, Guarantee, LaplaceMechanism
 from ..release import Release
@@ -80,8 +95,10 @@ _OWNER = "privatize(statistic='regression')"
 DEFAULT_DELTA = 1e-6
 
 _SCALING = (
-    "values are the unique entries of W^T W (sums over records), W = [1, X, y] / bounds column by column "
-    "(the intercept's bound is 1); (Z^T Z)_jl = bounds[j] * bounds[l] * (W^T W)_jl, and the noise sd scales alike"
+    "values are the unique entries of W^T W (sums over records), W = [1, X - shift_x, y - shift_y] / bounds column by "
+    "column (shift: the public mid-points of the columns' ranges, bounds: their half-widths; the intercept's bound is "
+    "1 and its shift 0); with Z' = Z - shift, (Z'^T Z')_jl = bounds[j] * bounds[l] * (W^T W)_jl, and the noise sd "
+    "scales alike"
 )
 
 _OPTIONS = {"response", "predictors", "intercept", "bound", "bounds", "clip", "columns", "method", "delta"} | {
@@ -116,55 +133,86 @@ def _names(owner: str, names: list[str], options: Mapping[str, Any]) -> tuple[li
     return [names.index(p) for p in pred_names], names.index(response)
 
 
-def _bounds(owner: str, options: Mapping[str, Any], cols: list[str]) -> np.ndarray:
-    """One public bound per data column (predictors then response), from ``bound`` or ``bounds``."""
+def _range(owner: str, name: str, value: Any) -> tuple[float, float]:
+    """``(lower, upper)`` from a range (finite, ``lower < upper``) or from a bound ``b > 0``: ``(-b, b)``."""
+    if isinstance(value, Sequence | np.ndarray) and not isinstance(value, str):
+        pair = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
+        if len(pair) != 2:
+            v.fail(owner, name, "must be a bound b > 0 (the range (-b, b)) or a range (lower, upper)", value)
+        lo, hi = v.finite(owner, f"{name}[0]", pair[0]), v.finite(owner, f"{name}[1]", pair[1])
+        if not lo < hi or not math.isfinite(hi - lo):
+            v.fail(owner, name, "must be a range (lower, upper) with lower < upper and a finite width", value)
+        return lo, hi
+    b = v.positive(owner, name, value)
+    return -b, b
+
+
+def _bounds(owner: str, options: Mapping[str, Any], cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per data column (predictors then response): the public half-widths ``h`` and mid-points ``m``.
+
+    From ``bound`` (one for every column) or ``bounds`` (one per column); each a bound ``b > 0``
+    (the range ``(-b, b)``) or a range ``(lower, upper)``: :math:`h = (upper - lower)/2`,
+    :math:`m = (lower + upper)/2`, so that :math:`|z - m| \le h` exactly when ``lower <= z <= upper``.
+    """
     if ("bound" in options) == ("bounds" in options):
         raise NoiseawareValueError(
-            f"{owner}: give one of bound (one bound |z| <= B for every column) or bounds (one per column: a "
-            f"mapping name -> bound, or a list in the order {cols}); got "
+            f"{owner}: give one of bound (one bound |z| <= B, or one range (lower, upper), for every column) or "
+            f"bounds (one per column: a mapping name -> bound or (lower, upper), or a list in the order {cols}); got "
             f"{'both' if 'bound' in options else 'neither'}."
         )
     if "bound" in options:
-        return np.full(len(cols), v.positive(owner, "bound", options["bound"]))
-    raw = options["bounds"]
-    if isinstance(raw, Mapping):
-        if set(map(str, raw)) != set(cols):
-            raise NoiseawareValueError(
-                v.message(owner, "bounds", f"must give a bound for exactly the columns {cols}", dict(raw))
-            )
-        vals = [raw[c] for c in cols]
-    elif isinstance(raw, np.ndarray) and raw.ndim == 1 and raw.shape[0] == len(cols):
-        vals = raw.tolist()
-    elif isinstance(raw, Sequence) and not isinstance(raw, str) and len(raw) == len(cols):
-        vals = list(raw)
+        ranges = [_range(owner, "bound", options["bound"])] * len(cols)
     else:
-        raise NoiseawareValueError(
-            v.message(owner, "bounds", f"must be a mapping, a list or a 1-d array of {len(cols)} bounds, in the order "
-                      f"{cols}", raw, limit=200)
-        )
-    return np.array([v.positive(owner, f"bounds[{c!r}]", b) for c, b in zip(cols, vals, strict=True)])
+        raw = options["bounds"]
+        if isinstance(raw, Mapping):
+            if set(map(str, raw)) != set(cols):
+                raise NoiseawareValueError(
+                    v.message(owner, "bounds", f"must give a bound or range for exactly the columns {cols}", dict(raw))
+                )
+            vals = [raw[c] for c in cols]
+        elif isinstance(raw, np.ndarray) and raw.ndim in (1, 2) and raw.shape[0] == len(cols):
+            vals = list(raw)
+        elif isinstance(raw, Sequence) and not isinstance(raw, str) and len(raw) == len(cols):
+            vals = list(raw)
+        else:
+            raise NoiseawareValueError(
+                v.message(owner, "bounds", f"must be a mapping, a list or an array of {len(cols)} bounds or ranges "
+                          f"(lower, upper), in the order {cols}", raw, limit=200)
+            )
+        ranges = [_range(owner, f"bounds[{c!r}]", b) for c, b in zip(cols, vals, strict=True)]
+    lo = np.array([r[0] for r in ranges], dtype=np.float64)
+    hi = np.array([r[1] for r in ranges], dtype=np.float64)
+    mid = np.where(lo == -hi, 0.0, lo / 2.0 + hi / 2.0)  # halves first: no overflow near the float64 limits
+    return hi / 2.0 - lo / 2.0, mid
 
 
-def _scaled(owner: str, z: np.ndarray, b: np.ndarray, cols: list[str], clip: Any) -> np.ndarray:
+def _scaled(owner: str, z: np.ndarray, h: np.ndarray, m: np.ndarray, cols: list[str], clip: Any) -> np.ndarray:
+    """``(z - m) / h`` column by column, after checking (or, with ``clip=True``, clipping) ``z`` to its range."""
     if not isinstance(clip, bool):
         raise NoiseawareTypeError(v.message(owner, "clip", "must be True or False", clip))
+    lo, hi = m - h, m + h
     if clip:
-        z = np.clip(z, -b, b)
+        z = np.clip(z, lo, hi)
     else:
-        over = np.max(np.abs(z), axis=0) > b
+        over = (np.min(z, axis=0) < lo) | (np.max(z, axis=0) > hi)
         if np.any(over):
             j = int(np.argmax(over))
+            if m[j] == 0.0:
+                rule, got = f"|{cols[j]}| <= {float(h[j])!r}", f"max |{cols[j]}| = {float(np.max(np.abs(z[:, j])))!r}"
+            else:
+                rule = f"{cols[j]} in [{float(lo[j])!r}, {float(hi[j])!r}]"
+                got = f"{cols[j]} in [{float(np.min(z[:, j]))!r}, {float(np.max(z[:, j]))!r}]"
             raise NoiseawareValueError(
-                f"{owner}: data must lie within the bounds, |{cols[j]}| <= {float(b[j])!r} (the sensitivities assume "
-                "it); "
-                f"got max |{cols[j]}| = {float(np.max(np.abs(z[:, j])))!r}. Pass clip=True to clip the data to the "
-                "bounds (recorded in the release), or give larger bounds."
+                f"{owner}: data must lie within the bounds, {rule} (the sensitivities assume it); got {got}. Pass "
+                "clip=True to clip the data to the bounds (recorded in the release), or give wider bounds."
             )
-    return z / b
+    return (z - m) / h
 
 
-def _design(owner: str, data: Any, options: dict[str, Any]) -> tuple[np.ndarray, list[str], np.ndarray, bool]:
-    """``W`` (scaled, intercept first), its column names, the bounds and the intercept flag."""
+def _design(
+    owner: str, data: Any, options: dict[str, Any]
+) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray, bool]:
+    """``W`` (shifted and scaled, intercept first), its column names, half-widths, shifts and the intercept flag."""
     x, names = as_matrix(owner, data, options.get("columns"))
     pred_idx, resp_idx = _names(owner, names, options)
     intercept = options.get("intercept", True)
@@ -173,8 +221,16 @@ def _design(owner: str, data: Any, options: dict[str, Any]) -> tuple[np.ndarray,
     data_cols = [names[j] for j in pred_idx] + [names[resp_idx]]
     z = x[:, [*pred_idx, resp_idx]]
     _check_entries(owner, len(data_cols) + intercept)
-    b = _bounds(owner, options, data_cols)
-    w = _scaled(owner, z, b, data_cols, options.get("clip", False))
+    b, mid = _bounds(owner, options, data_cols)
+    if not intercept and np.any(mid != 0.0):
+        j = int(np.argmax(mid != 0.0))
+        raise NoiseawareValueError(
+            f"{owner}: bounds must be symmetric, (-b, b), with intercept=False (the shift of a column by its range's "
+            f"mid-point is undone with the intercept column, which this release has not); got the range "
+            f"({float(mid[j] - b[j])!r}, {float(mid[j] + b[j])!r}) for {data_cols[j]!r}. Pass intercept=True, or the "
+            f"symmetric bound {float(abs(mid[j]) + b[j])!r} that covers the range."
+        )
+    w = _scaled(owner, z, b, mid, data_cols, options.get("clip", False))
     if intercept:
         const = [c for j, c in enumerate(data_cols[:-1]) if np.all(z[:, j] == z[0, j])]
         if const:
@@ -184,15 +240,15 @@ def _design(owner: str, data: Any, options: dict[str, Any]) -> tuple[np.ndarray,
                 "intercept=False if the constant column is meant as the intercept."
             )
         w = np.hstack([np.ones((w.shape[0], 1)), w])
-        return w, [INTERCEPT, *data_cols], np.concatenate([[1.0], b]), True
-    return w, data_cols, b, False
+        return w, [INTERCEPT, *data_cols], np.concatenate([[1.0], b]), np.concatenate([[0.0], mid]), True
+    return w, data_cols, b, mid, False
 
 
-def _check_moments(owner: str, n: int, b: np.ndarray, intercept: bool, mech: Any) -> None:
+def _check_moments(owner: str, n: int, b: np.ndarray, intercept: bool, mech: Any, shift: np.ndarray) -> None:
     """Refuse, before any budget is spent, bounds whose moments or noise scales leave float64 (:func:`moment_rule`)."""
-    broken = moment_rule(n, b.tolist(), intercept, mech)
+    broken = moment_rule(n, b.tolist(), intercept, mech, shift.tolist())
     if broken is not None:
-        shown = b[1:].tolist() if intercept else b.tolist()
+        shown = b[1:].tolist() if intercept else b.tolist()  # the half-widths of the data's columns
         raise NoiseawareValueError(
             f"{owner}: the bounds {broken}; got bounds={shown} (the data's columns). Nothing was charged to the "
             "budget and no noise was drawn."
@@ -217,7 +273,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     no_extra(owner, options, _OPTIONS)
     method = v.choice(owner, "method", options.get("method", "ssp"), METHODS)
     _method_options(owner, method, options)
-    w, cols, b, intercept = _design(owner, data, options)
+    w, cols, b, shift, intercept = _design(owner, data, options)
     n, k = w.shape
     ent = regression_entries(k, intercept)
     rows = np.array([j for j, _ in ent])
@@ -232,6 +288,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
         "predictors": cols[intercept:-1],
         "intercept": intercept,
         "bounds": b.tolist(),
+        "shift": shift.tolist(),
         "clip": bool(options.get("clip", False)),
         "entry_order": ENTRY_ORDER,
         "scaling": _SCALING,
@@ -244,7 +301,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
             mech = GaussianMechanism.from_rho(ctx.require(owner, "rho"), regression_sensitivity(k))
         else:
             mech = LaplaceMechanism.from_epsilon(ctx.require(owner, "epsilon"), regression_l1_sensitivity(k, intercept))
-        _check_moments(owner, n, b, intercept, mech)
+        _check_moments(owner, n, b, intercept, mech, shift)
         g = mech.guarantee()
         ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
                            mechanism=mech, metadata=meta)
@@ -261,7 +318,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     eig_meta = {"design": design}
     if method == "adassp":
         mech = GaussianMechanism.from_rho(rho_rest, regression_sensitivity(k))
-        _check_moments(owner, n, b, intercept, mech)
+        _check_moments(owner, n, b, intercept, mech, shift)
         g = mech.guarantee().compose(eig_mech.guarantee())
         ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
                            mechanism=mech, metadata=meta)
@@ -275,7 +332,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     t_opt = options.get("T")
     T = k * (k - 1) if t_opt is None else v.integer(owner, "T", t_opt, minimum=1)
     _check_pace_budgets(owner, rho_rest, alpha, beta, T, k, 0.0, pace_ggm_sensitivity(n, 1.0))
-    _check_moments(owner, n, b, intercept, eig_mech)
+    _check_moments(owner, n, b, intercept, eig_mech, shift)
     ctx.charge(Guarantee(rho=rho), label="regression")
     eig_value = eig_mech.release(lam_min, rng=ctx.rng)
     sub = Context(epsilon=None, rho=rho_rest, rng=ctx.rng, budget=None)

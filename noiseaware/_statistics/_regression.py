@@ -1,9 +1,10 @@
 r"""Schemas of the regression release: noisy sufficient statistics of a linear regression.
 
-The release holds the unique entries of :math:`W^\top W`, with ``W = [1, X, y] / b`` the design and
-response scaled column by column by their public bounds (the constant intercept column, when
-present, has bound 1 and its ``(0, 0)`` entry ``n`` is public and left out), released by the
-method named in ``metadata.method``:
+The release holds the unique entries of :math:`W^\top W`, with ``W = [1, X - m_x, y - m_y] / b`` the
+design and response shifted by the public mid-points ``m`` of their ranges (``metadata.shift``; a
+record without it has shift 0) and scaled column by column by the ranges' half-widths ``b``
+(``metadata.bounds``; the constant intercept column, when present, has bound 1 and shift 0, and its
+``(0, 0)`` entry ``n`` is public and left out), released by the method named in ``metadata.method``:
 
 * ``"ssp"``: one Gaussian (rho-zCDP, L2 sensitivity ``k``) or Laplace (epsilon-DP, L1 sensitivity
   ``k**2 - [intercept]``) draw per unique entry (sufficient statistic perturbation);
@@ -83,14 +84,18 @@ MAX_MOMENT = 1e150
 MIN_NOISE_SCALE = 1e-150
 
 
-def moment_rule(n: int, bounds: Sequence[float], intercept: bool, mechanism: Any) -> str | None:
+def moment_rule(
+    n: int, bounds: Sequence[float], intercept: bool, mechanism: Any, shift: Sequence[float] | None = None
+) -> str | None:
     r"""The rule the public bounds of a regression release break, in words, or None when they keep every number finite.
 
     With ``T`` the noise's ``2**-64`` reach (:func:`~noiseaware._statistics.additive_noise_reach`),
     every released entry :math:`(W^\top W)_{jl}` lies in :math:`[-(n + T), n + T]`, so the
     analyst's :math:`(Z^\top Z)_{jl} = b_j b_l (W^\top W)_{jl}` is at most :math:`b_j b_l (n + T)`
     in magnitude: that must be at most :data:`MAX_MOMENT`, and the entry's noise scale
-    :math:`b_j b_l \sigma` at least :data:`MIN_NOISE_SCALE`. One rule for the curator
+    :math:`b_j b_l \sigma` at least :data:`MIN_NOISE_SCALE`. With a ``shift`` ``s`` (the ranges'
+    mid-points) the first rule is on the data's units, :math:`(|s_j| + b_j)(|s_l| + b_l)(n + T)`, the
+    bound of the analyst's :math:`(Z^\top Z)_{jl}` once the shift is undone. One rule for the curator
     (``privatize`` refuses such bounds before any budget is spent) and the loader.
 
     Examples
@@ -103,6 +108,7 @@ def moment_rule(n: int, bounds: Sequence[float], intercept: bool, mechanism: Any
     """
     k = len(bounds)
     b = np.asarray(bounds, dtype=np.float64)
+    reach = b if shift is None else np.abs(np.asarray(shift, dtype=np.float64)) + b
     ent = regression_entries(k, intercept)
     rows = np.array([j for j, _ in ent])
     cols = np.array([m for _, m in ent])
@@ -110,11 +116,12 @@ def moment_rule(n: int, bounds: Sequence[float], intercept: bool, mechanism: Any
         unit = b[rows] * b[cols]
         t = additive_noise_reach(mechanism)
         per = float(mechanism.sigma if mechanism.family == "gaussian" else mechanism.scale)
-        top = float(np.max(unit)) * (float(n) + (t or 0.0))
+        top = float(np.max(reach[rows] * reach[cols])) * (float(n) + (t or 0.0))
         low = float(np.min(unit)) * per
     if not top <= MAX_MOMENT:
         return (
-            f"must keep bounds[j] * bounds[l] * (n + T) <= {MAX_MOMENT:g} for every released entry (n = {n}, T = "
+            f"must keep bounds[j] * bounds[l] * (n + T) <= {MAX_MOMENT:g} (with a shift, (|shift[j]| + bounds[j]) * "
+            f"(|shift[l]| + bounds[l]) * (n + T)) for every released entry (n = {n}, T = "
             f"{t or 0.0:.6g} the noise's reach in W's units), so that Z^T Z, its noise and the likelihood's fourth "
             f"moments stay finite in float64; the largest is {top:.6g}. Express the data in units where the bounds "
             "are nearer 1"
@@ -144,6 +151,16 @@ def _check_w_columns(meta: Mapping[str, Any]) -> tuple[int, list[str], bool]:
     bounds = meta["bounds"]
     if len(bounds) != k or (intercept and bounds[0] != 1.0):
         _fail("metadata.bounds", f"must hold {k} bounds > 0, the intercept's 1.0 first if present", bounds)
+    shift = meta.get("shift")
+    if shift is not None:
+        s, h = np.asarray(shift, dtype=np.float64), np.asarray(bounds, dtype=np.float64)
+        if len(shift) != k or (intercept and s[0] != 0.0) or (not intercept and np.any(s != 0.0)):
+            _fail("metadata.shift", f"must hold {k} mid-points, the intercept's 0.0 first if present, and be all 0.0 "
+                  "without an intercept (the shift is undone through the intercept column)", shift)
+        with np.errstate(over="ignore"):
+            ends = np.abs(s) + h
+        if not np.all(np.isfinite(ends)):
+            _fail("metadata.shift", "must keep every range shift -+ bounds finite in float64", shift)
     return k, cols, intercept
 
 
@@ -212,7 +229,7 @@ def _check_eigen_release(c: Any, where: str, n: int, design: list[str], rho_eig:
 def _check_regression(release: Any, meta: Mapping[str, Any]) -> None:
     n, method = release.n, meta["method"]
     k, cols, intercept = _check_w_columns(meta)
-    broken = moment_rule(n, meta["bounds"], intercept, release.mechanism)
+    broken = moment_rule(n, meta["bounds"], intercept, release.mechanism, meta.get("shift"))
     if broken is not None:
         _fail("metadata.bounds", broken, meta["bounds"])
     fam = release.mechanism.family
@@ -279,7 +296,7 @@ SCHEMAS: tuple[StatisticSchema, ...] = (
         "regression",
         families=("gaussian", "laplace"),
         required=_COMMON,
-        optional={"rho": POSITIVE, "delta": OPEN_UNIT, "design": STR_LIST},
+        optional={"rho": POSITIVE, "delta": OPEN_UNIT, "design": STR_LIST, "shift": ListOf(Float())},
         min_n=2,
         check=_check_regression,
         components=("regression_eigen", "pace_ggm"),

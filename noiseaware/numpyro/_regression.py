@@ -19,12 +19,15 @@ from numpyro.distributions.distribution import Distribution
 
 from .._core import _specs
 from .._core._regression import (
+    centred_parameters,
     gaussian_statistics_logp,
     laplace_statistics_logp,
     latent_statistics,
+    shift_param,
     statistics_params,
     sum_moments,
 )
+from .._core._regression_release import read_regression
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["NoisySufficientStatistics"]
@@ -72,6 +75,13 @@ class NoisySufficientStatistics(Distribution):
         The noise family.
     latent : array, shape (m,), optional
         Standard normal coordinates ``w`` of the true statistics (Laplace noise only).
+    shift : array, shape (k,), optional
+        The public mid-points :math:`s` of the columns' ranges (``RegressionStatistics.shift``; 0 for
+        the intercept): the released entries are those of the shifted rows :math:`z - s`, while
+        ``beta``, ``mu_x`` and ``cov_x`` stay in the data's units (the law uses
+        :func:`~noiseaware._core._regression.centred_parameters`:
+        :math:`\beta'_0 = \beta_0 + m_x^\top\beta_{1:} - m_y`, :math:`\mu'_x = \mu_x - m_x`).
+        :meth:`from_release` reads it from the release; ``None``: no shift.
 
     Raises
     ------
@@ -94,7 +104,7 @@ class NoisySufficientStatistics(Distribution):
     }
     support = constraints.real_vector
     pytree_data_fields = ("beta", "sigma", "mu_x", "cov_x", "noise", "latent")
-    pytree_aux_fields = ("n", "rows", "cols", "intercept", "family")
+    pytree_aux_fields = ("n", "rows", "cols", "intercept", "family", "shift")
 
     def __init__(
         self,
@@ -107,12 +117,15 @@ class NoisySufficientStatistics(Distribution):
         intercept: bool = True,
         family: str = "gaussian",
         latent: Any = None,
+        shift: Any = None,
         *,
         validate_args: bool | None = None,
     ) -> None:
         nn, self.rows, self.cols, noise, self.intercept, self.family = statistics_params(
             type(self).__name__, n, scale, intercept, family
         )
+        sh = shift_param(type(self).__name__, shift, int(np.max(self.rows)) + 1, self.intercept)
+        self.shift = None if sh is None else tuple(float(x) for x in sh)  # static (hashable) pytree aux data
         self.n = float(nn)
         self.noise = jnp.asarray(noise)
         self.beta = BK.as_float(beta)
@@ -132,19 +145,25 @@ class NoisySufficientStatistics(Distribution):
                 )
         super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
 
+    def _centred(self) -> tuple[Any, Any]:
+        """``beta``, ``mu_x`` of the shifted rows (the released entries' units)."""
+        return centred_parameters(BK, self.beta, self.mu_x, None if self.shift is None else np.array(self.shift))
+
     def _moments(self) -> tuple[Any, Any]:
-        return sum_moments(BK, self.beta, self.sigma, self.mu_x, self.cov_x, self.n, self.rows, self.cols,
-                           self.intercept)
+        beta, mu_x = self._centred()
+        return sum_moments(BK, beta, self.sigma, mu_x, self.cov_x, self.n, self.rows, self.cols, self.intercept)
 
     def _statistics(self) -> Any:
-        return latent_statistics(BK, self.latent, self.beta, self.sigma, self.mu_x, self.cov_x, self.n, self.rows,
+        beta, mu_x = self._centred()
+        return latent_statistics(BK, self.latent, beta, self.sigma, mu_x, self.cov_x, self.n, self.rows,
                                  self.cols, self.intercept)
 
     def log_prob(self, value: Any) -> Any:
         """The Gaussian marginal, or the Laplace noise given the latent statistics (class docstring)."""
         value = jnp.asarray(value)
         if self.family == "gaussian":
-            return gaussian_statistics_logp(BK, value, self.beta, self.sigma, self.mu_x, self.cov_x, self.n,
+            beta, mu_x = self._centred()
+            return gaussian_statistics_logp(BK, value, beta, self.sigma, mu_x, self.cov_x, self.n,
                                             self.rows, self.cols, self.noise, self.intercept)
         if self.latent is None:
             raise NoiseawareValueError(
@@ -181,9 +200,11 @@ class NoisySufficientStatistics(Distribution):
 
         ``n``, the intercept, the noise family and scales and the observed entries come from the
         release (:func:`noiseaware.regression.read_regression`; methods ``"ssp"`` and
-        ``"adassp"``). With Laplace noise it first adds the latent site ``{name}_w ~ N(0, I)``.
+        ``"adassp"``), and the shift of its ranges: ``beta``, ``mu_x``, ``cov_x`` are in the data's units.
+        With Laplace noise it first adds the latent site ``{name}_w ~ N(0, I)``.
         """
         args, values = _SPEC.release_args(cls.__name__, release)
+        kwargs.setdefault("shift", read_regression(release).shift)
         if args["family"] == "laplace" and kwargs.get("latent") is None:
             m = int(np.size(values))
             kwargs["latent"] = numpyro.sample(f"{name}_w", dist.Normal(jnp.zeros(m), 1.0).to_event(1))

@@ -17,12 +17,15 @@ import pytensor.tensor as pt
 
 from .._core import _specs, get_backend
 from .._core._regression import (
+    centred_parameters,
     gaussian_statistics_logp,
     laplace_statistics_logp,
     latent_statistics,
+    shift_param,
     statistics_params,
     sum_moments,
 )
+from .._core._regression_release import read_regression
 
 __all__ = ["NoisySufficientStatistics"]
 
@@ -109,6 +112,9 @@ class NoisySufficientStatistics:
     intercept : bool
     family : {"gaussian", "laplace"}
     latent : tensor_like, shape (m,), optional
+    shift : array, shape (k,), optional
+        The public mid-points of the columns' ranges, as in the NumPyro class: ``beta``, ``mu_x`` and
+        ``cov_x`` stay in the data's units; :meth:`from_release` reads it from the release.
     **kwargs
         Passed to ``pm.CustomDist`` (``observed=...``).
 
@@ -130,21 +136,24 @@ class NoisySufficientStatistics:
 
     def __new__(  # type: ignore[misc]
         cls, name: str, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: bool = True,
-        family: str = "gaussian", latent: Any = None, **kwargs: Any,
+        family: str = "gaussian", latent: Any = None, shift: Any = None, **kwargs: Any,
     ) -> Any:
         _, rows, *_ = statistics_params(cls.__name__, n, scale, intercept, family)
         if family == "laplace" and latent is None:
             latent = pm.Normal(f"{name}_w", 0.0, 1.0, shape=rows.size)
-        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent)
+        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent, shift)
         return pm.CustomDist(name, *params, **kw, **kwargs)
 
     @classmethod
     def _args(
-        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any, family: Any, latent: Any
+        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any, family: Any, latent: Any,
+        shift: Any = None,
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         nn, rows, cols, noise, icpt, fam = statistics_params(cls.__name__, n, scale, intercept, family)
         kw: dict[str, Any] = {"n": float(nn), "rows": rows, "cols": cols, "intercept": icpt}
         params = [pt.as_tensor_variable(a, dtype="float64") for a in (beta, sigma, mu_x, cov_x)]
+        sh = shift_param(cls.__name__, shift, int(np.max(rows)) + 1, icpt)
+        params[0], params[2] = centred_parameters(PT, params[0], params[2], sh)  # the shifted rows' parameters
         params.append(pt.constant(noise))
         sig = "(p),(),(d),(d,d),(m)"
         if fam == "laplace" and latent is not None:
@@ -161,10 +170,10 @@ class NoisySufficientStatistics:
     @classmethod
     def dist(
         cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: bool = True,
-        family: str = "gaussian", latent: Any = None, **kwargs: Any,
+        family: str = "gaussian", latent: Any = None, shift: Any = None, **kwargs: Any,
     ) -> Any:
         """The unnamed distribution (for ``pm.logp`` / ``pm.draw``); Laplace noise needs ``latent`` here."""
-        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent)
+        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent, shift)
         if family == "laplace" and latent is None:
             from ..exceptions import NoiseawareValueError
 
@@ -178,8 +187,10 @@ class NoisySufficientStatistics:
     def from_release(cls, name: str, release: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, **kwargs: Any) -> Any:
         """Observed entries, ``n``, intercept, noise family and scales from a regression release (``ssp`` / ``adassp``).
 
-        With Laplace noise the latent ``{name}_w ~ N(0, I)`` is added (as in NumPyro).
+        With Laplace noise the latent ``{name}_w ~ N(0, I)`` is added (as in NumPyro). The release's shift
+        is read too: ``beta``, ``mu_x``, ``cov_x`` are in the data's units.
         """
         args, values = _SPEC.release_args(cls.__name__, release)
+        kwargs.setdefault("shift", read_regression(release).shift)
         kwargs.setdefault("observed", values)
         return cls(name, beta, sigma, mu_x, cov_x, **args, **kwargs)

@@ -1,13 +1,17 @@
 r"""Point estimates of regression coefficients from a ``"regression"`` release: OLS, AdaSSP, PACE-GGM.
 
-All three are post-processing of the release. In the release's scaled units (``W = Z / b`` column
+All three are post-processing of the release. In the release's scaled units (``W = (Z - s) / b`` column
 by column, ``Z = [1, X, y]``, :math:`|w_j| \le 1`), with :math:`\hat S` the estimate of
 :math:`W^\top W` (``x`` the design columns, ``y`` the response),
 
 .. math:: \hat\theta = (\hat S_{xx} + \lambda D)^{-1} \hat S_{xy}, \qquad
-          \hat\beta_j = \hat\theta_j \, b_y / b_j,
+          \hat\beta'_j = \hat\theta_j \, b_y / b_j,
 
-so that :math:`\hat\beta` is in the data's units (the intercept's :math:`b_0 = 1`). ``D`` is the
+the coefficients of the shifted columns :math:`Z' = Z - s` (``s`` the mid-points of the release's
+ranges, ``b`` their half-widths; the intercept's :math:`b_0 = 1, s_0 = 0`), and then in the data's
+units: the slopes :math:`\hat\beta_j = \hat\beta'_j` and the intercept
+:math:`\hat\beta_0 = \hat\beta'_0 - m_x^\top\hat\beta_{1:} + m_y` (``m_x``, ``m_y`` the covariates' and
+the response's mid-points; a release of symmetric bounds has ``s = 0``). ``D`` is the
 identity except for a 0 at the intercept: its diagonal entry ``n`` is public and exact, so it needs no
 regularisation, and shrinking the intercept towards 0 would bias every prediction (Wang's algorithm
 has no intercept; with one, this is the usual ridge convention). ``lambda = 0`` is OLS on the noisy
@@ -54,6 +58,7 @@ import numpy as np
 from .._core._covariance_release import measurements
 from .._core._maxent import reconstruct_entries
 from .._core._record import as_release
+from .._core._regression import original_parameters
 from .._core._regression_release import RegressionStatistics, read_regression
 from ..exceptions import NoiseawareValueError
 
@@ -134,6 +139,24 @@ def _solve(owner: str, s: np.ndarray, ridge: float, b: np.ndarray, intercept: bo
     return theta * b[-1] / b[:-1]
 
 
+def _data_units(
+    coef: np.ndarray, moments: np.ndarray, shift: np.ndarray | None, intercept: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Coefficients and :math:`Z^\top Z` in the data's units from those of the shifted columns :math:`Z' = Z - s`.
+
+    :math:`\beta_0 = \beta'_0 - m_x^\top\beta_{1:} + m_y` (slopes unchanged;
+    :func:`noiseaware._core._regression.original_parameters`) and, with :math:`Z = Z' B`,
+    :math:`B = I + e_0 s^\top`, :math:`Z^\top Z = B^\top Z'^\top Z' B`. No shift without an intercept.
+    """
+    s = None if shift is None or not np.any(shift) else np.asarray(shift, dtype=np.float64)
+    if s is None or not intercept:
+        return coef, moments
+    out, _ = original_parameters(coef, np.zeros(s.size - 2), s)
+    b = np.eye(s.size)
+    b[0, :] += s
+    return out, b.T @ moments @ b
+
+
 def _scaled(st: RegressionStatistics) -> tuple[np.ndarray, np.ndarray]:
     b = np.asarray(st.bounds, dtype=np.float64)
     return st.moments / np.outer(b, b), b
@@ -179,8 +202,8 @@ def ols_from_statistics(statistics: Any, *, ridge: float = 0.0) -> RegressionEst
     if st.bounds is None:
         raise NoiseawareValueError(f"{owner}: statistics must carry the bounds of their columns; got bounds=None.")
     s, b = _scaled(st)
-    coef = _solve(owner, s, lam, b, st.intercept)
-    return RegressionEstimateResult(coef, st.columns[:-1], st.response, "ols", lam, None, st.moments)
+    coef, moments = _data_units(_solve(owner, s, lam, b, st.intercept), st.moments, st.shift, st.intercept)
+    return RegressionEstimateResult(coef, st.columns[:-1], st.response, "ols", lam, None, moments)
 
 
 def adassp_ridge(
@@ -258,8 +281,8 @@ def adassp(release: Any) -> RegressionEstimateResult:
         float(rel.metadata["delta"]),
     )
     s, b = _scaled(st)
-    coef = _solve(owner, s, lam, b, st.intercept)
-    return RegressionEstimateResult(coef, st.columns[:-1], st.response, "adassp", lam, low, st.moments)
+    coef, moments = _data_units(_solve(owner, s, lam, b, st.intercept), st.moments, st.shift, st.intercept)
+    return RegressionEstimateResult(coef, st.columns[:-1], st.response, "adassp", lam, low, moments)
 
 
 def pace_ggm_regression(release: Any) -> RegressionEstimateResult:
@@ -299,5 +322,6 @@ def pace_ggm_regression(release: Any) -> RegressionEstimateResult:
     stat_sigma = k / math.sqrt(2.0 * float(rel.components[0].metadata["rho"]))
     lam, low = adassp_ridge(float(rel.values[0]), float(rel.mechanism.sigma), stat_sigma, k - 1, float(meta["delta"]))
     b = np.asarray(meta["bounds"], dtype=np.float64)
-    coef = _solve(owner, s, lam, b, intercept)
-    return RegressionEstimateResult(coef, cols[:-1], str(meta["response"]), "pace_ggm", lam, low, s * np.outer(b, b))
+    shift = np.asarray(meta.get("shift", [0.0] * k), dtype=np.float64)
+    coef, moments = _data_units(_solve(owner, s, lam, b, intercept), s * np.outer(b, b), shift, intercept)
+    return RegressionEstimateResult(coef, cols[:-1], str(meta["response"]), "pace_ggm", lam, low, moments)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Unpack
 
 from .. import _validation as v
+from .._core._regression import original_parameters
 from .._core._regression_release import RegressionStatistics, read_regression
 from .._engine import (
     MixingBlock,
@@ -22,14 +23,61 @@ from .._engine import (
 from .._engine._x64 import float64
 from ._model import RegressionPrior, numpyro_model, prior_scales, pymc_model
 
-__all__ = ["BACKENDS", "fit"]
+__all__ = ["BACKENDS", "NO_POINTWISE", "fit"]
 
 BACKENDS = ("numpyro", "pymc")
 #: The sampler block that :func:`fit`'s mixing check names.
 _BLOCK = MixingBlock.nuts(
     "NUTS on the coefficients and the residual sd",
     "beta[j] is the coefficient of the release's column j (the coordinate 'coefficient' names it).",
+    "a residual sd sigma near 0 (a response the covariates explain almost exactly), or two covariates "
+    "correlated near +-1 (collinear columns)",
 )
+
+
+#: Why a regression fit stores no ``log_likelihood`` group (its root attribute ``noiseaware_log_likelihood``).
+NO_POINTWISE = (
+    "none: the release is one vector of correlated noisy sufficient statistics, with as many entries as the model "
+    "has parameters, so no split into conditionally independent terms exists and az.loo / az.compare are not "
+    "defined for this fit (docs/regression.md, 'Model comparison')"
+)
+
+
+def _posterior(post: Any, st: RegressionStatistics) -> Any:
+    r"""The fit's posterior in the data's units, holding only what varies (the module's ``fit`` documents it).
+
+    Both models sample the parameters of the shifted rows :math:`z - s` (the release's units, where the
+    default prior sits; with symmetric bounds ``s = 0``); the intercept and ``mu_x`` go back to the
+    data's units by :func:`~noiseaware._core._regression.original_parameters`. The covariates' law is
+    stored as ``sd_x`` and the correlations ``corr_x`` of the pairs below the diagonal (from ``cov_x``),
+    in place of each backend's Cholesky variables, whose constant entries (a unit diagonal, a zero
+    upper triangle) have no R-hat and no density to plot.
+    """
+    import numpy as np
+
+    covariates = list(st.columns[int(st.intercept) : -1])
+    d = len(covariates)
+    shift = None if st.shift is None or not np.any(st.shift) else np.asarray(st.shift)
+    beta, mu_x = original_parameters(post["beta"].values, post["mu_x"].values, shift)
+    cov = np.asarray(post["cov_x"].values, dtype=np.float64).reshape(*beta.shape[:2], d, d)
+    sd = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    rows, cols = np.tril_indices(d, -1)
+    corr = cov[..., rows, cols] / (sd[..., rows] * sd[..., cols])
+    keep = [name for name in ("sigma", "stats_w") if name in post.data_vars]
+    out = post[keep].assign(
+        {name: (post[name].dims, np.asarray(post[name].values, dtype=np.float64)) for name in keep}  # host arrays
+    ).assign(
+        beta=(("chain", "draw", "coefficient"), beta),
+        mu_x=(("chain", "draw", "covariate"), mu_x.reshape(*beta.shape[:2], d)),
+        sd_x=(("chain", "draw", "covariate"), sd),
+        cov_x=(("chain", "draw", "covariate", "covariate_bis"), cov),
+    ).assign_coords(coefficient=list(st.predictors), covariate=covariates, covariate_bis=covariates)
+    if d > 1:
+        pairs = [f"{covariates[i]}, {covariates[j]}" for i, j in zip(rows, cols, strict=True)]
+        out = out.assign(corr_x=(("chain", "draw", "covariate_pair"), corr)).assign_coords(covariate_pair=pairs)
+    out.attrs = dict(post.attrs)
+    return out[["beta", "sigma", "mu_x", "sd_x", *(["corr_x"] if d > 1 else []), "cov_x",
+                *(["stats_w"] if "stats_w" in keep else [])]]
 
 
 def _statistics(owner: str, release: Any) -> RegressionStatistics:
@@ -76,14 +124,32 @@ def fit(
     -------
     xarray.DataTree or arviz.InferenceData
         The host stack's result: returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData
-        under ArviZ 0.x), as ``pm.sample`` does. Posterior variables ``beta`` (dimension
-        ``coefficient``, its coordinates the release's columns: :func:`coefficients`), ``sigma``,
-        ``mu_x``, ``cov_x`` (and ``stats_w`` under Laplace noise); ``observed_data`` the released
-        entries ``stats``. ``attrs``: the sampler settings (:func:`noiseaware.results.settings`),
+        under ArviZ 0.x), as ``pm.sample`` does. Posterior variables, **in the data's units**:
+        ``beta`` (dimension ``coefficient``, its coordinates the release's columns:
+        :func:`coefficients`), ``sigma``, ``mu_x`` and ``sd_x`` (dimension ``covariate``), ``corr_x``
+        (the covariates' correlations below the diagonal, dimension ``covariate_pair``; with two or
+        more covariates), ``cov_x`` (and ``stats_w`` under Laplace noise). Only what varies is stored,
+        so ``az.summary``, ``az.plot_trace`` and ``az.plot_posterior`` / ``az.plot_dist`` run clean.
+        ``observed_data``: the released entries ``stats``. No ``log_likelihood`` group: the release is
+        one vector of correlated statistics with no pointwise split, so ``az.loo`` and ``az.compare``
+        are not defined for this fit (ArviZ answers "log likelihood not found"; the root attribute
+        ``noiseaware_log_likelihood`` says why; ``docs/regression.md``, "Model comparison").
+        ``attrs``: the sampler settings (:func:`noiseaware.results.settings`),
         ``noiseaware_result = "regression.fit"``, ``noiseaware_default_var = "beta"``,
         ``noiseaware_backend``, ``noiseaware_statistic``, ``noiseaware_noise`` (the release's noise
         family) and, given a :class:`~noiseaware.Release`, the release itself
         (:func:`noiseaware.results.release`). Pooled draws: ``noiseaware.results.draws(fit, "beta")``.
+
+        **Units.** A release of ranges ``(lower, upper)`` holds the statistics of the rows shifted by
+        the ranges' mid-points :math:`s = (0, m_x, m_y)`. The model samples the parameters of the
+        shifted rows (where the default prior, from the half-widths, sits) and reports them in the
+        data's units: the slopes are the same, and the intercept and covariate means are
+
+        .. math:: \beta_0 = \beta'_0 - m_x^\top\beta_{1:} + m_y,\qquad \mu_x = \mu'_x + m_x
+
+        (:math:`\beta'_0` the intercept of the shifted rows; ``cov_x`` and ``sigma`` do not change).
+        The prior is thus on the intercept at the ranges' mid-points, like a prior on a centred
+        intercept.
 
     Raises
     ------
@@ -118,11 +184,9 @@ def fit(
     else:
         with pymc_model(stats, scales):
             idata = pymc_sample(owner, st, cores=cores)
-    post = group(idata, "posterior")
-    beta_dim = post["beta"].dims[-1]
-    post = post.rename({beta_dim: "coefficient"}).assign_coords(coefficient=list(stats.predictors))
-    set_group(idata, "posterior", post)
-    attrs = {"noiseaware_backend": backend, "noiseaware_statistic": "regression", "noiseaware_noise": stats.family}
+    set_group(idata, "posterior", _posterior(group(idata, "posterior"), stats))
+    attrs = {"noiseaware_backend": backend, "noiseaware_statistic": "regression", "noiseaware_noise": stats.family,
+             "noiseaware_log_likelihood": NO_POINTWISE}
     if not isinstance(release, RegressionStatistics):
         attrs.update(release_attrs(release))
     return finish_fit(
