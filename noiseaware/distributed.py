@@ -531,23 +531,39 @@ def fit_many(
     if results_dir is not None:
         out_dir = _writable_dir(results_dir)
         fingerprints = {key: _fingerprint(fit, summarize, fit_kwargs, rel) for key, rel in items}
-    return _stream(
-        items, fn, client, address, n_workers, bool(processes), summarize, out_dir, fit_kwargs, fingerprints
-    )
+    job = _Job(fn, summarize, fit_kwargs, out_dir, fingerprints)
+    return _stream(items, job, _Cluster(client, address, n_workers, bool(processes)))
 
 
-def _stream(
-    items: list[tuple[str, Any]],
-    fn: Callable[..., Any] | str,
-    client: Any,
-    address: str | None,
-    n_workers: int | None,
-    processes: bool,
-    summarize: Callable[[Any], Any] | None,
-    out_dir: pathlib.Path | None,
-    fit_kwargs: dict[str, Any],
-    fingerprints: dict[str, dict[str, str | None]],
-) -> Iterator[FitManyResult]:
+@dataclass(frozen=True)
+class _Job:
+    """What every task of a :func:`fit_many` run does, and where its outcomes are stored.
+
+    ``fn`` is the fit (or its name, resolved on the worker), ``summarize`` what is kept of each
+    result, ``fit_kwargs`` the fit's keywords; ``out_dir`` the resume directory (None: none) and
+    ``fingerprints`` each key's fingerprint there.
+    """
+
+    fn: Callable[..., Any] | str
+    summarize: Callable[[Any], Any] | None
+    fit_kwargs: dict[str, Any]
+    out_dir: pathlib.Path | None
+    fingerprints: dict[str, dict[str, str | None]]
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    """Where the tasks run: ``client``, a scheduler ``address``, or a LocalCluster of ``n_workers`` (``_client``)."""
+
+    client: Any
+    address: str | None
+    n_workers: int | None
+    processes: bool
+
+
+def _stream(items: list[tuple[str, Any]], job: _Job, cluster: _Cluster) -> Iterator[FitManyResult]:
+    """Yield the stored outcomes that can be reused, then run the other items on the cluster as they finish."""
+    out_dir, fingerprints = job.out_dir, job.fingerprints
     todo = []
     stale: list[str] = []
     for key, rel in items:
@@ -570,13 +586,20 @@ def _stream(
         return
     from distributed import as_completed
 
-    c, owned = _client(client, address, n_workers, processes)
+    c, owned = _client(cluster.client, cluster.address, cluster.n_workers, cluster.processes)
     futures = []
     try:
         for key, rel in todo:
             futures.append(
                 c.submit(
-                    _run_one, fn, key, rel, fit_kwargs, summarize, key=f"fit-{key}-{os.urandom(6).hex()}", pure=False
+                    _run_one,
+                    job.fn,
+                    key,
+                    rel,
+                    job.fit_kwargs,
+                    job.summarize,
+                    key=f"fit-{key}-{os.urandom(6).hex()}",
+                    pure=False,
                 )
             )
         index = {f.key: k for f, (k, _) in zip(futures, todo, strict=True)}

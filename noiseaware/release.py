@@ -48,7 +48,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -314,6 +314,100 @@ def release_size_bound(
     )
     # the 16 keys, the small fields (each at most 160 characters: version, statistic, provenance...), braces
     return total + extra + 16 * (1 + indent * (depth + 1) + 160) + 2 + indent * depth + 1
+
+
+# ----------------------------------------------------------------- reading a record, field by field
+_Name = Callable[[str], str]
+
+#: The plain fields' rules, in field order: the value's test and what the field must be (given the value).
+_FIELD_RULES: dict[str, tuple[Callable[[Any], bool], Callable[[Any], str]]] = {
+    "shape": (
+        lambda x: isinstance(x, list) and all(isinstance(s, int) and s >= 0 for s in x),
+        lambda x: f"must be a list of sizes; got {x!r}.",
+    ),
+    "dtype": (lambda x: x in ("int64", "float64"), lambda x: f"must be 'int64' or 'float64'; got {x!r}."),
+    "labels": (
+        lambda x: isinstance(x, list) and all(isinstance(y, list) and all(isinstance(s, str) for s in y) for y in x),
+        lambda x: "must be a list of lists of strings.",
+    ),
+    "n": (
+        lambda x: x is None or (isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= v.INT_BOUND),
+        lambda x: f"must be an integer in [1, 2**62] or null; got {_short_repr(x)}.",
+    ),
+    "secure": (lambda x: isinstance(x, bool), lambda x: f"must be true or false; got {x!r}."),
+    "metadata": (lambda x: isinstance(x, Mapping), lambda x: "must be an object."),
+    "components": (lambda x: isinstance(x, list), lambda x: "must be a list."),
+}
+
+
+def _field(d: Mapping[str, Any], f: _Name, name: str, default: Any = None) -> Any:
+    """``d[name]`` (``default`` when absent) if it passes :data:`_FIELD_RULES`, else the error naming the field."""
+    value = d.get(name, default)
+    ok, must = _FIELD_RULES[name]
+    if not ok(value):
+        raise ReleaseFormatError(f"Release: field '{f(name)}' {must(value)}")
+    return value
+
+
+def _read_header(d: Any, where: str, f: _Name) -> None:
+    """A JSON object with this record's ``schema``, no unknown field and every required one."""
+    if not isinstance(d, Mapping):
+        raise ReleaseFormatError(f"Release: the record{(' ' + where) if where else ''} must be a JSON object.")
+    if d.get("schema") != SCHEMA:
+        raise ReleaseFormatError(f"Release: field '{f('schema')}' must be {SCHEMA!r}; got {d.get('schema')!r}.")
+    unknown = set(d) - _TOP_KEYS
+    if unknown:
+        raise ReleaseFormatError(f"Release: unknown field(s) {sorted(unknown)}{(' in ' + where) if where else ''}.")
+    for key in _REQUIRED_KEYS:
+        if key not in d:
+            raise ReleaseFormatError(f"Release: field '{f(key)}' is missing.")
+
+
+def _read_version(d: Mapping[str, Any], f: _Name) -> tuple[int, str]:
+    """``(schema_version, provenance)``: a version-1 record (no provenance) is read as version 2 by noiseaware."""
+    sv = d["schema_version"]
+    if not isinstance(sv, int) or isinstance(sv, bool):
+        raise ReleaseFormatError(f"Release: field '{f('schema_version')}' must be an integer; got {sv!r}.")
+    if sv == 1:  # version 1 had no provenance: every such record was drawn by noiseaware
+        if "provenance" in d:
+            raise ReleaseFormatError(
+                f"Release: field '{f('provenance')}' is not part of schema version 1; a record that has it "
+                f"must say schema_version {SCHEMA_VERSION}."
+            )
+        _check_version_1_writer(d.get("noiseaware_version"), f)
+        return SCHEMA_VERSION, _external.NOISEAWARE
+    if sv != SCHEMA_VERSION:
+        raise ReleaseFormatError(
+            f"Release: field '{f('schema_version')}' must be one of {list(_READABLE_VERSIONS)}; got {sv!r}. "
+            "Upgrade noiseaware to read newer records."
+        )
+    if "provenance" not in d:
+        raise ReleaseFormatError(f"Release: field '{f('provenance')}' is missing.")
+    provenance = d["provenance"]
+    if not isinstance(provenance, str):
+        raise ReleaseFormatError(f"Release: field '{f('provenance')}' must be a string; got {_short_repr(provenance)}.")
+    return sv, provenance
+
+
+def _read_values(d: Mapping[str, Any], f: _Name, shape: list[int], dtype: str) -> np.ndarray:
+    """``values`` as an array of ``shape`` and ``dtype``: numbers (integers for int64), in range, as many as needed."""
+    raw = d["values"]
+    if not isinstance(raw, list) or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in raw):
+        raise ReleaseFormatError(f"Release: field '{f('values')}' must be a flat list of numbers.")
+    if dtype == "int64" and not all(isinstance(x, int) for x in raw):
+        raise ReleaseFormatError(f"Release: field '{f('values')}' must hold integers for dtype int64.")
+    lo, hi = (-(2**63), 2**63 - 1) if dtype == "int64" else (-sys.float_info.max, sys.float_info.max)
+    far = next((x for x in raw if isinstance(x, int) and not lo <= x <= hi), None)
+    if far is not None:  # JSON integers are unbounded; NumPy would raise OverflowError
+        raise ReleaseFormatError(
+            f"Release: field '{f('values')}' must hold {dtype} values (integers in [-2**63, 2**63 - 1] for int64, "
+            f"finite for float64); got {_short_repr(far)}."
+        )
+    if math.prod(shape) != len(raw):
+        raise ReleaseFormatError(
+            f"Release: field '{f('values')}' has {len(raw)} entries but 'shape' {shape} needs {math.prod(shape)}."
+        )
+    return np.asarray(raw, dtype=dtype).reshape(shape)
 
 
 @dataclass(frozen=True, eq=False)
@@ -590,83 +684,12 @@ class Release(ReleaseRecord, JSONRecord):
         def f(name: str) -> str:
             return f"{where}{name}"
 
-        if not isinstance(d, Mapping):
-            raise ReleaseFormatError(f"Release: the record{(' ' + where) if where else ''} must be a JSON object.")
-        if d.get("schema") != SCHEMA:
-            raise ReleaseFormatError(f"Release: field '{f('schema')}' must be {SCHEMA!r}; got {d.get('schema')!r}.")
-        unknown = set(d) - _TOP_KEYS
-        if unknown:
-            raise ReleaseFormatError(f"Release: unknown field(s) {sorted(unknown)}{(' in ' + where) if where else ''}.")
-        for key in _REQUIRED_KEYS:
-            if key not in d:
-                raise ReleaseFormatError(f"Release: field '{f(key)}' is missing.")
-        sv = d["schema_version"]
-        if not isinstance(sv, int) or isinstance(sv, bool):
-            raise ReleaseFormatError(f"Release: field '{f('schema_version')}' must be an integer; got {sv!r}.")
-        if sv == 1:  # version 1 had no provenance: every such record was drawn by noiseaware
-            if "provenance" in d:
-                raise ReleaseFormatError(
-                    f"Release: field '{f('provenance')}' is not part of schema version 1; a record that has it "
-                    f"must say schema_version {SCHEMA_VERSION}."
-                )
-            _check_version_1_writer(d.get("noiseaware_version"), f)
-            provenance = _external.NOISEAWARE
-            sv = SCHEMA_VERSION
-        elif sv == SCHEMA_VERSION:
-            if "provenance" not in d:
-                raise ReleaseFormatError(f"Release: field '{f('provenance')}' is missing.")
-            provenance = d["provenance"]
-            if not isinstance(provenance, str):
-                raise ReleaseFormatError(
-                    f"Release: field '{f('provenance')}' must be a string; got {_short_repr(provenance)}."
-                )
-        else:
-            raise ReleaseFormatError(
-                f"Release: field '{f('schema_version')}' must be one of {list(_READABLE_VERSIONS)}; got {sv!r}. "
-                "Upgrade noiseaware to read newer records."
-            )
-        shape = d["shape"]
-        if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
-            raise ReleaseFormatError(f"Release: field '{f('shape')}' must be a list of sizes; got {shape!r}.")
-        dtype = d["dtype"]
-        if dtype not in ("int64", "float64"):
-            raise ReleaseFormatError(f"Release: field '{f('dtype')}' must be 'int64' or 'float64'; got {dtype!r}.")
-        raw = d["values"]
-        if not isinstance(raw, list) or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in raw):
-            raise ReleaseFormatError(f"Release: field '{f('values')}' must be a flat list of numbers.")
-        if dtype == "int64" and not all(isinstance(x, int) for x in raw):
-            raise ReleaseFormatError(f"Release: field '{f('values')}' must hold integers for dtype int64.")
-        lo, hi = (-(2**63), 2**63 - 1) if dtype == "int64" else (-sys.float_info.max, sys.float_info.max)
-        far = next((x for x in raw if isinstance(x, int) and not lo <= x <= hi), None)
-        if far is not None:  # JSON integers are unbounded; NumPy would raise OverflowError
-            raise ReleaseFormatError(
-                f"Release: field '{f('values')}' must hold {dtype} values (integers in [-2**63, 2**63 - 1] for int64, "
-                f"finite for float64); got {_short_repr(far)}."
-            )
-        if math.prod(shape) != len(raw):
-            raise ReleaseFormatError(
-                f"Release: field '{f('values')}' has {len(raw)} entries but 'shape' {shape} needs {math.prod(shape)}."
-            )
-        values = np.asarray(raw, dtype=dtype).reshape(shape)
-        labels = d["labels"]
-        if not isinstance(labels, list) or not all(
-            isinstance(lab, list) and all(isinstance(s, str) for s in lab) for lab in labels
-        ):
-            raise ReleaseFormatError(f"Release: field '{f('labels')}' must be a list of lists of strings.")
-        n = d.get("n")
-        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= v.INT_BOUND):
-            raise ReleaseFormatError(
-                f"Release: field '{f('n')}' must be an integer in [1, 2**62] or null; got {_short_repr(n)}."
-            )
-        secure = d["secure"]
-        if not isinstance(secure, bool):
-            raise ReleaseFormatError(f"Release: field '{f('secure')}' must be true or false; got {secure!r}.")
-        metadata = d.get("metadata", {})
-        if not isinstance(metadata, Mapping):
-            raise ReleaseFormatError(f"Release: field '{f('metadata')}' must be an object.")
-        comps_raw = d.get("components", [])
-        if not isinstance(comps_raw, list):
-            raise ReleaseFormatError(f"Release: field '{f('components')}' must be a list.")
+        _read_header(d, where, f)  # the record's fields are checked in field order: the first bad one is named
+        sv, provenance = _read_version(d, f)
+        shape, dtype = _field(d, f, "shape"), _field(d, f, "dtype")
+        values = _read_values(d, f, shape, dtype)
+        labels, n, secure = _field(d, f, "labels"), _field(d, f, "n"), _field(d, f, "secure")
+        metadata, comps_raw = _field(d, f, "metadata", {}), _field(d, f, "components", [])
         components = tuple(cls.from_dict(c, where=f"{f('components')}[{i}].") for i, c in enumerate(comps_raw))
         mechanism = mechanism_from_dict(d["mechanism"], where=f("mechanism"))
         guarantee = Guarantee.from_dict(d["guarantee"], where=f("guarantee"))

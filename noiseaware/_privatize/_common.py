@@ -109,9 +109,13 @@ class Context:
         guarantee: Guarantee,
         n: int | None,
         metadata: dict[str, Any],
+        *,
         components: Sequence[Release] = (),
     ) -> Release:
-        """The :class:`Release` of noisy ``values``, with this run's ``secure`` flag and :meth:`metadata`."""
+        """The :class:`Release` of noisy ``values``, with this run's ``secure`` flag and :meth:`metadata`.
+
+        ``components`` (keyword-only) are the sub-releases spent on the same data, in their order in the record.
+        """
         return Release(
             statistic=statistic,
             values=values,

@@ -32,6 +32,7 @@ the mean as its last component (``pace_ggm_mean``), ``metadata.mean = c``, ``dat
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -201,11 +202,64 @@ def _round_release(ctx: Context, t: int, step: str, value: Any, mech: Any, label
     )
 
 
-@statistic("pace_ggm")
-def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Ferrando et al. (2026) Algorithm 1 (with Algorithms 2-4); see the module docstring."""
-    owner = "privatize(statistic='pace_ggm')"
-    no_extra(owner, options, {"bound", "clip", "columns", "alpha", "beta", "T", "center", "mean_share"})
+_PACE_OWNER = "privatize(statistic='pace_ggm')"
+_PACE_OPTIONS = {"bound", "clip", "columns", "alpha", "beta", "T", "center", "mean_share"}
+
+
+@dataclass(frozen=True)
+class _PacePlan:
+    """The checked data and options of one ``pace_ggm`` run, and the budget split that follows from them.
+
+    ``x`` is the data as checked (clipped when ``clip=True``), ``bound`` its public bound :math:`B`,
+    ``share`` the mean's share of ``rho`` (0 without centring).
+    """
+
+    x: np.ndarray
+    names: list[str]
+    bound: float
+    clipped: bool
+    rho: float
+    alpha: float
+    beta: float
+    T: int
+    center: bool
+    share: float
+
+    @property
+    def n(self) -> int:
+        """Records."""
+        return int(self.x.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Columns."""
+        return int(self.x.shape[1])
+
+    @property
+    def rho_mean(self) -> float:
+        """The mean's budget ``share rho``."""
+        return self.share * self.rho
+
+    @property
+    def rho_p(self) -> float:
+        """What Algorithm 1 gets: ``rho - rho_mean``."""
+        return self.rho - self.rho_mean
+
+    @property
+    def rho_diag(self) -> float:
+        """The diagonal's budget ``alpha rho_p`` (Algorithm 2)."""
+        return self.alpha * self.rho_p
+
+    @property
+    def rho_entry(self) -> float:
+        """Each diagonal entry's budget: the ``d`` guarantees add up to at most ``rho_diag`` in float64."""
+        return even_share(self.rho_diag, self.d)
+
+
+def _pace_plan(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> _PacePlan:
+    """The options and the data, checked in the order their errors are reported."""
+    owner = _PACE_OWNER
+    no_extra(owner, options, _PACE_OPTIONS)
     v.choice(owner, "mechanism", mechanism or "gaussian", ("gaussian",))
     rho = ctx.require(owner, "rho")
     alpha = v.open_unit(owner, "alpha", options.get("alpha", 0.3))
@@ -217,77 +271,100 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         v.fail(owner, "mean_share", "is only used with center=True", options["mean_share"])
     share = v.open_unit(owner, "mean_share", options.get("mean_share", 0.1)) if center else 0.0
     x, names, b, clipped = _common_options(owner, data, options)
-    n, d = x.shape
+    d = x.shape[1]
     t_opt = options.get("T")
     T = d * (d - 1) if t_opt is None else v.integer(owner, "T", t_opt, minimum=1)
-    rho_mean = share * rho
-    rho_p = rho - rho_mean  # what Algorithm 1 gets
-    mean_mech = None
-    data_bound = b
-    _check_pace_budgets(owner, rho, alpha, beta, T, d, share, pace_ggm_sensitivity(n, 2.0 * b if center else b))
-    if center:
-        mean_mech = GaussianMechanism.from_rho(rho_mean, mean_sensitivity(n, d, b))
-    delta = pace_ggm_sensitivity(n, b)  # replaced by the centred bound's after the mean release
-    s = x.T @ x / n
-    ent = lower_entries(d)
-    rows = np.array([j for j, _ in ent])
-    cols = np.array([k for _, k in ent])
-    rho_diag = alpha * rho_p
-    rho_entry = even_share(rho_diag, d)  # the d diagonal guarantees add up to at most rho_diag in float64
+    return _PacePlan(x, names, b, clipped, rho, alpha, beta, T, center, share)
+
+
+def _pace_mechanisms(plan: _PacePlan) -> tuple[GaussianMechanism | None, GaussianMechanism, float]:
+    """The mean's mechanism (None without centring), the diagonal's, the entry sensitivity; checked before any charge.
+
+    The diagonal's mechanism and the sensitivity :math:`2B^2/n` are those of the raw bound; with
+    centring, :func:`_pace_ggm` replaces them by the centred bound's once the mean is released.
+    """
+    owner, n, d, b = _PACE_OWNER, plan.n, plan.d, plan.bound
+    worst = pace_ggm_sensitivity(n, 2.0 * b if plan.center else b)
+    _check_pace_budgets(owner, plan.rho, plan.alpha, plan.beta, plan.T, d, plan.share, worst)
+    mean_mech = GaussianMechanism.from_rho(plan.rho_mean, mean_sensitivity(n, d, b)) if plan.center else None
+    delta = pace_ggm_sensitivity(n, b)
     try:
-        diag_mech = GaussianMechanism.from_rho(rho_entry, delta)
+        diag_mech = GaussianMechanism.from_rho(plan.rho_entry, delta)
     except NoiseawareValueError as exc:
         raise NoiseawareValueError(
-            f"{owner}: rho={rho!r}, alpha={alpha!r} and d={d} give a diagonal noise the Gaussian mechanism cannot "
-            f"use: {exc}"
+            f"{owner}: rho={plan.rho!r}, alpha={plan.alpha!r} and d={d} give a diagonal noise the Gaussian mechanism "
+            f"cannot use: {exc}"
         ) from exc
-    # Fully adaptive composition: the total is fixed in advance and charged once, before any noise.
-    ctx.charge(Guarantee(rho=rho), label="pace_ggm")
-    centre_meta: dict[str, Any] = {}
-    mean_comp: list[Release] = []
-    if mean_mech is not None:
-        # Budgeted centring: release the mean (rho_mean), centre with its clip to [-B, B]; the centred
-        # records satisfy |x_j - c_j| <= B + max|c| <= 2B, the bound every later sensitivity uses.
-        z_mean = mean_mech.release(x.mean(axis=0), rng=ctx.rng)
-        c = np.clip(z_mean, -b, b)
-        b = data_bound + float(np.max(np.abs(c)))
-        x = x - c
-        s = x.T @ x / n
-        delta = pace_ggm_sensitivity(n, b)
-        diag_mech = GaussianMechanism.from_rho(rho_entry, delta)
-        mean_comp.append(
-            ctx.release(
-                "pace_ggm_mean",
-                z_mean,
-                [(nm,) for nm in names],
-                mean_mech,
-                "joint",
-                mean_mech.guarantee(),
-                n,
-                {"step": "mean"},
-            )
-        )
-        centre_meta = {
-            "center": True,
-            "mean_share": share,
-            "rho_mean": rho_mean,
-            "data_bound": data_bound,
-            "mean": c.tolist(),
-        }
-    z0 = diag_mech.release(np.diag(s).copy(), rng=ctx.rng)
-    lam_diag = 1.0 / diag_mech.sigma**2
-    y: dict[tuple[int, int], float] = {}
-    lam: dict[tuple[int, int], float] = {}
-    solver = BlockSolver(d)
-    for j in range(d):
-        y[(j, j)], lam[(j, j)] = float(z0[j]), lam_diag
-        solver.set_entry(j, j, y[(j, j)], lam_diag)
-    est = solver.estimate()
-    used = rho_diag
-    # the guarantee composed so far, in the order of the release's guarantee (diagonal, rounds, mean)
-    spent = diag_mech.rho * d
-    g_mean = [] if mean_mech is None else [mean_mech.rho]
-    per = (rho_p - used) / T
+    return mean_mech, diag_mech, delta
+
+
+def _release_mean(
+    ctx: Context, plan: _PacePlan, mean_mech: GaussianMechanism
+) -> tuple[np.ndarray, float, Release, dict[str, Any]]:
+    r"""Budgeted centring: the released mean ``z``, its clip ``c`` to ``[-B, B]``; the data ``x - c``.
+
+    Returns the centred data, its bound :math:`B + \max|c| \le 2B` (the bound every later
+    sensitivity uses), the mean's release (``rho_mean``) and the release's centring metadata.
+    """
+    z_mean = mean_mech.release(plan.x.mean(axis=0), rng=ctx.rng)
+    c = np.clip(z_mean, -plan.bound, plan.bound)
+    bound = plan.bound + float(np.max(np.abs(c)))
+    labels = [(nm,) for nm in plan.names]
+    g = mean_mech.guarantee()
+    comp = ctx.release("pace_ggm_mean", z_mean, labels, mean_mech, "joint", g, plan.n, {"step": "mean"})
+    meta = {
+        "center": True,
+        "mean_share": plan.share,
+        "rho_mean": plan.rho_mean,
+        "data_bound": plan.bound,
+        "mean": c.tolist(),
+    }
+    return plan.x - c, bound, comp, meta
+
+
+class _Combined:
+    r"""The measured entries, combined by precision (Prop. 4.2), and their max-entropy reconstruction (Algorithm 4).
+
+    Starts from the diagonal's measurements ``diagonal`` (each of precision ``precision``);
+    ``est`` is the current reconstruction :math:`\hat\Sigma`.
+    """
+
+    def __init__(self, d: int, diagonal: np.ndarray, precision: float) -> None:
+        self.solver = BlockSolver(d)
+        self.y: dict[tuple[int, int], float] = {}
+        self.lam: dict[tuple[int, int], float] = {}
+        for j in range(d):
+            self.y[(j, j)], self.lam[(j, j)] = float(diagonal[j]), precision
+            self.solver.set_entry(j, j, self.y[(j, j)], precision)
+        self.est = self.solver.estimate()
+
+    def add(self, j: int, k: int, z: float, prec: float) -> np.ndarray:
+        """Combine measurement ``z`` (precision ``prec``) of entry ``(j, k)`` with earlier ones; the new estimate."""
+        old_lam = self.lam.get((j, k), 0.0)
+        self.y[(j, k)] = (old_lam * self.y.get((j, k), 0.0) + prec * z) / (old_lam + prec)  # Prop. 4.2
+        self.lam[(j, k)] = old_lam + prec
+        self.solver.set_entry(j, k, self.y[(j, k)], self.lam[(j, k)])
+        self.solver.solve_touching(j, k)
+        self.est = self.solver.estimate()
+        return self.est
+
+
+def _adaptive_rounds(
+    ctx: Context, plan: _PacePlan, s: np.ndarray, *, delta: float, spent: float, after: list[float], combined: _Combined
+) -> tuple[list[dict[str, Any]], list[Release]]:
+    r"""Algorithm 1's rounds with Algorithm 3's annealing, until ``rho_p`` is spent: select, measure, reconstruct.
+
+    ``s`` is :math:`\Sigma(X)`, ``delta`` the entry sensitivity; ``spent`` is the guarantee composed
+    before the rounds (the diagonal's) and ``after`` those composed after them (the mean's, if any), so
+    that the last round's measurement keeps the composed total within ``rho`` in float64. Returns
+    each round's record (``metadata.rounds``) and its two releases (selection, measurement).
+    """
+    ent = lower_entries(plan.d)
+    rows = np.array([j for j, _ in ent])
+    cols = np.array([k for _, k in ent])
+    beta, rho_p = plan.beta, plan.rho_p
+    used = plan.rho_diag
+    per = (rho_p - used) / plan.T
     rs, rm = beta * per, (1.0 - beta) * per
     rounds: list[dict[str, Any]] = []
     comps: list[Release] = []
@@ -301,19 +378,14 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
         sel = ExponentialMechanism.from_rho(rs, sensitivity=delta)
         sel_rho = float(sel.guarantee().rho)  # type: ignore[arg-type]
         if final:  # what is left, rounded so that the composed guarantee stays within rho in float64
-            rm = fit_sum(rho, [spent, sel_rho], rm, g_mean)
+            rm = fit_sum(plan.rho, [spent, sel_rho], rm, after)
+        est = combined.est
         r = int(sel.release(np.abs(s[rows, cols] - est[rows, cols]), rng=ctx.rng))
         j, k = ent[r]
         meas = GaussianMechanism.from_rho(rm, delta)
         spent = spent + sel_rho + meas.rho
         z = float(meas.release(np.array([s[j, k]]), rng=ctx.rng)[0])
-        prec = 1.0 / meas.sigma**2
-        old_lam = lam.get((j, k), 0.0)
-        y[(j, k)] = (old_lam * y.get((j, k), 0.0) + prec * z) / (old_lam + prec)  # Prop. 4.2
-        lam[(j, k)] = old_lam + prec
-        solver.set_entry(j, k, y[(j, k)], lam[(j, k)])
-        solver.solve_touching(j, k)
-        new = solver.estimate()
+        new = combined.add(j, k, z, 1.0 / meas.sigma**2)
         used = rho_p if final else used + rs + rm
         annealed = bool(abs(new[j, k] - est[j, k]) <= math.sqrt(2.0 / math.pi) * meas.sigma)
         rounds.append(
@@ -330,31 +402,76 @@ def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
                 "final": final,
             }
         )
-        label = (names[j], names[k])
-        comps.append(_round_release(ctx, t, "select", np.array([r], dtype=np.int64), sel, label, n))
-        comps.append(_round_release(ctx, t, "measure", np.array([z]), meas, label, n))
-        est = new
+        label = (plan.names[j], plan.names[k])
+        comps.append(_round_release(ctx, t, "select", np.array([r], dtype=np.int64), sel, label, plan.n))
+        comps.append(_round_release(ctx, t, "measure", np.array([z]), meas, label, plan.n))
         if annealed and not final:  # Algorithm 3 lines 1-3
             rs, rm = 2.0 * rs, 4.0 * rm
+    return rounds, comps
+
+
+def _pace_release(
+    ctx: Context,
+    plan: _PacePlan,
+    z0: np.ndarray,
+    diag_mech: GaussianMechanism,
+    *,
+    bound: float,
+    rounds: list[dict[str, Any]],
+    components: list[Release],
+    centre_meta: dict[str, Any],
+) -> Release:
+    """The ``pace_ggm`` release: the diagonal's measurements ``z0`` as values, the rounds (and mean) as components."""
     meta = {
-        "columns": names,
-        "d": d,
-        "bound": b,
-        "clip": clipped,
-        "alpha": alpha,
-        "beta": beta,
-        "T": T,
-        "rho": rho,
-        "rho_diag": rho_diag,
+        "columns": plan.names,
+        "d": plan.d,
+        "bound": bound,
+        "clip": plan.clipped,
+        "alpha": plan.alpha,
+        "beta": plan.beta,
+        "T": plan.T,
+        "rho": plan.rho,
+        "rho_diag": plan.rho_diag,
         "entry_order": ENTRY_ORDER,
-        "centering": _CENTERED if center else _CENTERING,
+        "centering": _CENTERED if plan.center else _CENTERING,
         "solver": "; ".join(f"{key}={val}" for key, val in SOLVER_SETTINGS.items()),
         "rounds": rounds,
         **centre_meta,
     }
-    comps.extend(mean_comp)  # the mean release, if any, is the last component
-    guarantee = Guarantee(rho=diag_mech.rho * d)
-    for comp in comps:
+    guarantee = Guarantee(rho=diag_mech.rho * plan.d)
+    for comp in components:
         guarantee = guarantee.compose(comp.guarantee)
-    labels = [(nm, nm) for nm in names]
-    return ctx.release("pace_ggm", z0, labels, diag_mech, "sequential", guarantee, n, meta, comps)
+    labels = [(nm, nm) for nm in plan.names]
+    return ctx.release("pace_ggm", z0, labels, diag_mech, "sequential", guarantee, plan.n, meta, components=components)
+
+
+@statistic("pace_ggm")
+def _pace_ggm(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Ferrando et al. (2026) Algorithm 1 (with Algorithms 2-4); see the module docstring.
+
+    The steps: the options and data (:func:`_pace_plan`); the mechanisms, refused before any charge
+    (:func:`_pace_mechanisms`); one charge of the whole ``rho`` (fully adaptive composition: the total
+    is fixed in advance); the mean, when centred (:func:`_release_mean`); the diagonal (Algorithm 2);
+    the rounds (:func:`_adaptive_rounds`); the release (:func:`_pace_release`).
+    """
+    plan = _pace_plan(data, ctx, mechanism, options)
+    mean_mech, diag_mech, delta = _pace_mechanisms(plan)
+    ctx.charge(Guarantee(rho=plan.rho), label="pace_ggm")  # before any noise
+    x, bound = plan.x, plan.bound
+    mean_comp: list[Release] = []
+    centre_meta: dict[str, Any] = {}
+    if mean_mech is not None:
+        x, bound, comp, centre_meta = _release_mean(ctx, plan, mean_mech)
+        mean_comp = [comp]
+        delta = pace_ggm_sensitivity(plan.n, bound)
+        diag_mech = GaussianMechanism.from_rho(plan.rho_entry, delta)
+    s = x.T @ x / plan.n
+    z0 = diag_mech.release(np.diag(s).copy(), rng=ctx.rng)
+    combined = _Combined(plan.d, z0, 1.0 / diag_mech.sigma**2)
+    after = [] if mean_mech is None else [mean_mech.rho]
+    spent = diag_mech.rho * plan.d  # the guarantee composed so far, in the release's order (diagonal, rounds, mean)
+    rounds, comps = _adaptive_rounds(ctx, plan, s, delta=delta, spent=spent, after=after, combined=combined)
+    comps.extend(mean_comp)  # the mean release, if any, is the last component
+    return _pace_release(
+        ctx, plan, z0, diag_mech, bound=bound, rounds=rounds, components=comps, centre_meta=centre_meta
+    )

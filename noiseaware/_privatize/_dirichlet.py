@@ -34,6 +34,7 @@ for both parts of a split), so one mechanism describes every row exactly and the
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -112,113 +113,200 @@ def _check_simplex(x: np.ndarray, zeros: str, tol: float) -> np.ndarray:
     return x / sums[:, None]
 
 
-@statistic("dirichlet_logmean")
-def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Guo et al. (2022) Algorithm 1 (DPSS): censored mean-log statistic with a DP threshold (module docstring)."""
-    no_extra(_OWNER, options, _OPTIONS)
-    v.choice(_OWNER, "mechanism", mechanism or "laplace", ("laplace",))
-    eps = ctx.require(_OWNER, "epsilon")
-    zeros = v.choice(_OWNER, "zeros", options.get("zeros", "error"), ("error", "censor"))
-    tol = v.nonnegative(_OWNER, "simplex_tol", options.get("simplex_tol", DEFAULT_SIMPLEX_TOL))
+@dataclass(frozen=True)
+class _LogmeanPlan:
+    """The checked data and options of one ``dirichlet_logmean`` run.
+
+    ``x`` is the in-memory data (checked and renormalized; None for Dask data, read through ``src``,
+    a :class:`~noiseaware._privatize._dask.DirichletSource`). ``threshold`` is the curator's fixed ``a``;
+    without it ``candidates``, ``target_rate`` and ``share`` (``threshold_share``) choose ``a`` (Algorithm 1).
+    """
+
+    eps: float
+    zeros: str
+    tol: float
+    names: list[str]
+    n: int
+    d: int
+    x: np.ndarray | None
     src: Any
+    n1: int | None
+    threshold: float | None = None
+    candidates: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    target_rate: float = 0.0
+    share: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Threshold:
+    """The threshold ``a``, the budget split ``eps1`` (log-sums) / ``eps2`` (counts) and what choosing it released."""
+
+    a: float
+    eps1: float
+    eps2: float
+    meta: dict[str, Any]
+    components: tuple[Release, ...] = ()
+
+
+def _logmean_data(data: Any, options: dict[str, Any], zeros: str, tol: float) -> tuple[np.ndarray | None, Any]:
+    """The in-memory data, checked (``x``), or the Dask data's source (``src``): one of the two is None."""
     if _dask.is_dask(data):  # data larger than memory: block sums (_dask.py), the same release
         if options.get("split") is not None:
             raise NoiseawareValueError(
                 f"{_OWNER}: split is not available for Dask data (the random partition needs all n rows at once); "
                 "split the records yourself and privatize each part, or use no split."
             )
-        src = _dask.DirichletSource(_OWNER, data, options.get("columns"), zeros, tol)
-        n, d, names = src.n, src.d, src.names
-    else:
-        x, names = as_matrix(_OWNER, data, options.get("columns"))
-        n, d = x.shape
-        x = _check_simplex(x, zeros, tol)
-        src = None
+        return None, _dask.DirichletSource(_OWNER, data, options.get("columns"), zeros, tol)
+    x, names = as_matrix(_OWNER, data, options.get("columns"))
+    return _check_simplex(x, zeros, tol), names
 
+
+def _candidates(raw: Any) -> np.ndarray:
+    """The candidate thresholds, sorted: a non-empty list of distinct values in (0, 1)."""
+    cand = v.finite_array(_OWNER, "candidates", raw)
+    if cand.ndim != 1 or cand.size < 1 or np.any(cand <= 0) or np.any(cand >= 1):
+        v.fail(_OWNER, "candidates", "must be a non-empty list of thresholds in (0, 1)", raw)
+    cand = np.sort(cand)
+    if np.any(np.diff(cand) == 0):
+        v.fail(_OWNER, "candidates", "must be distinct", cand.tolist())
+    return cand
+
+
+def _logmean_plan(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> _LogmeanPlan:
+    """The options and the data, checked in the order their errors are reported, before any budget is charged."""
+    no_extra(_OWNER, options, _OPTIONS)
+    v.choice(_OWNER, "mechanism", mechanism or "laplace", ("laplace",))
+    eps = ctx.require(_OWNER, "epsilon")
+    zeros = v.choice(_OWNER, "zeros", options.get("zeros", "error"), ("error", "censor"))
+    tol = v.nonnegative(_OWNER, "simplex_tol", options.get("simplex_tol", DEFAULT_SIMPLEX_TOL))
+    x, found = _logmean_data(data, options, zeros, tol)
+    if x is None:
+        src, names, (n, d) = found, found.names, (found.n, found.d)
+    else:
+        src, names, (n, d) = None, found, x.shape
     n1 = _split_size(options.get("split"), n)
+    common = {"eps": eps, "zeros": zeros, "tol": tol, "names": names, "n": n, "d": d, "x": x, "src": src, "n1": n1}
     fixed = options.get("threshold")
-    components: list[Release] = []
-    meta: dict[str, Any] = {"columns": names, "d": d, "units": "censored log-sums; divide row l by n_parts[l]"}
     if fixed is not None:
         if any(k in options for k in ("candidates", "target_rate", "threshold_share")):
             raise NoiseawareValueError(
                 f"{_OWNER}: threshold=... fixes a; do not also give candidates, target_rate or threshold_share."
             )
-        a = v.open_unit(_OWNER, "threshold", fixed)
-        eps1, eps2 = eps, 0.0
-        meta |= {"threshold_selection": "fixed by the curator (no budget spent)"}
-        ctx.charge(Guarantee(epsilon=eps1), label="dirichlet_logmean")
-    else:
-        raw_cand = options.get("candidates", DEFAULT_CANDIDATES)
-        cand = v.finite_array(_OWNER, "candidates", raw_cand)
-        if cand.ndim != 1 or cand.size < 1 or np.any(cand <= 0) or np.any(cand >= 1):
-            v.fail(_OWNER, "candidates", "must be a non-empty list of thresholds in (0, 1)", raw_cand)
-        cand = np.sort(cand)
-        if np.any(np.diff(cand) == 0):
-            v.fail(_OWNER, "candidates", "must be distinct", cand.tolist())
-        t_c = v.open_unit(_OWNER, "target_rate", options.get("target_rate", 0.01))
-        share = v.open_unit(_OWNER, "threshold_share", options.get("threshold_share", 0.25))
-        eps2 = eps * share
-        eps1 = fit_sum(eps, [eps2], eps - eps2)  # the two guarantees add up to at most eps in float64
-        counts = censoring_counts(x, cand) if src is None else src.censoring_counts(cand)
-        with shares_of_checked_budget():
-            geo = GeometricMechanism.from_epsilon(eps2, sensitivity=2)
-        ctx.charge(geo.guarantee().compose(Guarantee(epsilon=eps1)), label="dirichlet_logmean")
-        raw = geo.release(counts, rng=ctx.rng)
-        noisy = np.maximum(raw, 0)
-        l_idx, rates = select_threshold(noisy, cand, t_c)
-        a = float(cand[l_idx])
-        labels_c = [(f"[{lo:g}, {hi:g})",) for lo, hi in zip([0.0, *cand], [*cand, 1.0], strict=True)]
-        comp_meta = {
-            "clipped_at_zero": True,
-            "candidates": cand.tolist(),
-            "note": "values are the unclipped noisy counts; the selection uses max(0, value) (Algorithm 1)",
-        }
-        components.append(
-            ctx.release(
-                "dirichlet_censoring_counts", raw, labels_c, geo, "joint", expected_guarantee(geo, "joint", raw.shape),
-                n, comp_meta,
-            )
-        )
-        meta |= {
-            "candidates": cand.tolist(),
-            "target_rate": t_c,
-            "noisy_counts": noisy.tolist(),
-            "noisy_rates": rates.tolist(),
-            "threshold_index": l_idx,
-            "threshold_selection": "Algorithm 1 of Guo et al. (2022) (geometric counts, plain ratio of sums)",
-        }
+        return _LogmeanPlan(**common, threshold=v.open_unit(_OWNER, "threshold", fixed))
+    cand = _candidates(options.get("candidates", DEFAULT_CANDIDATES))
+    t_c = v.open_unit(_OWNER, "target_rate", options.get("target_rate", 0.01))
+    share = v.open_unit(_OWNER, "threshold_share", options.get("threshold_share", 0.25))
+    return _LogmeanPlan(**common, candidates=cand, target_rate=t_c, share=share)
 
-    parts = _partition(n, n1, ctx) if n1 is not None else []  # no split: all rows, no index array
-    sens = -d * math.log(a)
+
+def _fixed_threshold(ctx: Context, plan: _LogmeanPlan, a: float) -> _Threshold:
+    """The curator's ``a``: the whole budget goes to the log-sums (charged here, before any noise)."""
+    ctx.charge(Guarantee(epsilon=plan.eps), label="dirichlet_logmean")
+    return _Threshold(a, plan.eps, 0.0, {"threshold_selection": "fixed by the curator (no budget spent)"})
+
+
+def _selected_threshold(ctx: Context, plan: _LogmeanPlan) -> _Threshold:
+    """Algorithm 1 steps 1-3: noisy censoring counts (``eps2``), then ``a``; the whole budget is charged first."""
+    cand = plan.candidates
+    eps2 = plan.eps * plan.share
+    eps1 = fit_sum(plan.eps, [eps2], plan.eps - eps2)  # the two guarantees add up to at most eps in float64
+    counts = censoring_counts(plan.x, cand) if plan.x is not None else plan.src.censoring_counts(cand)
     with shares_of_checked_budget():
-        mech = LaplaceMechanism.from_epsilon(eps1, sensitivity=sens)
-    if src is None:
+        geo = GeometricMechanism.from_epsilon(eps2, sensitivity=2)
+    ctx.charge(geo.guarantee().compose(Guarantee(epsilon=eps1)), label="dirichlet_logmean")
+    raw = geo.release(counts, rng=ctx.rng)
+    noisy = np.maximum(raw, 0)
+    l_idx, rates = select_threshold(noisy, cand, plan.target_rate)
+    labels_c = [(f"[{lo:g}, {hi:g})",) for lo, hi in zip([0.0, *cand], [*cand, 1.0], strict=True)]
+    comp_meta = {
+        "clipped_at_zero": True,
+        "candidates": cand.tolist(),
+        "note": "values are the unclipped noisy counts; the selection uses max(0, value) (Algorithm 1)",
+    }
+    g_counts = expected_guarantee(geo, "joint", raw.shape)
+    comp = ctx.release("dirichlet_censoring_counts", raw, labels_c, geo, "joint", g_counts, plan.n, comp_meta)
+    meta = {
+        "candidates": cand.tolist(),
+        "target_rate": plan.target_rate,
+        "noisy_counts": noisy.tolist(),
+        "noisy_rates": rates.tolist(),
+        "threshold_index": l_idx,
+        "threshold_selection": "Algorithm 1 of Guo et al. (2022) (geometric counts, plain ratio of sums)",
+    }
+    return _Threshold(float(cand[l_idx]), eps1, eps2, meta, (comp,))
+
+
+def _noisy_log_sums(
+    ctx: Context, plan: _LogmeanPlan, thr: _Threshold
+) -> tuple[np.ndarray, LaplaceMechanism, list[np.ndarray]]:
+    """Algorithm 1 step 4: the censored log-sums of D (or of D1 and D2) with Laplace noise (``eps1``).
+
+    Returns the noisy sums, their mechanism and the index sets of the split (empty without one).
+    """
+    parts = _partition(plan.n, plan.n1, ctx) if plan.n1 is not None else []  # no split: all rows, no index array
+    sens = -plan.d * math.log(thr.a)
+    with shares_of_checked_budget():
+        mech = LaplaceMechanism.from_epsilon(thr.eps1, sensitivity=sens)
+    if plan.x is not None:
         # exact, correctly rounded sums (_fsum.py): the same bits whatever the blocking (Dask data)
-        logx = np.log(np.maximum(x, a))
+        logx = np.log(np.maximum(plan.x, thr.a))
         sums = np.stack([exact_column_sums(logx[idx]) for idx in parts]) if parts else exact_column_sums(logx)
     else:
-        sums = src.log_sums(a)
-    noisy_sums = mech.release(sums, rng=ctx.rng)
+        sums = plan.src.log_sums(thr.a)
+    return mech.release(sums, rng=ctx.rng), mech, parts
+
+
+def _logmean_release(
+    ctx: Context,
+    plan: _LogmeanPlan,
+    thr: _Threshold,
+    noisy_sums: np.ndarray,
+    mech: LaplaceMechanism,
+    parts: list[np.ndarray],
+) -> Release:
+    """The ``dirichlet_logmean`` release: the noisy log-sums, and the censoring counts as a component if any."""
     composition = "parallel" if parts else "joint"
-    n_parts = [int(idx.size) for idx in parts] or [n]
+    n_parts = [int(idx.size) for idx in parts] or [plan.n]
     if parts:
-        labels: list[tuple[str, ...]] = [(part, c) for part in ("D1", "D2") for c in names]
+        labels: list[tuple[str, ...]] = [(part, c) for part in ("D1", "D2") for c in plan.names]
     else:
-        labels = [(c,) for c in names]
-    meta |= {
-        "a": a,
+        labels = [(c,) for c in plan.names]
+    meta: dict[str, Any] = {
+        "columns": plan.names,
+        "d": plan.d,
+        "units": "censored log-sums; divide row l by n_parts[l]",
+        **thr.meta,
+        "a": thr.a,
         "n_parts": n_parts,
-        "epsilon_1": eps1,
-        "epsilon_2": eps2,
+        "epsilon_1": thr.eps1,
+        "epsilon_2": thr.eps2,
         "laplace_scale_logmean": [mech.scale / m for m in n_parts],
-        "zeros": zeros,
-        "simplex_tol": tol,
+        "zeros": plan.zeros,
+        "simplex_tol": plan.tol,
     }
     g = expected_guarantee(mech, composition, noisy_sums.shape)
-    for c in components:
+    for c in thr.components:
         g = g.compose(c.guarantee)
-    return ctx.release("dirichlet_logmean", noisy_sums, labels, mech, composition, g, n, meta, components)
+    return ctx.release(
+        "dirichlet_logmean", noisy_sums, labels, mech, composition, g, plan.n, meta, components=thr.components
+    )
+
+
+@statistic("dirichlet_logmean")
+def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Guo et al. (2022) Algorithm 1 (DPSS): censored mean-log statistic with a DP threshold (module docstring).
+
+    The steps: the options and data (:func:`_logmean_plan`); the threshold, fixed or chosen from noisy
+    counts, with the whole budget charged before any noise (:func:`_fixed_threshold`,
+    :func:`_selected_threshold`); the noisy log-sums (:func:`_noisy_log_sums`); the release.
+    """
+    plan = _logmean_plan(data, ctx, mechanism, options)
+    if plan.threshold is not None:
+        thr = _fixed_threshold(ctx, plan, plan.threshold)
+    else:
+        thr = _selected_threshold(ctx, plan)
+    noisy_sums, mech, parts = _noisy_log_sums(ctx, plan, thr)
+    return _logmean_release(ctx, plan, thr, noisy_sums, mech, parts)
 
 
 def _split_size(split: Any, n: int) -> int | None:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,9 +54,10 @@ from .. import _validation as v
 from .._domains import Domain, domain_from_spec
 from .._statistics import kendall_sensitivity
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
-from ..mechanisms import GeometricMechanism, LaplaceMechanism
+from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism, Mechanism
 from ..release import Release, expected_guarantee
 from ._common import STATISTICS, Context, even_share, fit_sum, no_extra, shares_of_checked_budget, statistic
+from ._dpcopula_hybrid import DPCopulaTable, hybrid_release
 from ._kendall import _s_codes, kendall_s, kendall_tau_a_fast
 from ._pairs import _pair_labels_and_meta
 
@@ -199,9 +201,34 @@ def dpcopula_mle_blocks(codes: np.ndarray, blocks: int, perm: np.ndarray) -> tup
 
 
 # ----------------------------------------------------------------------------- the statistic
-@statistic("dpcopula")
-def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
-    """Li et al. (2014) DPCopula release: noisy margins (main values) and noisy correlations (component)."""
+@dataclass(frozen=True)
+class _Plan:
+    """What the plain DPCopula release spends and writes, all fixed before the budget is charged.
+
+    The budget split (``eps1`` margins, ``eps2`` correlations, ``eps_pair`` per pair of the ``k``),
+    ``blocks`` of Algorithm 2 (``correlation="mle"``), the margins' mechanism and histogram, the
+    correlation component's mechanism (for ``"median"`` the one that bounds its size), the guarantees,
+    labels and metadata of the release and of its component.
+    """
+
+    eps1: float
+    eps2: float
+    eps_pair: float
+    k: int
+    blocks: int | None
+    margins: GeometricMechanism
+    comp_mech: Mechanism
+    g_main: Guarantee
+    g_comp: Guarantee
+    hist: np.ndarray
+    labels: Sequence[tuple[str, ...]]
+    meta: dict[str, Any]
+    labels_p: Sequence[tuple[str, ...]]
+    meta_c: dict[str, Any]
+
+
+def _read_table(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> DPCopulaTable:
+    """The options every DPCopula reads and the table, checked in the order their errors are reported."""
     owner = _OWNER
     no_extra(owner, options, _OPTIONS)
     if mechanism not in (None, "geometric"):
@@ -215,15 +242,12 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     ratio = v.positive(owner, "ratio", options.get("ratio", 8.0))
     corr = v.choice(owner, "correlation", options.get("correlation", "kendall"), tuple(CORRELATION_COMPONENT))
     codes, names, doms, dtypes = table_codes(data, options.get("domains"), options.get("columns"))
-    n, m = codes.shape
-    if options.get("hybrid") is not None:  # Algorithm 6 (Li et al. 2014, §4.4)
-        from ._dpcopula_hybrid import hybrid_release
+    return DPCopulaTable(codes, names, doms, dtypes, eps, ratio, corr)
 
-        if corr != "kendall" or "blocks" in options:
-            raise NoiseawareValueError(
-                f"{owner}: hybrid=... supports correlation='kendall' only; got correlation={corr!r}."
-            )
-        return hybrid_release(ctx, codes, names, doms, dtypes, options, eps, ratio)
+
+def _budget_split(table: DPCopulaTable, options: dict[str, Any]) -> tuple[float, float, int | None]:
+    """``(epsilon_1, epsilon_2, blocks)`` of the plain DPCopula (``blocks`` None unless ``correlation="mle"``)."""
+    owner, eps, ratio, corr = _OWNER, table.eps, table.ratio, table.correlation
     extra = sorted({"hybrid_threshold", "floor", "counts_share"} & set(options))
     if extra:
         raise NoiseawareValueError(f"{owner}: {extra} apply to hybrid=... only; got them without hybrid.")
@@ -231,101 +255,148 @@ def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str,
     eps2 = fit_sum(eps, [eps1], eps - eps1)  # the guarantees add up to at most eps in float64
     if not eps2 > 0:
         v.fail(owner, "ratio", f"must leave a positive epsilon_2 = epsilon / (ratio + 1) for epsilon={eps!r}", ratio)
+    if corr != "mle":
+        if "blocks" in options:
+            raise NoiseawareValueError(f"{owner}: blocks applies to correlation='mle' only; got correlation={corr!r}.")
+        return eps1, eps2, None
+    n, m = table.n, table.m
     k = m * (m - 1) // 2
-    blocks = None
-    if corr == "mle":
-        default_l = math.ceil(k / (0.025 * eps2))
-        blocks = v.integer(owner, "blocks", options.get("blocks", default_l), minimum=1)
-        if n // blocks < m + 1:
-            raise NoiseawareValueError(
-                f"{owner}: Algorithm 2 needs at least m + 1 = {m + 1} records in each of its l = {blocks} blocks, "
-                f"so n >= {blocks * (m + 1)}; got n={n}. (The default l = ceil(C(m,2)/(0.025 epsilon_2)) = "
-                f"{default_l} is the paper's rule.) Use correlation='kendall', fewer columns, a larger epsilon, "
-                "or pass blocks=... explicitly."
-            )
-    elif "blocks" in options:
-        raise NoiseawareValueError(f"{owner}: blocks applies to correlation='mle' only; got correlation={corr!r}.")
+    default_l = math.ceil(k / (0.025 * eps2))
+    blocks = v.integer(owner, "blocks", options.get("blocks", default_l), minimum=1)
+    if n // blocks < m + 1:
+        raise NoiseawareValueError(
+            f"{owner}: Algorithm 2 needs at least m + 1 = {m + 1} records in each of its l = {blocks} blocks, "
+            f"so n >= {blocks * (m + 1)}; got n={n}. (The default l = ceil(C(m,2)/(0.025 epsilon_2)) = "
+            f"{default_l} is the paper's rule.) Use correlation='kendall', fewer columns, a larger epsilon, "
+            "or pass blocks=... explicitly."
+        )
+    return eps1, eps2, blocks
 
-    sizes = [d.size for d in doms]
+
+def _correlation_mechanism(
+    table: DPCopulaTable, eps2: float, eps_pair: float, blocks: int | None
+) -> tuple[Mechanism, Guarantee]:
+    """The correlation component's mechanism and guarantee, built before the charge (it may refuse the scale).
+
+    ``"median"``: the ``median_pairs`` release draws its own noise (geometric, sensitivity 1 per
+    count, ``eps2`` split over the ``k`` pairs as it does); the mechanism returned bounds its size.
+    """
+    k = table.m * (table.m - 1) // 2
+    if table.correlation == "median":
+        with shares_of_checked_budget():
+            g_comp = GeometricMechanism.from_epsilon(eps_pair, sensitivity=1).guarantee().repeat(k)
+        return GeometricMechanism(scale=k / eps2, sensitivity=1), g_comp
+    sens = kendall_sensitivity(table.n) if table.correlation == "kendall" else 2.0 / float(blocks)  # type: ignore[arg-type]
+    with shares_of_checked_budget():
+        comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
+    return comp_mech, comp_mech.guarantee().repeat(k)
+
+
+def _plan_release(ctx: Context, table: DPCopulaTable, options: dict[str, Any]) -> _Plan:
+    """The budget split, the mechanisms (refused before any charge), labels and metadata of the plain DPCopula."""
+    names, doms, m, corr = table.names, table.doms, table.m, table.correlation
+    eps1, eps2, blocks = _budget_split(table, options)
+    k = m * (m - 1) // 2
     with shares_of_checked_budget():
         margins = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m)
     eps_pair = even_share(eps2, k)
-    hist = np.concatenate([np.bincount(codes[:, j], minlength=s) for j, s in enumerate(sizes)]).astype(np.int64)
-    # the correlation component's mechanism, built before the charge (it may refuse the scale)
-    sub = Context(eps2, None, ctx.rng, None)
+    sizes = [d.size for d in doms]
+    hist = np.concatenate([np.bincount(table.codes[:, j], minlength=s) for j, s in enumerate(sizes)]).astype(np.int64)
     labels_p, meta_p = _pair_labels_and_meta(names)
-    if corr == "kendall":
-        sens = kendall_sensitivity(n)
-        with shares_of_checked_budget():
-            comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
-    elif corr == "mle":
-        sens = 2.0 / float(blocks)  # type: ignore[arg-type]
-        with shares_of_checked_budget():
-            comp_mech = LaplaceMechanism.from_epsilon(eps_pair, sensitivity=sens)
-    g_main = expected_guarantee(margins, "joint", hist.shape)
-    g_comp = comp_mech.guarantee().repeat(k) if corr != "median" else None
-    if g_comp is None:  # median_pairs: geometric, sensitivity 1 per count, eps2 split over k (as it does)
-        with shares_of_checked_budget():
-            g_comp = GeometricMechanism.from_epsilon(eps_pair, sensitivity=1).guarantee().repeat(k)
-    total = g_main.compose(g_comp)
+    comp_mech, g_comp = _correlation_mechanism(table, eps2, eps_pair, blocks)
     meta_c: dict[str, Any] = {**meta_p, "epsilon_per_pair": eps_pair}
     if corr == "kendall":
         meta_c["estimand"] = "Kendall's tau-a"
     elif corr == "mle":
         meta_c |= {
             "blocks": int(blocks),  # type: ignore[arg-type]
-            "block_size": n // int(blocks),  # type: ignore[arg-type]
+            "block_size": table.n // int(blocks),  # type: ignore[arg-type]
             "estimator": "mean over blocks of the normal-scores correlation (Algorithm 2)",
         }
-    labels = [(c, lab) for c, d in zip(names, doms, strict=True) for lab in d.labels()]
     meta = {
         "columns": names,
         "m": m,
         "domains": [d.to_dict() for d in doms],
-        "dtypes": dtypes,
+        "dtypes": table.dtypes,
         "bins": sizes,
-        "ratio": ratio,
+        "ratio": table.ratio,
         "epsilon_1": eps1,
         "epsilon_2": eps2,
         "correlation": corr,
     }
+    labels = [(c, lab) for c, d in zip(names, doms, strict=True) for lab in d.labels()]
+    g_main = expected_guarantee(margins, "joint", hist.shape)
+    return _Plan(
+        eps1, eps2, eps_pair, k, blocks, margins, comp_mech, g_main, g_comp, hist, labels, meta, labels_p, meta_c
+    )
+
+
+def _charge(ctx: Context, table: DPCopulaTable, plan: _Plan) -> None:
+    """Refuse a release too large to read back, then charge the whole guarantee; before any noise."""
+    median = table.correlation == "median"
     comp_parts = {  # the median_pairs component's metadata has a few more short fields: in `extra`
-        "shape": (k,),
-        "labels": labels_p,
-        "mechanism": comp_mech if corr != "median" else GeometricMechanism(scale=k / eps2, sensitivity=1),
-        "guarantee": g_comp,
-        "metadata": ctx.metadata(meta_c),
-        "extra": 1024 if corr == "median" else 0,
+        "shape": (plan.k,),
+        "labels": plan.labels_p,
+        "mechanism": plan.comp_mech,
+        "guarantee": plan.g_comp,
+        "metadata": ctx.metadata(plan.meta_c),
+        "extra": 1024 if median else 0,
     }
     ctx.charge_release(
-        total,
+        plan.g_main.compose(plan.g_comp),
         "dpcopula",
-        owner,
+        _OWNER,
         "Use smaller domains (fewer cells: coarser intervals, fewer listed values) or fewer columns.",
-        shape=hist.shape,
-        labels=labels,
-        mechanism=margins,
-        metadata=meta,
+        shape=plan.hist.shape,
+        labels=plan.labels,
+        mechanism=plan.margins,
+        metadata=plan.meta,
         components=(comp_parts,),
     )
 
-    noisy = margins.release(hist, rng=ctx.rng)
-    if corr == "median":
-        comp = STATISTICS["median_pairs"](codes.astype(np.float64), sub, "geometric", {"columns": names})
+
+def _correlation_release(ctx: Context, table: DPCopulaTable, plan: _Plan) -> Release:
+    """The correlation component: Kendall's taus, Algorithm 2's block estimates, or a ``median_pairs`` release."""
+    codes, n = table.codes, table.n
+    if table.correlation == "median":
+        sub = Context(plan.eps2, None, ctx.rng, None)
+        return STATISTICS["median_pairs"](codes.astype(np.float64), sub, "geometric", {"columns": table.names})
+    if table.correlation == "kendall":
+        sizes = [d.size for d in table.doms]
+        pairs = plan.meta_c["pairs"]
+        truth = np.array(
+            [_s_codes(codes[:, i], codes[:, j], sizes[i], sizes[j]) for i, j in pairs], dtype=np.float64
+        ) / (n * (n - 1) / 2.0)
+        stat = "kendall_pairs"
     else:
-        if corr == "kendall":
-            truth = np.array(
-                [_s_codes(codes[:, i], codes[:, j], sizes[i], sizes[j]) for i, j in meta_p["pairs"]], dtype=np.float64
-            ) / (n * (n - 1) / 2.0)
-            stat = "kendall_pairs"
-        else:
-            perm = ctx.key_rng().permutation(n)
-            truth, _ = dpcopula_mle_blocks(codes, int(blocks), perm)  # type: ignore[arg-type]  # b = n // blocks
-            stat = "dpcopula_mle"
-        comp = ctx.release(
-            stat, comp_mech.release(truth, rng=ctx.rng), labels_p, comp_mech, "sequential",
-            expected_guarantee(comp_mech, "sequential", truth.shape), n, meta_c,
-        )
-    return ctx.release(
-        "dpcopula", noisy, labels, margins, "joint", g_main.compose(comp.guarantee), n, meta, components=(comp,)
-    )
+        perm = ctx.key_rng().permutation(n)
+        truth, _ = dpcopula_mle_blocks(codes, int(plan.blocks), perm)  # type: ignore[arg-type]  # b = n // blocks
+        stat = "dpcopula_mle"
+    mech = plan.comp_mech
+    noisy = mech.release(truth, rng=ctx.rng)
+    g = expected_guarantee(mech, "sequential", truth.shape)
+    return ctx.release(stat, noisy, plan.labels_p, mech, "sequential", g, n, plan.meta_c)
+
+
+@statistic("dpcopula")
+def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
+    """Li et al. (2014) DPCopula release: noisy margins (main values) and noisy correlations (component).
+
+    The steps: the options and the table (:func:`_read_table`); the hybrid of Algorithm 6 when
+    ``hybrid=`` is given (:func:`~noiseaware._privatize._dpcopula_hybrid.hybrid_release`); else the
+    budget split, mechanisms and metadata (:func:`_plan_release`), the charge before any noise
+    (:func:`_charge`), the margins' noise and the correlation component (:func:`_correlation_release`).
+    """
+    table = _read_table(data, ctx, mechanism, options)
+    if options.get("hybrid") is not None:  # Algorithm 6 (Li et al. 2014, §4.4)
+        if table.correlation != "kendall" or "blocks" in options:
+            raise NoiseawareValueError(
+                f"{_OWNER}: hybrid=... supports correlation='kendall' only; got correlation={table.correlation!r}."
+            )
+        return hybrid_release(ctx, table, options)
+    plan = _plan_release(ctx, table, options)
+    _charge(ctx, table, plan)
+    noisy = plan.margins.release(plan.hist, rng=ctx.rng)
+    comp = _correlation_release(ctx, table, plan)
+    g = plan.g_main.compose(comp.guarantee)
+    return ctx.release("dpcopula", noisy, plan.labels, plan.margins, "joint", g, table.n, plan.meta, components=(comp,))

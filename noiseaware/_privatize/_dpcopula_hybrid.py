@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -55,12 +56,12 @@ import numpy as np
 from .. import _validation as v
 from .._domains import Domain
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
-from ..mechanisms import GeometricMechanism, LaplaceMechanism
+from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism, Mechanism
 from ..release import Release, expected_guarantee
 from ._common import Context, fit_sum, shares_of_checked_budget
 from ._kendall import _s_codes
 
-__all__ = ["HYBRID_THRESHOLD", "hybrid_columns", "hybrid_kendall", "partition_index"]
+__all__ = ["HYBRID_THRESHOLD", "DPCopulaTable", "hybrid_columns", "hybrid_kendall", "hybrid_release", "partition_index"]
 
 _OWNER = "privatize(statistic='dpcopula', hybrid=...)"
 #: Default public threshold of ``hybrid="auto"``: attributes whose stated domain has fewer cells.
@@ -149,23 +150,91 @@ def hybrid_kendall(codes: np.ndarray, part: np.ndarray, parts: int, sizes: Seque
     return out
 
 
-def hybrid_release(
-    ctx: Context,
-    codes: np.ndarray,
-    names: list[str],
-    doms: list[Domain],
-    dtypes: list[str],
-    options: dict[str, Any],
-    eps: float,
-    ratio: float,
-) -> Release:
-    """The ``dpcopula_hybrid`` release (module docstring); called by the ``dpcopula`` statistic."""
-    owner = _OWNER
-    n, m = codes.shape
+@dataclass(frozen=True)
+class DPCopulaTable:
+    r"""A checked table and the options every DPCopula release reads (the plain one and the hybrid).
+
+    Made by the ``dpcopula`` statistic (:mod:`._dpcopula`); it lives here, below it, so that the
+    hybrid needs no import of the plain DPCopula.
+
+    ``codes`` are the ``(n, m)`` cell codes of :func:`table_codes`, ``names``, ``doms`` and ``dtypes``
+    its columns', ``eps`` the total budget, ``ratio`` :math:`k = \epsilon_1/\epsilon_2` and
+    ``correlation`` the ``correlation=`` choice.
+    """
+
+    codes: np.ndarray
+    names: list[str]
+    doms: list[Domain]
+    dtypes: list[str]
+    eps: float
+    ratio: float
+    correlation: str
+
+    @property
+    def n(self) -> int:
+        """Records."""
+        return int(self.codes.shape[0])
+
+    @property
+    def m(self) -> int:
+        """Attributes."""
+        return int(self.codes.shape[1])
+
+
+@dataclass(frozen=True)
+class _HybridPlan:
+    """The checked options of a hybrid release: the partitioning (``small``) and copula (``large``) columns, the budget.
+
+    ``threshold`` is ``hybrid_threshold`` with ``hybrid="auto"`` (None with a list), ``floor`` the
+    public floor :math:`F`, ``psizes`` and ``lsizes`` the stated domain sizes of ``small`` and ``large``.
+    """
+
+    small: list[int]
+    large: list[int]
+    threshold: int | None
+    share: float
+    psizes: list[int]
+    lsizes: list[int]
+    floor: int
+    eps_c: float
+    eps1: float
+    eps2: float
+
+    @property
+    def parts(self) -> int:
+        r"""Partitions :math:`P = \prod_i |A_i|`."""
+        return math.prod(self.psizes)
+
+    @property
+    def m2(self) -> int:
+        """Copula columns."""
+        return len(self.large)
+
+    @property
+    def k(self) -> int:
+        """Pairs of copula columns."""
+        return self.m2 * (self.m2 - 1) // 2
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One joint mechanism on the concatenation over partitions: what it releases and how (module docstring)."""
+
+    statistic: str
+    truth: np.ndarray
+    labels: Sequence[tuple[str, ...]]
+    mech: Mechanism
+    guarantee: Guarantee
+    meta: dict[str, Any]
+
+
+def _hybrid_plan(table: DPCopulaTable, options: dict[str, Any]) -> _HybridPlan:
+    """The columns, floor and budget split, checked in the order their errors are reported."""
+    owner, doms, n, eps, ratio = _OWNER, table.doms, table.n, table.eps, table.ratio
     hyb = options["hybrid"]
     thr = options.get("hybrid_threshold", HYBRID_THRESHOLD if isinstance(hyb, str) else None)
-    small = hybrid_columns(owner, hyb, names, doms, thr)
-    large = [j for j in range(m) if j not in small]
+    small = hybrid_columns(owner, hyb, table.names, doms, thr)
+    large = [j for j in range(table.m) if j not in small]
     share = v.open_unit(owner, "counts_share", options.get("counts_share", 0.1))
     psizes = [doms[j].size for j in small]
     parts = math.prod(psizes)
@@ -176,101 +245,120 @@ def hybrid_release(
             "more than 10,000,000; partition on fewer or smaller columns."
         )
     floor = v.integer(owner, "floor", options.get("floor", max(2, n // (2 * parts))), minimum=2)
-    m2 = len(large)
-    k = m2 * (m2 - 1) // 2
     eps_c = share * eps
     eps1 = (1.0 - share) * eps * ratio / (ratio + 1.0)
     eps2 = fit_sum(eps, [eps_c, eps1], (1.0 - share) * eps - eps1)  # the parts add up to at most eps in float64
     if not eps2 > 0 or not eps1 > 0:
         v.fail(owner, "ratio", "must leave positive epsilon_1 and epsilon_2", ratio)
+    threshold = int(thr) if isinstance(hyb, str) else None  # type: ignore[arg-type]  # checked by hybrid_columns
+    return _HybridPlan(small, large, threshold, share, psizes, lsizes, floor, eps_c, eps1, eps2)
 
-    part = partition_index(codes[:, small], psizes)
+
+def _hybrid_truth(table: DPCopulaTable, plan: _HybridPlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The confidential pieces: partition counts, margins within each partition, floored Kendall statistics."""
+    parts, lsizes = plan.parts, plan.lsizes
+    part = partition_index(table.codes[:, plan.small], plan.psizes)
     counts = np.bincount(part, minlength=parts).astype(np.int64)
-    lc = codes[:, large]
+    lc = table.codes[:, plan.large]
     hist = np.concatenate(
         [np.bincount(part * s + lc[:, t], minlength=parts * s).reshape(parts, s) for t, s in enumerate(lsizes)],
         axis=1,
     ).ravel()
-    tau = hybrid_kendall(lc, part, parts, lsizes, floor).ravel()
+    tau = hybrid_kendall(lc, part, parts, lsizes, plan.floor).ravel()
+    return counts, hist, tau
 
-    sens_tau = 2.0 * k * 4.0 / floor
+
+def _hybrid_meta(table: DPCopulaTable, plan: _HybridPlan) -> dict[str, Any]:
+    """The main release's metadata (before the simulation note, which :meth:`Context.release` adds)."""
+    names, doms = table.names, table.doms
+    meta: dict[str, Any] = {
+        "columns": names,
+        "m": table.m,
+        "hybrid": [names[j] for j in plan.small],
+        "domains": [d.to_dict() for d in doms],
+        "dtypes": table.dtypes,
+        "bins": [d.size for d in doms],
+        "ratio": table.ratio,
+        "counts_share": plan.share,
+        "epsilon_counts": plan.eps_c,
+        "epsilon_1": plan.eps1,
+        "epsilon_2": plan.eps2,
+        "floor": plan.floor,
+        "correlation": "kendall",
+    }
+    if plan.threshold is not None:
+        meta["hybrid_threshold"] = plan.threshold
+    return meta
+
+
+def _hybrid_pieces(ctx: Context, table: DPCopulaTable, plan: _HybridPlan) -> tuple[_Piece, _Piece, _Piece]:
+    """The partition counts (main values), the margins and the Kendall statistics, with their mechanisms.
+
+    The mechanisms are built here, before the charge (they may refuse a scale).
+    """
+    names, doms, m2 = table.names, table.doms, plan.m2
+    counts, hist, tau = _hybrid_truth(table, plan)
     with shares_of_checked_budget():
-        m_counts = GeometricMechanism.from_epsilon(eps_c, sensitivity=2)
-        m_marg = GeometricMechanism.from_epsilon(eps1, sensitivity=2 * m2)
-        m_tau = LaplaceMechanism.from_epsilon(eps2, sensitivity=sens_tau)
+        m_counts = GeometricMechanism.from_epsilon(plan.eps_c, sensitivity=2)
+        m_marg = GeometricMechanism.from_epsilon(plan.eps1, sensitivity=2 * m2)
+        m_tau = LaplaceMechanism.from_epsilon(plan.eps2, sensitivity=2.0 * plan.k * 4.0 / plan.floor)
+    plabels = [
+        tuple(lab)
+        for lab in np.array(np.meshgrid(*[doms[j].labels() for j in plan.small], indexing="ij"), dtype=object)
+        .reshape(len(plan.small), -1)
+        .T.tolist()
+    ]
+    lnames = [names[j] for j in plan.large]
+    iu, ju = np.triu_indices(m2, 1)
+    pairs = [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
+    common = {"columns": lnames, "partitions": plan.parts}
+    marg_labels = tuple((*pl, names[j], lab) for pl in plabels for j in plan.large for lab in doms[j].labels())
+    marg_meta = ctx.metadata({**common, "bins": plan.lsizes})
+    kend_labels = tuple((*pl, lnames[i], lnames[j]) for pl in plabels for i, j in pairs)
+    estimand = "S_g / max(C(n_g, 2), C(floor, 2)) per partition and pair"
+    kend_meta = ctx.metadata({**common, "pairs": pairs, "floor": plan.floor, "estimand": estimand})
     g_counts = expected_guarantee(m_counts, "joint", counts.shape)
     g_marg = expected_guarantee(m_marg, "joint", hist.shape)
     g_tau = expected_guarantee(m_tau, "joint", tau.shape)
-    total = g_counts.compose(g_marg).compose(g_tau)
-
-    plabels = [
-        tuple(lab)
-        for lab in np.array(np.meshgrid(*[doms[j].labels() for j in small], indexing="ij"), dtype=object)
-        .reshape(len(small), -1)
-        .T.tolist()
-    ]
-    lnames = [names[j] for j in large]
-    iu, ju = np.triu_indices(m2, 1)
-    pairs = [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
-    common = {"columns": lnames, "partitions": parts}
-    marg_labels = tuple((*pl, names[j], lab) for pl in plabels for j in large for lab in doms[j].labels())
-    marg_meta = ctx.metadata({**common, "bins": lsizes})
-    kend_labels = tuple((*pl, lnames[i], lnames[j]) for pl in plabels for i, j in pairs)
-    kend_meta = ctx.metadata(
-        {
-            **common,
-            "pairs": pairs,
-            "floor": floor,
-            "estimand": "S_g / max(C(n_g, 2), C(floor, 2)) per partition and pair",
-        }
+    return (
+        _Piece("dpcopula_hybrid", counts, plabels, m_counts, g_counts, _hybrid_meta(table, plan)),
+        _Piece("dpcopula_hybrid_margins", hist, marg_labels, m_marg, g_marg, marg_meta),
+        _Piece("dpcopula_hybrid_kendall", tau, kend_labels, m_tau, g_tau, kend_meta),
     )
-    meta: dict[str, Any] = {
-        "columns": names,
-        "m": m,
-        "hybrid": [names[j] for j in small],
-        "domains": [d.to_dict() for d in doms],
-        "dtypes": dtypes,
-        "bins": [d.size for d in doms],
-        "ratio": ratio,
-        "counts_share": share,
-        "epsilon_counts": eps_c,
-        "epsilon_1": eps1,
-        "epsilon_2": eps2,
-        "floor": floor,
-        "correlation": "kendall",
-    }
-    if isinstance(hyb, str):
-        meta["hybrid_threshold"] = int(thr)  # type: ignore[arg-type]
+
+
+def _noisy(ctx: Context, piece: _Piece, n: int, components: Sequence[Release] = ()) -> Release:
+    """Draw ``piece``'s noise and make its release (the guarantee composed with its ``components``')."""
+    g = piece.guarantee
+    for c in components:
+        g = g.compose(c.guarantee)
+    noisy = piece.mech.release(piece.truth, rng=ctx.rng)
+    labels, mech = piece.labels, piece.mech
+    return ctx.release(piece.statistic, noisy, labels, mech, "joint", g, n, piece.meta, components=components)
+
+
+def hybrid_release(ctx: Context, table: DPCopulaTable, options: dict[str, Any]) -> Release:
+    """The ``dpcopula_hybrid`` release (module docstring); called by the ``dpcopula`` statistic.
+
+    The steps: the options (:func:`_hybrid_plan`); the three pieces and their mechanisms
+    (:func:`_hybrid_pieces`); the size check and the charge of the whole guarantee, before any
+    noise; the noise, in the order margins, Kendall's taus, partition counts.
+    """
+    counts, margins, kendall = _hybrid_pieces(ctx, table, _hybrid_plan(table, options))
     ctx.charge_release(
-        total,
+        counts.guarantee.compose(margins.guarantee).compose(kendall.guarantee),
         "dpcopula_hybrid",
-        owner,
+        _OWNER,
         "Partition on fewer or smaller columns, or use smaller domains (fewer cells).",
-        shape=counts.shape,
-        labels=plabels,
-        mechanism=m_counts,
-        metadata=meta,
-        components=(
-            dict(shape=hist.shape, labels=marg_labels, mechanism=m_marg, guarantee=g_marg, metadata=marg_meta),
-            dict(shape=tau.shape, labels=kend_labels, mechanism=m_tau, guarantee=g_tau, metadata=kend_meta),
+        shape=counts.truth.shape,
+        labels=counts.labels,
+        mechanism=counts.mech,
+        metadata=counts.meta,
+        components=tuple(
+            dict(shape=p.truth.shape, labels=p.labels, mechanism=p.mech, guarantee=p.guarantee, metadata=p.meta)
+            for p in (margins, kendall)
         ),
     )
-
-    # the noise in this order: margins, Kendall's taus, partition counts
-    marg = ctx.release(
-        "dpcopula_hybrid_margins", m_marg.release(hist, rng=ctx.rng), marg_labels, m_marg, "joint", g_marg, n, marg_meta
-    )
-    kend = ctx.release(
-        "dpcopula_hybrid_kendall", m_tau.release(tau, rng=ctx.rng), kend_labels, m_tau, "joint", g_tau, n, kend_meta
-    )
-    return ctx.release(
-        "dpcopula_hybrid",
-        m_counts.release(counts, rng=ctx.rng),
-        plabels,
-        m_counts,
-        "joint",
-        g_counts.compose(marg.guarantee).compose(kend.guarantee),
-        n,
-        meta,
-        components=(marg, kend),
-    )
+    marg = _noisy(ctx, margins, table.n)
+    kend = _noisy(ctx, kendall, table.n)
+    return _noisy(ctx, counts, table.n, components=(marg, kend))

@@ -325,7 +325,7 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
         noisy = mech.release(truth, rng=ctx.rng)
         eig = ctx.release("regression_eigen", eig_mech.release(lam_min, rng=ctx.rng), [("lambda_min",)], eig_mech,
                           "joint", eig_mech.guarantee(), n, eig_meta)
-        return ctx.release("regression", noisy, labels, mech, "joint", g, n, meta, [eig])
+        return ctx.release("regression", noisy, labels, mech, "joint", g, n, meta, components=[eig])
     # pace_ggm: check PACE-GGM's pieces before any budget, as privatize(statistic="pace_ggm") does
     alpha = v.open_unit(owner, "alpha", options.get("alpha", 0.3))
     beta = v.open_unit(owner, "beta", options.get("beta", 0.5))
@@ -339,4 +339,4 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     pace = STATISTICS["pace_ggm"](w, sub, None, {"bound": 1.0, "columns": cols, "alpha": alpha, "beta": beta, "T": T})
     g = eig_mech.guarantee().compose(pace.guarantee)
     meta["design"] = design
-    return ctx.release("regression", eig_value, [("lambda_min",)], eig_mech, "joint", g, n, meta, [pace])
+    return ctx.release("regression", eig_value, [("lambda_min",)], eig_mech, "joint", g, n, meta, components=[pace])
