@@ -16,11 +16,19 @@ built an ``Add`` of more than 32 inputs that its Python implementation cannot ru
 the value and the product once per censoring-series length, in seconds.
 
 This module imports PyTensor at its top; JAX is imported when a node is first evaluated.
+
+**Forked processes.** JAX cannot run in a process forked after it started its backends (its threads
+do not survive the fork, and the child waits for them forever). PyMC's multiprocess ``pm.sample``
+forks its chains on Linux after evaluating the model in the parent, so a node evaluated in such a
+child raises :class:`~noiseaware.exceptions.NoiseawareError` with the remedy (``cores=1``,
+``mp_ctx="spawn"``, or a JAX-based sampler) instead of hanging.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -30,13 +38,36 @@ from pytensor.gradient import DisconnectedType, grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
-from ..exceptions import NoiseawareValueError
+from ..exceptions import NoiseawareError, NoiseawareValueError
 from ._pytensor_compat import infer_shape_method, with_pullback
 
 __all__ = ["JaxMeanCov", "JaxMeanCovGrad", "jax_mean_cov"]
 
 #: ``fn(bk, x, c, *static) -> (mean (d,), cov (d, d))``: a core function in the ``xp`` style.
 MeanCovFunction = Callable[..., tuple[Any, Any]]
+
+#: Whether this process was forked after JAX started its backends (set in the child by the fork hook).
+_FORKED_AFTER_JAX = False
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED_AFTER_JAX
+    xla_bridge = sys.modules.get("jax._src.xla_bridge")
+    if xla_bridge is not None and xla_bridge.backends_are_initialized():
+        _FORKED_AFTER_JAX = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _check_can_run_jax(owner: str) -> None:
+    """Raise, rather than hang, in a process forked after JAX started (PyMC's multiprocess sampling)."""
+    if _FORKED_AFTER_JAX:
+        raise NoiseawareError(
+            f"{owner}: this PyTensor node is evaluated by JAX, which cannot run in a process forked after JAX "
+            "started (PyMC's multiprocess sampling forks its chains). Pass cores=1, or mp_ctx='spawn' (or "
+            "'forkserver'), to pm.sample, or sample with nuts_sampler='numpyro' or 'nutpie'."
+        )
 
 
 def jax_mean_cov(fn: MeanCovFunction, x: Any, c: Any, static: tuple[Any, ...]) -> tuple[Any, Any]:
@@ -98,6 +129,7 @@ class JaxMeanCov(Op):
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
         # Copies, not np.asarray views: a view of a JAX buffer is read-only, and PyTensor may overwrite
         # an Op's outputs (its in-place rewrites, e.g. an in-place Elemwise on ``cov``).
+        _check_can_run_jax(self.fn.__name__)
         mean, cov = _jax_functions(self.fn, self.static)[0](*inputs)
         outputs[0][0] = np.array(mean, dtype=np.float64)
         outputs[1][0] = np.array(cov, dtype=np.float64)
@@ -127,6 +159,7 @@ class JaxMeanCovGrad(Op):
         return Apply(self, ins, [ins[0].type()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
+        _check_can_run_jax(self.fn.__name__)
         outputs[0][0] = np.array(_jax_functions(self.fn, self.static)[1](*inputs), dtype=np.float64)  # a copy
 
     def _infer_shape(self, node: Apply, shapes: list[Any]) -> list[Any]:

@@ -38,7 +38,7 @@ from ._compile import jit
 from ._devices import chain_groups
 from ._host import arviz_major, from_groups, group, group_names, has_group, is_result, set_group
 from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
-from ._numpyro import numpyro_nuts
+from ._numpyro import numpyro_nuts, realize_lazy_numpyro
 from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
 from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_cores, pymc_sample
 from ._result import (
@@ -110,8 +110,11 @@ __all__ = [
     "is_result",
     "plot",
     "release",
+    "realize_lazy_numpyro",
     "release_attrs",
     "set_group",
     "settings",
     "summary",
 ]
+
+realize_lazy_numpyro()  # every fit imports the engine before NumPyro: ArviZ 1 may have left a lazy stub

@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
+import sys
 from collections.abc import Callable, Hashable
 from typing import Any
 
 from ._cache import ProgramCache
 from ._settings import SamplingSettings
 
-__all__ = ["PROGRAMS", "numpyro_nuts"]
+__all__ = ["PROGRAMS", "numpyro_nuts", "realize_lazy_numpyro"]
+
+
+def realize_lazy_numpyro() -> None:
+    """Load NumPyro now if another package registered it lazily and it has not loaded yet.
+
+    ArviZ 1 registers ``numpyro`` in ``sys.modules`` as a lazy module (``lazy_loader``) when ArviZ is
+    imported. Importing a NumPyro submodule (``numpyro.distributions``) while that stub is unloaded
+    leaves the package half built (``numpyro.distributions`` without its ``distribution`` attribute, so
+    ``numpyro.factor`` fails). Touching an attribute of the stub runs NumPyro's own ``__init__`` first.
+    Nothing is imported when NumPyro is not registered at all, so importing the engine stays light.
+    """
+    mod = sys.modules.get("numpyro")
+    if mod is not None and isinstance(mod, importlib.util._LazyModule):
+        mod.__version__  # the attribute access executes the lazy module
 
 #: The compiled initialization and NUTS programs of :func:`numpyro_nuts` fits given a ``cache_key``.
 PROGRAMS = ProgramCache(maxsize=16)

@@ -50,6 +50,7 @@ Examples
 -0.771937
 """
 
+from .. import _engine  # noqa: F401 - first: importing the engine loads a NumPyro that ArviZ 1 left as a lazy stub
 from ._categorical import RandomizedResponse
 from ._common import RELEASE_VALUES  # the default obs of from_release (each module imports _common first)
 from ._covariance import NoisyCovarianceEntries
