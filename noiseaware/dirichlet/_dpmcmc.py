@@ -63,8 +63,8 @@ from .._engine import (
 )
 from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
 from .._engine._compile import options_key
+from .._engine._sweep import noise_log_density, record_sweep, statistic_total
 from .._engine._x64 import float64
-from ..augment._sweep import noise_log_density, record_sweep, statistic_total
 from ..exceptions import NoiseawareTypeError
 from ._boots import p1_prior
 from ._dpmcmc_model import P1_RATE, P1_SHAPE, _initial_values, _prior_logdensity
@@ -78,7 +78,7 @@ from ._dpmcmc_moves import (
     _WalkAdaptation,
     _window_sweep,
 )
-from ._result import prior_attrs
+from ._result import NO_POINTWISE, prior_attrs
 
 __all__ = ["P1_RATE", "P1_SHAPE", "dpmcmc", "dpmcmc_batch"]
 
@@ -494,6 +494,7 @@ def _idata(
         "prior": prior_text,
         "warmup": settings.warmup,
         "noiseaware_observed_parts": [prep.part_index],
+        "noiseaware_log_likelihood": NO_POINTWISE,  # one observed part: one joint term, no pointwise split
         **release_attrs(release),
     }
     if prior is None:  # p1, which dirichlet.prior(fit) reads back; a user's distribution or function is only described
@@ -622,8 +623,10 @@ def dpmcmc(
         ``joint_step_size``. Root ``attrs``: the sampler settings, ``method``, ``target``,
         ``sampler``, ``a``, ``n``, ``latent_records`` (``b``), ``weight`` (``w``), the Laplace
         scale of the mean, ``epsilon_1``, ``prior`` (a description), ``noiseaware_prior`` (the
-        default prior p1 only: :func:`prior`), ``noiseaware_observed_parts`` (:func:`observed_parts`)
-        and the release (:func:`noiseaware.results.release`).
+        default prior p1 only: :func:`prior`), ``noiseaware_observed_parts`` (:func:`observed_parts`),
+        ``noiseaware_log_likelihood`` (why there is no ``log_likelihood`` group: the one observed
+        part is one noisy vector, with no per-record terms; ``docs/dirichlet.md``, "Model
+        comparison") and the release (:func:`noiseaware.results.release`).
 
     Raises
     ------

@@ -46,12 +46,17 @@ from .._engine import (
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
-from ._result import prior_attrs
+from ._result import NO_POINTWISE, PER_PART, prior_attrs
 
 __all__ = ["fit"]
 
 _OWNER = "dirichlet.fit"
 _LOG_2PI = math.log(2 * math.pi)
+#: A PyMC fit observing several parts: ``pm.sample`` stores no log-likelihood.
+_PYMC_PARTS = (
+    "none: the PyMC backend stores no log-likelihood (backend='numpyro' stores one term per observed part; "
+    "docs/dirichlet.md, 'Model comparison')"
+)
 #: The sampler block that :func:`fit`'s mixing check names.
 _BLOCK = MixingBlock.nuts(
     "NUTS on the Dirichlet parameters alpha (with the latent statistics)",
@@ -140,7 +145,7 @@ def _model_body(
     import numpyro
     import numpyro.distributions as dist
 
-    from ..numpyro._dirichlet import observe_latent
+    from ..numpyro import LaplaceCensoredDirichletStat
 
     alpha = numpyro.sample("alpha", dist.Gamma(shape, rate).to_event(1))
     if st.copula:
@@ -149,7 +154,7 @@ def _model_body(
         numpyro.factor("copula", -0.5 * z @ prec @ z - 0.5 * logdet)
     numpyro.deterministic("composition", alpha / alpha.sum())
     for i, par in enumerate(st.parameterizations):
-        observe_latent(
+        LaplaceCensoredDirichletStat.observe_latent(
             f"s{i}", alpha, n[i], log_a[i], scale[i], s_l[i], moments=st.moments, parameterization=par,
             terms=st.series_terms,
         )
@@ -273,15 +278,17 @@ def _fit_numpyro(pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str, s
     samples, loglik = out.draws
     names = ("lp", "diverging", "accept_rate", "n_steps", "tree_depth", "energy", "step_size")
     stats = {k: out.stats[k] for k in names}
+    groups: dict[str, Any] = {
+        "posterior": {k: np.asarray(x) for k, x in samples.items()},
+        "sample_stats": {k: np.asarray(x) for k, x in stats.items()},
+        "observed_data": {f"s{i}": np.asarray(p.s_l, dtype=np.float64) for i, p in enumerate(parts)},
+    }
+    if len(parts) > 1:  # one term per independent part, in one variable: az.loo(fit) needs no var_name
+        groups["log_likelihood"] = {"s_l": np.stack([np.asarray(loglik[f"s{i}"]) for i in range(len(parts))], -1)}
     return from_groups(
-        {
-            "posterior": {k: np.asarray(x) for k, x in samples.items()},
-            "sample_stats": {k: np.asarray(x) for k, x in stats.items()},
-            "log_likelihood": {k: np.asarray(x) for k, x in loglik.items()},
-            "observed_data": {f"s{i}": np.asarray(p.s_l, dtype=np.float64) for i, p in enumerate(parts)},
-        },
-        dims={"alpha": ["part"], "composition": ["part"]},
-        coords={"part": list(range(pr.d))},
+        groups,
+        dims={"alpha": ["part"], "composition": ["part"], "s_l": ["observed_part"]},
+        coords={"part": list(range(pr.d)), **({"observed_part": list(range(len(parts)))} if len(parts) > 1 else {})},
         attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__},
     )
 
@@ -385,9 +392,16 @@ def fit(
         ``pm.sample`` does. ``posterior``: ``alpha`` and ``composition``
         (:math:`E[x\mid\alpha]=\alpha/\sum_j\alpha_j`), dims ``chain, draw, part``, and each
         observed part's latent :math:`S_0` (``s0_s0``, ...; with the non-centred parameterisation
-        also its standardised ``s0_s0_z``). ``log_likelihood`` (NumPyro): one term per observed part,
-        the Laplace density of its :math:`s_L` given the sampled :math:`S_0`; ``observed_data``: each
-        observed :math:`s_L`. Root ``attrs``: the sampler settings, ``noiseaware_backend``,
+        also its standardised ``s0_s0_z``). ``log_likelihood`` (NumPyro, and only where two or more
+        parts are observed: prior ``p1`` on a split release): ``s_l``, dims ``chain, draw,
+        observed_part``, one term per observed part, the Laplace density of its :math:`s_L` given the
+        sampled :math:`S_0` (the parts are disjoint records with independent noise, so ``az.loo``
+        leaves one part out). A fit observing one part stores no ``log_likelihood`` group: the part is
+        one noisy vector with no per-record terms, and ArviZ's elpd of its one joint term would
+        compare nothing (``az.loo`` answers "log likelihood not found"; ``docs/dirichlet.md``, "Model
+        comparison"). ``observed_data``: each observed :math:`s_L`. Root ``attrs``: the sampler
+        settings, ``noiseaware_log_likelihood`` (what the group holds, or why there is none),
+        ``noiseaware_backend``,
         ``noiseaware_moments``, ``noiseaware_prior`` (read with :func:`prior`),
         ``noiseaware_observed_parts`` (:func:`observed_parts`) and the release
         (:func:`noiseaware.results.release`). Pooled draws: ``noiseaware.results.draws(res, "alpha")``;
@@ -449,6 +463,9 @@ def fit(
         "noiseaware_moments": moments,
         **prior_attrs(pr, "user" if isinstance(prior, GammaCopulaPrior) else str(prior)),
         "noiseaware_observed_parts": list(range(len(parts)))[-len(obs) :],
+        "noiseaware_log_likelihood": (
+            NO_POINTWISE if len(obs) == 1 else PER_PART if backend == "numpyro" else _PYMC_PARTS
+        ),
         **release_attrs(release),
     }
     return finish_fit(

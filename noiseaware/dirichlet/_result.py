@@ -23,7 +23,22 @@ from .._engine import draws, group, has_group, is_result, release
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._boots import GammaCopulaPrior
 
-__all__ = ["observed_parts", "posterior_mean", "prior", "prior_attrs"]
+__all__ = ["NO_POINTWISE", "PER_PART", "observed_parts", "posterior_mean", "prior", "prior_attrs"]
+
+#: Why a fit observing one part of the release stores no ``log_likelihood`` group (its root attribute
+#: ``noiseaware_log_likelihood``).
+NO_POINTWISE = (
+    "none: the fit observes one part of the release, one noisy vector s_L of correlated entries (the censored "
+    "mean-log statistic of all its records); there are no per-record terms and no split into conditionally "
+    "independent terms, so az.loo / az.compare are not defined for this fit (docs/dirichlet.md, 'Model comparison')"
+)
+#: What the ``log_likelihood`` group of a fit observing several parts holds (``noiseaware_log_likelihood``).
+PER_PART = (
+    "s_l: one term per observed part of the release (dimension observed_part), the Laplace density of its s_L "
+    "given the draw's latent S_0; the parts are disjoint records with independent noise, so az.loo leaves one "
+    "release part out (docs/dirichlet.md, 'Model comparison')"
+)
+
 
 def _check(owner: str, fit: Any) -> Any:
     if not is_result(fit) or not has_group(fit, "posterior") or "alpha" not in group(fit, "posterior").data_vars:
