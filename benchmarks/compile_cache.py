@@ -47,7 +47,7 @@ def child(release_path: str, chains: int, draws: int, warmup: int) -> None:
                 "import_s": t1 - t0,
                 "fit_s": t2 - t1,
                 "cache_dir": jax.config.jax_compilation_cache_dir,
-                "mean01": float(na.results.draws(fit, "R").mean(axis=0)[0, 1]),
+                "mean01": float(na.results.draws(fit, "R").mean(axis=0)[0]),  # R's first pair, R[0, 1]
             }
         )
     )

@@ -33,7 +33,7 @@ def main() -> None:
         rel = na.privatize(x[:, :p], statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(0))
         res = na.copula.fit(rel, chains=chains, draws=100, warmup=100, seed=5, check_mixing=False, preconditioner=pre)
         key = f"{n}_{p}_{chains}_{pre}"
-        out[key + "_R"] = res["posterior"]["R"].values
+        out[key + "_R"] = na.copula.pair_draws(res)["R"].values  # R's pairs (chain, draw, pair)
         for s in ("lp", "n_steps", "accept_rate", "diverging"):
             out[key + "_" + s] = res["sample_stats"][s].values
     np.savez(args.out, **out)

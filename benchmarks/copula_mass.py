@@ -36,11 +36,9 @@ def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.
     sys.path.insert(0, str(HERE))
     import speed_race as sr
 
-    from noiseaware.copula import fit
+    from noiseaware.copula import fit, pair_draws
 
     rel = sr.load_release(release_path)
-    p = int(rel.metadata["p"])
-    iu, ju = np.triu_indices(p, 1)
     for s in range(seeds):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
@@ -49,9 +47,9 @@ def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.
                       mass_matrix="dense" if dense else "diagonal", target_accept=target_accept,
                       variable_order=order)
         wall = time.perf_counter() - t0
-        r = np.asarray(res.idata["posterior"]["R"].values)[:, :, iu, ju]
+        r = np.asarray(pair_draws(res)["R"].values)  # (chain, draw, pair): R's pairs in row order
         ess, _ = sr.min_bulk_ess(r)
-        steps = float(np.asarray(res.idata["sample_stats"]["n_steps"]).mean())
+        steps = float(np.asarray(res["sample_stats"]["n_steps"]).mean())
         print(json.dumps({"dense": dense, "order": order, "seed": s, "wall": wall, "ess": ess, "leapfrog": steps}),
               flush=True)
 

@@ -220,7 +220,7 @@ def worker_noiseaware(
         import numpyro  # noqa: F401
     else:
         import pymc  # noqa: F401
-    from noiseaware.copula import fit
+    from noiseaware.copula import fit, pair_draws
 
     release = load_release(release_path)
     # --fit-options (NumPyro only), handed over by the parent process
@@ -233,14 +233,13 @@ def worker_noiseaware(
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - c0
     la1 = loadavg()
-    R = np.asarray(res["posterior"]["R"].values)  # the host's container: DataTree (ArviZ 1) or InferenceData
-    p = R.shape[-1]
-    iu, ju = np.triu_indices(p, 1)
+    pairs = np.asarray(pair_draws(res)["R"].values)  # (chains, draws, p(p-1)/2): R's pairs in row order
+    p = (1 + math.isqrt(1 + 8 * pairs.shape[-1])) // 2
     out = {
         "wall_s": wall,
         "cpu_s": cpu,
         "compile_s": math.nan,
-        **posterior_summary(R[:, :, iu, ju], chains, draws, warmup),
+        **posterior_summary(pairs, chains, draws, warmup),
         "load": f"{la0} -> {la1}",
     }
     if backend == "numpyro":

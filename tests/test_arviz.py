@@ -19,7 +19,6 @@ import arviz as az
 import numpy as np
 import pytest
 
-import noiseaware as na
 from noiseaware import results
 from noiseaware._engine import group, group_names
 
@@ -29,123 +28,13 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-
-def _copula() -> Any:
-    from noiseaware import copula
-    from noiseaware.datasets import demo_copula_data
-
-    x, _, _ = demo_copula_data(seed=1, n=400)
-    rel = na.privatize(x[:, :3], statistic="median_pairs", epsilon=2.0, rng=np.random.default_rng(0))
-    return copula.fit(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
-
-
-def _dpcopula() -> Any:
-    from noiseaware import copula
-
-    cov = [[1, 0.6, 0.3], [0.6, 1, 0.2], [0.3, 0.2, 1]]
-    x = np.random.default_rng(0).multivariate_normal([0, 0, 0], cov, size=400)
-    doms = [{"lower": -4.0, "upper": 4.0, "bins": 8}] * 3
-    rel = na.privatize(
-        x, statistic="dpcopula", epsilon=4.0, correlation="median", domains=doms, rng=np.random.default_rng(1)
-    )
-    return copula.fit_dpcopula(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
-
-
-# The Dirichlet fits below have the shapes and settings of the examples in the docstrings of
-# ``dirichlet.fit`` and ``dirichlet.dpmcmc``, so they reuse those compiled programs (JAX's in-memory cache in one
-# process, the persistent cache across the test workers) instead of compiling their own.
-def _dirichlet() -> Any:
-    from noiseaware import dirichlet
-
-    x = np.random.default_rng(0).dirichlet([2.2, 3.3, 4.4], size=500)
-    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, rng=np.random.default_rng(1))
-    return dirichlet.fit(rel, chains=2, draws=60, warmup=60, seed=0, moments="asymptotic", check_mixing=False)
-
-
-def _dpmcmc() -> Any:
-    from noiseaware import dirichlet
-
-    x = np.random.default_rng(0).dirichlet([2.0, 3.0, 4.0], size=200)
-    rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=1.0, threshold=1e-3, rng=np.random.default_rng(1))
-    return dirichlet.dpmcmc(rel, chains=2, draws=60, warmup=60, seed=0, check_mixing=False)
-
-
-def _augment() -> Any:
-    import jax
-    import jax.numpy as jnp
-    import numpyro
-    import numpyro.distributions as dist
-
-    from noiseaware.augment import AugmentationModel, mechanism_log_density, sample
-    from noiseaware.mechanisms import GeometricMechanism
-
-    n = 20
-
-    def model(n: int) -> None:
-        pi = numpyro.sample("pi", dist.Dirichlet(jnp.ones(4)))
-        with numpyro.plate("records", n):
-            numpyro.sample("x", dist.Categorical(pi))
-
-    aug = AugmentationModel(
-        statistic=lambda x, s: jax.nn.one_hot(x, 4),
-        log_density=mechanism_log_density(GeometricMechanism(scale=3.0)),
-        model=model,
-        model_args=(n,),
-        posterior=lambda key, x, theta: {"pi": jax.random.dirichlet(key, 1.0 + jnp.bincount(x, length=4))},
-    )
-    return sample(aug, np.array([10, -2, 5, 6]), chains=2, draws=60, warmup=30, seed=0, check_mixing=False)
-
-
-def _covariance() -> Any:
-    from noiseaware import covariance
-
-    x = np.random.default_rng(0).uniform(-1, 1, size=(400, 2))
-    rel = na.privatize(x, statistic="second_moment", rho=1.0, bound=1.0, rng=np.random.default_rng(1))
-    return covariance.fit(rel, chains=2, draws=60, warmup=60, seed=1, check_mixing=False)
-
-
-# The hierarchy and regression fits are those of docs/published-hierarchy.md (tests/hierarchy/test_docs.py) and of
-# tests/regression/test_fit.py, release and settings alike: their NUTS programs (the release's numbers are their
-# arguments) are compiled once in the fast suite; a second fit reuses them from the engine's program cache in the
-# same worker, and from JAX's persistent cache in the other.
-def _hierarchy() -> Any:
-    from noiseaware import hierarchy
-
-    rel = hierarchy.synthetic_nmf(1, 2, 3, rng=2).release
-    return hierarchy.fit(rel, chains=2, draws=300, warmup=300, seed=1, check_mixing=False)
-
-
-def _regression() -> Any:
-    from noiseaware import regression
-
-    g = np.random.default_rng(0)
-    x = np.clip(g.normal(0.0, 0.4, size=(3000, 2)), -1, 1)
-    y = np.clip(0.1 + x @ [0.5, -0.3] + 0.2 * g.normal(size=3000), -1, 1)
-    rel = na.privatize(np.column_stack([x, y]), statistic="regression", response="x2", bound=1.0, rho=1.0,
-                       method="ssp", rng=g)
-    return regression.fit(rel, chains=2, draws=300, warmup=300, seed=3, check_mixing=False)
-
-
-#: Each fit (the kind it records in ``attrs["noiseaware_result"]``), and its ``log_likelihood`` group:
-#: "pointwise" (one term per released value, what az.loo leaves out), "per part" (one term per released
-#: statistic vector: a single one here), or None (latent-record samplers, and the covariance fits' one joint
-#: observation of correlated entries).
-FITS: dict[str, tuple[Callable[[], Any], str | None]] = {
-    "copula.fit": (_copula, "pointwise"),
-    "copula.fit_dpcopula": (_dpcopula, "pointwise"),
-    "dirichlet.fit": (_dirichlet, "per part"),
-    "dirichlet.dpmcmc": (_dpmcmc, None),
-    "augment.sample": (_augment, None),
-    "covariance.fit": (_covariance, None),
-    "hierarchy.fit": (_hierarchy, None),
-    "regression.fit": (_regression, None),
-}
+from tests.conftest import FITS  # noqa: E402  (the fits, shared with test_arviz_clean)
 
 
 @pytest.fixture(scope="module", params=sorted(FITS))
-def fitted(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any, str | None]]:
-    make, has_loglik = FITS[request.param]
-    yield request.param, make(), has_loglik
+def fitted(request: pytest.FixtureRequest, shared_fit: Callable[[str], Any]) -> Iterator[tuple[str, Any, str | None]]:
+    _, has_loglik = FITS[request.param]
+    yield request.param, shared_fit(request.param), has_loglik
 
 
 @pytest.fixture(autouse=True)
@@ -210,12 +99,6 @@ def test_plots(fitted: tuple[str, Any, str | None]) -> None:
     _, fit, _ = fitted
     var = _var(fit)
     coords = None
-    post = _post(fit)
-    if var == "R":
-        # a correlation matrix's diagonal is constant (ArviZ cannot draw a density of a constant, for any
-        # sampler's LKJ draws): plot one off-diagonal entry, chosen with ArviZ's own coords
-        row, col = (str(d) for d in post["R"].dims[2:])
-        coords = {row: [post[row].values[0]], col: [post[col].values[1]]}
     if ARVIZ_1:
         pc = az.plot_trace(fit, var_names=[var], coords=coords, backend="matplotlib")
         assert pc.viz["figure"].item() is not None
@@ -275,12 +158,21 @@ def test_loo_waic_compare_where_a_pointwise_likelihood_exists(fitted: tuple[str,
     assert sorted(table.index) == ["a", "b"]
 
 
-def test_copula_pointwise_terms_sum_to_the_composite_likelihood() -> None:
+def _matrices(fit: Any) -> np.ndarray:
+    """The copula fit's correlation matrices ``(chain, draw, p, p)``, rebuilt from the pairs it stores."""
     from noiseaware import copula
 
-    fit = _copula()
+    post = _post(fit)
+    R = copula.functional(fit, lambda r: r)
+    return R.reshape((post.sizes["chain"], post.sizes["draw"], *R.shape[1:]))
+
+
+def test_copula_pointwise_terms_sum_to_the_composite_likelihood(shared_fit: Callable[[str], Any]) -> None:
+    from noiseaware import copula
+
+    fit = shared_fit("copula.fit")
     release = results.release(fit)
-    R = np.asarray(_post(fit)["R"])[0, :5]
+    R = _matrices(fit)[0, :5]
     terms = copula.pointwise_log_likelihood(release, R)
     model = __import__("noiseaware.copula._model", fromlist=["_numpyro_model"])._numpyro_model(
         release, copula.LKJPrior()
@@ -290,8 +182,10 @@ def test_copula_pointwise_terms_sum_to_the_composite_likelihood() -> None:
     np.testing.assert_allclose(np.asarray(group(fit, "log_likelihood")["pairs"])[0, :5], terms, rtol=1e-12)
 
 
-def test_the_log_likelihood_group_survives_selection_and_a_file(tmp_path: Path) -> None:
-    fit = _copula()
+def test_the_log_likelihood_group_survives_selection_and_a_file(
+    tmp_path: Path, shared_fit: Callable[[str], Any]
+) -> None:
+    fit = shared_fit("copula.fit")
     full = np.asarray(group(fit, "log_likelihood")["pairs"])  # stored by the fit itself
     assert full.shape == (2, 60, 3)
     sub = fit.sel(draw=slice(0, 9))
@@ -301,10 +195,10 @@ def test_the_log_likelihood_group_survives_selection_and_a_file(tmp_path: Path) 
     np.testing.assert_array_equal(np.asarray(group(back, "log_likelihood")["pairs"]), full)
 
 
-def test_dpcopula_fit_log_likelihood_is_that_of_its_median_pairs_component() -> None:
+def test_dpcopula_fit_log_likelihood_is_that_of_its_median_pairs_component(shared_fit: Callable[[str], Any]) -> None:
     from noiseaware import copula
 
-    fit = _dpcopula()
-    R = np.asarray(_post(fit)["R"])
+    fit = shared_fit("copula.fit_dpcopula")
+    R = _matrices(fit)
     expect = copula.pointwise_log_likelihood(results.release(fit).components[0], R)
     np.testing.assert_allclose(np.asarray(group(fit, "log_likelihood")["pairs"]), expect, rtol=1e-12)

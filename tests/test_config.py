@@ -150,7 +150,7 @@ DEVICES_CHILD = textwrap.dedent(
         x = np.random.default_rng(0).standard_normal((400, 3))
         rel = na.privatize(x, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1))
         res = na.copula.fit(rel, chains=2, draws=60, warmup=60, seed=3, check_mixing=False)
-        out["R"] = np.asarray(res.posterior["R"]).tolist()
+        out["R"] = na.results.draws(res, "R").tolist()  # the pairs of R, pooled over chains
     print(json.dumps(out))
     """
 )

@@ -89,7 +89,7 @@ def test_each_implementation_matches_the_exact_grid_posterior(sampler: str) -> N
     pairs = pair_draws(res)  # R[0, 1] as the one pair, (chain, draw, pair)
     mcse_mean = float(az.mcse(pairs)["R"].values[0])
     mcse_sd = float(pairs["R"].std()) / math.sqrt(2 * float(az.ess(pairs, method="sd")["R"].values[0]))
-    r12 = results.draws(res, "R")[:, 0, 1]
+    r12 = results.draws(res, "R")[:, 0]  # the fit stores R's pairs: R[0, 1] is the one pair
     # |z| > 5 has probability < 1e-6 under a correct sampler
     assert abs(float(r12.mean()) - exact_mean) < 5 * mcse_mean + 1e-3
     assert abs(float(r12.std(ddof=1)) - exact_sd) < 5 * mcse_sd + 1e-3

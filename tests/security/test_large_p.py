@@ -166,7 +166,7 @@ def test_diagonal_route_matches_exact_posterior() -> None:
     assert res.attrs["noiseaware_preconditioner"] == "diagonal"
     exact_mean, _ = _grid_summary(*_grid_posterior(float(rel.values[0]), 400, float(rel.mechanism.alpha)))
     mcse = float(np.ravel(az.mcse(copula.pair_draws(res))["R"].values)[0])
-    mean01 = float(na.results.draws(res, "R").mean(axis=0)[0, 1])
+    mean01 = float(na.results.draws(res, "R").mean(axis=0)[0])  # the fit stores R's one pair
     assert abs(mean01 - exact_mean) < 5 * mcse + 1e-3  # |z| > 5: p < 1e-6
 
 
@@ -200,7 +200,9 @@ def test_short_fit_at_p200(release_p200) -> None:
     # 10 draws cannot mix by the package's standard (ESS >= 100 per chain): the route is what is tested
     res = fit(release_p200, chains=1, warmup=10, draws=10, seed=0, progressbar=False, check_mixing=False)
     assert res.attrs["noiseaware_preconditioner"] == "diagonal"
-    R = na.results.draws(res, "R")
+    pairs = na.results.draws(res, "R")  # what the fit stores: the p(p-1)/2 pairs
+    assert pairs.shape == (10, P_LARGE * (P_LARGE - 1) // 2)
+    R = copula.functional(res, lambda r: r)  # the matrix, rebuilt by the reader
     assert R.shape == (10, P_LARGE, P_LARGE)
     assert np.all(np.isfinite(R))
     np.testing.assert_allclose(np.diagonal(R, axis1=1, axis2=2), 1.0, atol=1e-10)
