@@ -14,19 +14,28 @@ r"""Hierarchies of noisy counts with exact totals: Census-style noisy measuremen
   populations, in NumPyro or PyMC, in which every draw respects the invariants
   (:func:`model` is its NumPyro model, :func:`round_to_totals` the sum-preserving rounding of the
   integer draws). It returns an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under
-  ArviZ 0.x), read by :mod:`noiseaware.results` (``results.draws(fit, "integer_counts")``).
+  ArviZ 0.x), read by :mod:`noiseaware.results` (``results.draws(fit, "integer_counts")``), with a
+  ``log_likelihood`` group of one term per released measurement (:func:`pointwise_log_likelihood`).
+* The hierarchy inside one's own model: :func:`numpyro_counts` (NumPyro) and :func:`pymc_counts`
+  (PyMC) turn a model's leaf log-rates into the counts (a ``counts`` site meeting the exact totals)
+  and observe the measurements; :func:`pymc_model` builds the default model in PyMC.
 
 See ``docs/published-hierarchy.md`` for the user guide.
 """
 
-from ._fit import BACKENDS, PRIORS, ModelData, fit, model, model_data, round_to_totals
+from ._data import PRIORS, ModelData, model_data
+from ._fit import BACKENDS, METHODS, fit, model, numpyro_counts
 from ._gls import GLSResult, gls, gls_dense
+from ._loglik import pointwise_log_likelihood
+from ._pymc import pymc_counts, pymc_model
 from ._record import NoisyHierarchy
+from ._rounding import round_to_totals
 from ._synthetic import DEFAULT_VARIANCE, SyntheticNMF, aggregate, synthetic_nmf
 
 __all__ = [
     "BACKENDS",
     "DEFAULT_VARIANCE",
+    "METHODS",
     "PRIORS",
     "GLSResult",
     "ModelData",
@@ -38,6 +47,10 @@ __all__ = [
     "gls_dense",
     "model",
     "model_data",
+    "numpyro_counts",
+    "pointwise_log_likelihood",
+    "pymc_counts",
+    "pymc_model",
     "round_to_totals",
     "synthetic_nmf",
 ]

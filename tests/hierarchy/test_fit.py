@@ -65,7 +65,7 @@ def test_aggregate_broadcasts_allocations() -> None:
 @pytest.fixture(scope="module")
 def uniform_fit() -> tuple[NoisyHierarchy, Any]:
     rel = _tiny()
-    return rel, hierarchy.fit(rel, chains=2, draws=1500, warmup=500, seed=3, prior="uniform")
+    return rel, hierarchy.fit(rel, method="relaxed", chains=2, draws=1500, warmup=500, seed=3, prior="uniform")
 
 
 @pytest.mark.slow  # make test-full: a hierarchy fit against exact enumeration (7 s); test_arviz fits one
@@ -102,7 +102,7 @@ def test_result_goes_through_arviz_and_a_netcdf_file(uniform_fit: tuple[NoisyHie
 def test_hierarchical_fit_meets_the_invariants_in_every_draw() -> None:
     sim = hierarchy.synthetic_nmf(2, 2, 3, rng=4)
     rel = sim.release
-    res = hierarchy.fit(rel, chains=2, draws=300, warmup=300, seed=5, check_mixing=False)
+    res = hierarchy.fit(rel, method="relaxed", chains=2, draws=300, warmup=300, seed=5, check_mixing=False)
     assert results.fit_kind(res) == "hierarchy.fit" and results.settings(res).seed == 5
     root, totals = rel.leaf_parents, rel.root_totals()
     counts, integer = results.draws(res, "counts"), results.draws(res, "integer_counts")
@@ -118,7 +118,7 @@ def test_fit_of_a_sparse_file_rounds_every_draw_to_the_totals() -> None:
     # it sampled for 49 s and then raised "counts must sum to the group totals (group 0); got counts=-13.0":
     # in 2 of 300 draws a few cells held the mass and rounding could not close the gap
     rel = hierarchy.synthetic_nmf(1, 2, 3, cells=tuple("abcdefgh"), mean_population=2.0, rng=0).release
-    res = hierarchy.fit(rel, chains=1, draws=300, warmup=300, seed=0, check_mixing=False)
+    res = hierarchy.fit(rel, method="relaxed", chains=1, draws=300, warmup=300, seed=0, check_mixing=False)
     integer = results.draws(res, "integer_counts")
     assert np.all(integer.sum(axis=(1, 2)) == rel.root_totals()[0]) and np.all(integer >= 0)
 
@@ -135,8 +135,8 @@ def test_fit_refuses_noisy_root_totals() -> None:
 @pytest.mark.slow  # PyMC compiles its model (about 20 s of CPU)
 def test_pymc_backend_matches_the_exact_posterior_and_meets_the_totals(tmp_path: Path) -> None:
     rel = _tiny()
-    res = hierarchy.fit(rel, chains=2, draws=1500, warmup=500, seed=3, prior="uniform", backend="pymc",
-                        check_mixing=False)
+    res = hierarchy.fit(rel, method="relaxed", chains=2, draws=1500, warmup=500, seed=3, prior="uniform",
+                        backend="pymc", check_mixing=False)
     exact = _exact_posterior_mean(rel)
     counts = results.draws(res, "counts")
     assert np.abs(counts.mean(axis=0) - exact).max() < 0.15  # measured 0.07

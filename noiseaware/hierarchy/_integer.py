@@ -1,0 +1,565 @@
+r"""The posterior over integer cell counts of a hierarchy release: Metropolis moves that keep every exact total.
+
+The target is the integer model itself, with no relaxation: the leaf cell counts
+:math:`n_{tc} \in \{0, 1, 2, \dots\}`, each root unit's cells summing to its exact total :math:`T_s`,
+a prior :math:`p(n)` and the discrete Gaussian likelihood of every noisy measurement,
+
+.. math:: p(n \mid y) \propto p(n) \prod_{l, u, q}
+          \mathcal N_{\mathbb Z}\big(y_{luq} \mid (A_l n)_{uq},\ \sigma_{lq}^2\big),
+
+with :math:`(A_l n)_{uq}` the true count of query ``q`` (total or cell) of unit ``u`` of level ``l``
+(Canonne, Kamath & Steinke (2020), *The discrete Gaussian for differential privacy*, for the law; its
+log-pmf is the noise-law registry's ``NOISE_LAWS["discrete_gaussian"]``, exact at integers).
+
+**Moves.** Every move transfers :math:`k` people from one leaf cell to another leaf cell of the same
+root unit, so every root total holds in every draw by construction. A *sweep* is a fixed sequence of
+phases; each phase proposes many moves at once on disjoint parts of the tree and accepts each by
+Metropolis-Hastings:
+
+* *sibling transfer* at level :math:`l \ge 1`: the units of level :math:`l` are paired at random
+  within their parent; for each pair :math:`(u, u')` a random leaf :math:`t` below :math:`u` and
+  :math:`t'` below :math:`u'` and a random cell :math:`c`: :math:`k` people go from :math:`(t, c)` to
+  :math:`(t', c)`. The totals and cell ``c`` change on the two paths from :math:`t` and :math:`t'` up
+  to :math:`u` and :math:`u'`; above them the changes cancel;
+* *sibling swap* at level :math:`l \ge 1`: the same pairs, two cells :math:`c \ne c'`;
+  :math:`(t, c) \to (t, c')` and :math:`(t', c') \to (t', c)` by :math:`k`: every total is unchanged;
+* *root move*: in each root unit, two random leaves and two random cells, :math:`(t, c) \to (t', c')`
+  (the move that changes a root unit's cell composition, and on its own already connects all
+  allocations of :math:`T_s`).
+
+Within a phase the moves touch disjoint leaf cells and disjoint measurements (the pairs' subtrees are
+disjoint, and the shared ancestors see a change of 0), so the target's ratio factorizes over the moves
+and accepting each on its own ratio is a product of Metropolis kernels, each reversible for the
+target: the phase leaves the posterior invariant. Proposals are symmetric (the pairs, leaves, cells
+and :math:`k` are drawn independently of the counts, the sign :math:`\pm 1` with probability 1/2), so
+the acceptance probability is :math:`\min\{1, p(n') L(n') / (p(n) L(n))\}`, 0 when a count would go
+below 0. The log-likelihood ratio of a move touches only the rows (a unit's total and cells) on its two
+leaf-to-root paths: :math:`O(\text{depth} \times \text{cells})` work per move, with the table of true
+counts of every level kept in the state and updated by the accepted moves.
+
+**Step sizes.** :math:`k = 1 + \lfloor E\, h \rfloor` with :math:`E \sim \mathrm{Exp}(1)`: a move
+moves by about :math:`h` people. Each phase's :math:`h` starts at the smallest noise :math:`\sigma` of
+the measurements it touches (a count pinned to :math:`\pm\sigma` should move by about :math:`\sigma`)
+and is adapted in warmup by dual averaging towards an acceptance probability of
+:data:`~noiseaware._engine.RWM_TARGET_ACCEPT` (Hoffman & Gelman 2014, §3.2; the engine's
+:func:`~noiseaware._engine._adapt.adapt_step`), then frozen.
+
+**Priors.** ``"uniform"``: uniform over the compositions of each :math:`T_s` into its :math:`K_s`
+leaf cells (Dirichlet-multinomial with :math:`\alpha = 1`); the prior ratio is 1 on the support.
+With rates: :math:`n_s \mid \lambda \sim \mathrm{Multinomial}(T_s, \lambda_s / \sum \lambda_s)` per root
+unit, :math:`\log\lambda` the site ``log_rate`` of a NumPyro model (the package's hierarchical prior,
+or the user's). The prior ratio of a move from cell :math:`a` to :math:`b` is
+:math:`\frac{n_a!\, n_b!}{(n_a - k)!\, (n_b + k)!} (\lambda_b / \lambda_a)^k`. The model's continuous
+parameters are then updated given the counts by one NUTS iteration on
+:math:`p(\theta) \prod_s \mathrm{Multinomial}(n_s \mid T_s, \mathrm{softmax}(\log\lambda_s))`
+(NumPyro's NUTS kernel and warmup adaptation, the dapper scheme of Eng, Awan, Gong, Ju & Rao (2024),
+*dapper: Data Augmentation for Private Posterior Estimation in R*, §3, with these moves in place of the
+record sweep): a Gibbs sampler that alternates the count sweep and the NUTS step.
+
+Everything runs in JAX, float64, with static shapes; the chains are vectorized and one compiled
+program serves every release of the same tree shape (the release's numbers and the tree's index arrays
+are its arguments; :data:`PROGRAMS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._engine import RWM_TARGET_ACCEPT, ProgramCache, SamplingSettings, jit
+from ._record import NoisyHierarchy
+
+__all__ = ["PROGRAMS", "ROOT_MOVES", "IntegerTree", "hierarchical_log_rate", "integer_tree", "sample_integer"]
+
+#: Compiled integer-count samplers, keyed by the tree's shape, the prior and the settings.
+PROGRAMS = ProgramCache(maxsize=8)
+#: Root-move phases per sweep (each proposes one move per root unit).
+ROOT_MOVES = 8
+#: Sibling-move phases per sweep at the leaf level (the moves that mix the leaf totals).
+LEAF_TRANSFERS = 4
+#: Sibling-move phases per sweep at each level between the root and the leaves (cheap: few units; they
+#: are the moves that mix the cell composition of those units).
+INNER_TRANSFERS = 8
+#: Largest step scale (people per move) the adaptation may reach.
+_MAX_SCALE = 1e6
+
+
+@dataclass(frozen=True, eq=False)
+class IntegerTree:
+    r"""A release as the integer sampler reads it: the tree as index arrays, the measurements as tables.
+
+    Attributes
+    ----------
+    n_units : tuple of int
+        Units per level, root first.
+    n_cells : int
+        Cells per unit (:math:`C`).
+    arrays : dict of str to numpy.ndarray
+        The tree: ``anc`` (levels, leaves), each leaf's ancestor per level; per level ``l``,
+        ``leaves_{l}`` (the leaves sorted by their ancestor at ``l``), ``leaf_start_{l}`` and
+        ``leaf_count_{l}`` (where each unit's leaves sit in it, and how many); per level ``l >= 1``,
+        ``parent_{l}`` and ``sibling_start_{l}`` (where each parent's children start in the order of
+        their parents).
+    y, sigma, measured : tuple of numpy.ndarray
+        Per level: the published ``(units, 1 + cells)`` table (float64), the discrete Gaussian
+        :math:`\sigma` per query (1.0 where the value is exact) and 1.0 / 0.0 for measured / exact.
+    totals : numpy.ndarray
+        The root units' exact totals (int64).
+    """
+
+    n_units: tuple[int, ...]
+    n_cells: int
+    arrays: dict[str, np.ndarray]
+    y: tuple[np.ndarray, ...]
+    sigma: tuple[np.ndarray, ...]
+    measured: tuple[np.ndarray, ...]
+    totals: np.ndarray
+
+    @property
+    def leaf_root(self) -> np.ndarray:
+        """Each leaf's root unit."""
+        return self.arrays["anc"][0]
+
+    def step_reference(self, level: int) -> float:
+        """The smallest noise sigma of the measurements at ``level`` and below (a move's scale)."""
+        sig = [s[m > 0] for s, m in zip(self.sigma[level:], self.measured[level:], strict=True)]
+        vals = np.concatenate(sig) if sig else np.array([1.0])
+        return float(np.min(vals)) if vals.size else 1.0
+
+
+def integer_tree(release: NoisyHierarchy) -> IntegerTree:
+    """Index arrays and tables of ``release`` for :func:`sample_integer` (root totals must be exact)."""
+    n_units = tuple(len(u) for u in release.units)
+    L, n_leaf = len(n_units), n_units[-1]
+    anc = np.empty((L, n_leaf), dtype=np.int32)
+    anc[-1] = np.arange(n_leaf)
+    for lev in range(L - 2, -1, -1):
+        anc[lev] = np.asarray(release.parents[lev])[anc[lev + 1]]
+    arrays: dict[str, np.ndarray] = {"anc": anc}
+    for lev in range(L):
+        order = np.argsort(anc[lev], kind="stable").astype(np.int32)
+        count = np.bincount(anc[lev], minlength=n_units[lev]).astype(np.int32)
+        arrays[f"leaves_{lev}"] = order
+        arrays[f"leaf_start_{lev}"] = (np.cumsum(count) - count).astype(np.int32)
+        arrays[f"leaf_count_{lev}"] = count
+    for lev in range(1, L):
+        par = np.asarray(release.parents[lev - 1], dtype=np.int32)
+        n_child = np.bincount(par, minlength=n_units[lev - 1])
+        arrays[f"parent_{lev}"] = par
+        arrays[f"sibling_start_{lev}"] = (np.cumsum(n_child) - n_child).astype(np.int32)
+    var = np.asarray(release.variance, dtype=np.float64)
+    measured = tuple((var[lev] > 0).astype(np.float64) for lev in range(L))
+    sigma = tuple(np.where(var[lev] > 0, np.sqrt(np.where(var[lev] > 0, var[lev], 1.0)), 1.0) for lev in range(L))
+    y = tuple(np.asarray(x, dtype=np.float64) for x in release.values)
+    totals = np.asarray(release.values[0][:, 0], dtype=np.int64)
+    return IntegerTree(n_units, release.n_cells, arrays, y, sigma, measured, totals)
+
+
+def hierarchical_log_rate(n_units: tuple[int, ...], county: Any, county_root: Any, leaf_root: Any, n_cells: int) -> Any:
+    r"""The package's hierarchical prior on the log-rates, as a NumPyro model; samples ``log_rate``.
+
+    :math:`\log \lambda_{tc} \sim N(\eta_{k(t)} + \log p_{s(t)c}, \sigma_t^2)`, :math:`\eta_k \sim
+    N(0, \sigma_k^2)` centred within each root unit, :math:`p_s \sim \mathrm{Dirichlet}(1)`,
+    :math:`\sigma_k, \sigma_t \sim \mathrm{HalfNormal}(1)` (see :func:`noiseaware.hierarchy.model`).
+    ``county`` is each leaf's level-1 ancestor, ``county_root`` each level-1 unit's root unit.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    n_root, n_county, n_leaf = n_units[0], n_units[1], n_units[-1]
+    s_county = numpyro.sample("sigma_county", dist.HalfNormal(1.0))
+    s_tract = numpyro.sample("sigma_tract", dist.HalfNormal(1.0))
+    eta = numpyro.sample("eta_county", dist.Normal(0.0, s_county * jnp.ones(n_county)).to_event(1))
+    profile = numpyro.sample("profile", dist.Dirichlet(jnp.ones((n_root, n_cells))).to_event(1))
+    k_per_root = jax.ops.segment_sum(jnp.ones_like(eta), county_root, num_segments=n_root)
+    eta_c = eta - (jax.ops.segment_sum(eta, county_root, num_segments=n_root) / k_per_root)[county_root]
+    mean = eta_c[county][:, None] + jnp.log(profile)[leaf_root]
+    return numpyro.sample("log_rate", dist.Normal(mean, s_tract * jnp.ones((n_leaf, n_cells))).to_event(2))
+
+
+def _phases(L: int, C: int) -> tuple[tuple[str, int, int], ...]:
+    """The phases of one sweep, ``(kind, level, repeats)``, each with one step size.
+
+    Sibling moves per level from the leaves up, then root moves.
+    """
+    out = [("pair", lev, LEAF_TRANSFERS if lev == L - 1 else INNER_TRANSFERS) for lev in range(L - 1, 0, -1)]
+    out.append(("root", 0, ROOT_MOVES))
+    return tuple(out)
+
+
+def _build_sweep(n_units: tuple[int, ...], C: int, rates: bool) -> Callable[..., Any]:
+    """``sweep(key, tables, log_rate, log_step, tree, data) -> (tables, probs)``: one sweep of every phase."""
+    import jax.numpy as jnp
+    from jax import lax, random
+    from jax.scipy.special import gammaln
+
+    from .._core._backend import get_backend
+    from .._core._noise import NOISE_LAWS
+
+    bk = get_backend("jax")
+    law = NOISE_LAWS["discrete_gaussian"]
+    L = len(n_units)
+    phases = _phases(L, C)
+    eye = jnp.eye(C, dtype=jnp.float64)
+
+    def loglik(m: int, rows: Any, tab: Any, data: Any) -> Any:
+        y = data["y"][m][rows]
+        return law.logpdf(bk, y, tab, data["sigma"][m]) * data["measured"][m]
+
+    def row_delta(d: Any) -> Any:
+        return jnp.concatenate([d.sum(axis=1, keepdims=True), d], axis=1)
+
+    def leaf_under(key: Any, units: Any, lev: int, tree: Any) -> Any:
+        u = random.uniform(key, units.shape, dtype=jnp.float64)
+        cnt = tree[f"leaf_count_{lev}"][units]
+        off = jnp.minimum(jnp.floor(u * cnt).astype(jnp.int32), cnt - 1)
+        return tree[f"leaves_{lev}"][tree[f"leaf_start_{lev}"][units] + off]
+
+    def phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scale: Any, tree: Any,
+              data: Any) -> tuple[list[Any], Any]:
+        ks = random.split(key, 8)
+        if kind == "root":
+            units = jnp.arange(n_units[0], dtype=jnp.int32)
+            ta, tb = leaf_under(ks[0], units, 0, tree), leaf_under(ks[1], units, 0, tree)
+            ca = random.randint(ks[2], units.shape, 0, C)
+            cb = random.randint(ks[3], units.shape, 0, C)
+            valid = jnp.ones(units.shape, dtype=bool)
+            lo = 0
+        else:
+            n_l = n_units[lev]
+            par = tree[f"parent_{lev}"]
+            order = jnp.lexsort((random.uniform(ks[0], (n_l,), dtype=jnp.float64), par))
+            spar = par[order]
+            pos = jnp.arange(n_l, dtype=jnp.int32)
+            nxt = jnp.minimum(pos + 1, n_l - 1)
+            rank = pos - tree[f"sibling_start_{lev}"][spar]
+            valid = (rank % 2 == 0) & (pos + 1 < n_l) & (spar[nxt] == spar)
+            ta = leaf_under(ks[1], order, lev, tree)
+            tb = leaf_under(ks[2], order[nxt], lev, tree)
+            ca = random.randint(ks[3], (n_l,), 0, C)
+            # half the pairs swap two cells (c != c'), the others transfer one cell: both keep the parent's row
+            swap = random.bernoulli(ks[4], 0.5 if C > 1 else 0.0, (n_l,))
+            cb = jnp.where(swap, (ca + 1 + random.randint(random.fold_in(ks[4], 1), (n_l,), 0, max(C - 1, 1))) % C, ca)
+            lo = lev
+        sign = jnp.where(random.bernoulli(ks[5], 0.5, ca.shape), 1.0, -1.0)
+        k = sign * (1.0 + jnp.floor(random.exponential(ks[6], ca.shape, dtype=jnp.float64) * scale))
+        ea, eb = eye[ca], eye[cb]
+        if kind == "pair":  # transfer: -k e_c at t, +k e_c at t'; swap: k (e_c' - e_c) at t, the opposite at t'
+            da = k[:, None] * (jnp.where(swap[:, None], eb, 0.0) - ea)
+            db = -da
+        else:  # root move: (t, c) -> (t', c')
+            da, db = -k[:, None] * ea, k[:, None] * eb
+        ra, rb = row_delta(da), row_delta(db)
+        log_ratio = jnp.zeros(ca.shape, dtype=jnp.float64)
+        ok = valid
+        updates = []
+        for m in range(lo, L):
+            a, b = tree["anc"][m][ta], tree["anc"][m][tb]
+            same = (a == b)[:, None]
+            dam = ra + jnp.where(same, rb, 0.0)
+            dbm = jnp.where(same, 0.0, rb)
+            tab_a, tab_b = tables[m][a], tables[m][b]
+            new_a, new_b = tab_a + dam, tab_b + dbm
+            log_ratio += jnp.sum(loglik(m, a, new_a, data) - loglik(m, a, tab_a, data), axis=1)
+            log_ratio += jnp.sum(loglik(m, b, new_b, data) - loglik(m, b, tab_b, data), axis=1)
+            if m == L - 1:  # the leaf rows: the support (counts >= 0) and the prior's ratio
+                ok = ok & jnp.all(new_a[:, 1:] >= 0, axis=1) & jnp.all(new_b[:, 1:] >= 0, axis=1)
+                if rates:
+                    for t, old, new, d in ((a, tab_a, new_a, dam), (b, tab_b, new_b, dbm)):
+                        o, nw = old[:, 1:], jnp.maximum(new[:, 1:], 0.0)
+                        log_ratio += jnp.sum(gammaln(o + 1.0) - gammaln(nw + 1.0) + d[:, 1:] * log_rate[t], axis=1)
+            updates.append((m, a, b, dam, dbm))
+        log_ratio = jnp.where(ok, log_ratio, -jnp.inf)
+        accept = jnp.log(random.uniform(ks[7], ca.shape, dtype=jnp.float64)) < log_ratio
+        prob = jnp.where(ok, jnp.exp(jnp.minimum(log_ratio, 0.0)), 0.0)
+        prob = jnp.sum(jnp.where(valid, prob, 0.0)) / jnp.maximum(jnp.sum(valid), 1)
+        acc = accept[:, None].astype(jnp.float64)
+        tables = list(tables)
+        for m, a, b, dam, dbm in updates:
+            tables[m] = tables[m].at[a].add(acc * dam).at[b].add(acc * dbm)
+        return tables, prob
+
+    def sweep(key: Any, tables: list[Any], log_rate: Any, log_step: Any, tree: Any, data: Any) -> Any:
+        keys = random.split(key, len(phases))
+        probs = []
+        for i, (kind, lev, reps) in enumerate(phases):
+            scale = jnp.minimum(jnp.exp(log_step[i]) * data["step_ref"][i], _MAX_SCALE)
+            if reps == 1:
+                tables, p = phase(kind, lev, keys[i], tables, log_rate, scale, tree, data)
+            else:  # one compiled body, repeated
+
+                def body(j: Any, carry: Any, kind: str = kind, lev: int = lev, k: Any = keys[i],
+                         scale: Any = scale) -> Any:
+                    tabs, acc = carry
+                    tabs, p = phase(kind, lev, random.fold_in(k, j), tabs, log_rate, scale, tree, data)
+                    return tabs, acc + p / reps
+
+                tables, p = lax.fori_loop(0, reps, body, (list(tables), jnp.zeros((), jnp.float64)))
+            probs.append(p)
+        return tables, jnp.stack(probs)
+
+    return sweep
+
+
+def _multinomial_factor(counts: Any, log_rate: Any, leaf_root: Any, n_root: int) -> Any:
+    r"""The multinomial's log-pmf in the rates, :math:`\sum_{t, c} n_{tc} \log(\lambda_{tc} / \sum_{s(t)} \lambda)`.
+
+    Its coefficient does not depend on the rates.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    top = jax.ops.segment_max(jnp.max(log_rate, axis=1), leaf_root, num_segments=n_root)
+    mass = jax.ops.segment_sum(jnp.sum(jnp.exp(log_rate - top[leaf_root][:, None]), axis=1), leaf_root,
+                               num_segments=n_root)
+    lse = top + jnp.log(mass)
+    return jnp.sum(counts * (log_rate - lse[leaf_root][:, None]))
+
+
+def _rates_model(user: Callable[[], Any], n_root: int) -> Callable[..., None]:
+    """The continuous block's NumPyro model: the user's model (site ``log_rate``) times the counts' multinomial."""
+    import numpyro
+    from numpyro import handlers
+
+    def joint(counts: Any, leaf_root: Any) -> None:
+        with handlers.trace() as tr:
+            user()
+        if "log_rate" not in tr:
+            raise ValueError("log_rate")  # turned into the package's message by sample_integer
+        numpyro.factor("counts_given_rate", _multinomial_factor(counts, tr["log_rate"]["value"], leaf_root, n_root))
+
+    return joint
+
+
+def _build_program(n_units: tuple[int, ...], C: int, settings: SamplingSettings,
+                   user: Callable[[], Any] | None, sweeps: int = 1) -> Callable[..., Any]:
+    """The compiled run: warmup and draws of every chain (vectorized), for one tree shape and prior."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax, random
+
+    from .._engine._adapt import adapt_step, init_adaptation
+
+    rates = user is not None
+    L = len(n_units)
+    n_root, n_leaf = n_units[0], n_units[-1]
+    n_phase = len(_phases(L, C))
+    sweep = _build_sweep(n_units, C, rates)
+    warmup, total = settings.warmup, settings.warmup + settings.draws
+    if rates:
+        from numpyro.infer.hmc import hmc
+        from numpyro.infer.util import initialize_model
+
+        assert user is not None
+        joint = _rates_model(user, n_root)
+        example = (jnp.zeros((n_leaf, C)), jnp.zeros(n_leaf, dtype=jnp.int32))
+        info = initialize_model(random.PRNGKey(0), joint, model_args=example, dynamic_args=True)
+        potential_gen, post_gen = info.potential_fn, info.postprocess_fn
+        init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
+        z_shape = info.param_info.z
+
+    def chain(key: Any, tables0: list[Any], tree: Any, data: Any) -> Any:
+        k_init, k_run = random.split(key)
+        leaf_root = tree["anc"][0]
+        counts0 = tables0[-1][:, 1:]
+        if rates:
+            keys = random.split(k_init, len(z_shape) + 1)
+            z0 = {name: random.uniform(kk, jnp.shape(x), minval=-2.0, maxval=2.0)
+                  for kk, (name, x) in zip(keys[1:], sorted(z_shape.items()), strict=True)}
+            if "log_rate" in z0:
+                lr = jnp.log(counts0 + 0.5)
+                mean = jax.ops.segment_sum(lr.sum(axis=1), leaf_root, num_segments=n_root) / (
+                    jax.ops.segment_sum(jnp.ones(n_leaf), leaf_root, num_segments=n_root) * C)
+                z0["log_rate"] = lr - mean[leaf_root][:, None] - jnp.log(C)
+            hmc0 = init_kernel(z0, warmup, step_size=1.0, inverse_mass_matrix=None, adapt_step_size=True,
+                               adapt_mass_matrix=True, dense_mass=False,
+                               target_accept_prob=settings.target_accept, max_tree_depth=10,
+                               find_heuristic_step_size=False, regularize_mass_matrix=True,
+                               model_args=(counts0, leaf_root), rng_key=keys[0])
+        else:
+            hmc0 = ()
+
+        def step(carry: Any, i: Any) -> Any:
+            tables, hmc_state, adapt, key = carry
+            key, k_sweep = random.split(key)
+            if rates:
+                log_rate = post_gen(tables[-1][:, 1:], leaf_root)(hmc_state.z)["log_rate"]
+            else:
+                log_rate = jnp.zeros((n_leaf, C))
+            if sweeps == 1:
+                tables, probs = sweep(k_sweep, tables, log_rate, adapt.log_step, tree, data)
+            else:
+
+                def more(j: Any, c: Any) -> Any:
+                    tabs, mean = c
+                    tabs, p = sweep(random.fold_in(k_sweep, j), tabs, log_rate, adapt.log_step, tree, data)
+                    return tabs, mean + p / sweeps
+
+                tables, probs = lax.fori_loop(0, sweeps, more, (list(tables), jnp.zeros(n_phase)))
+            adapt = adapt_step(adapt, i, probs, RWM_TARGET_ACCEPT, warmup)
+            out: dict[str, Any] = {"counts": tables[-1][:, 1:].astype(jnp.int32), "accept_rate": jnp.mean(probs)}
+            if rates:
+                args = (tables[-1][:, 1:], leaf_root)
+                pe, grad = jax.value_and_grad(potential_gen(*args))(hmc_state.z)
+                hmc_state = sample_kernel(hmc_state._replace(potential_energy=pe, z_grad=grad), model_args=args)
+                out["params"] = post_gen(*args)(hmc_state.z)
+                out["diverging"] = hmc_state.diverging
+                out["n_steps"] = hmc_state.num_steps
+            return (tables, hmc_state, adapt, key), out
+
+        def body(i: Any, carry: Any) -> Any:
+            state, buf = carry
+            state, out = step(state, i)
+            at = jnp.maximum(i - warmup, 0)  # warmup iterations write slot 0, overwritten by the first draw
+            buf = jax.tree.map(lambda b, x: lax.dynamic_update_index_in_dim(b, x, at, 0), buf, out)
+            return state, buf
+
+        state = (tables0, hmc0, init_adaptation((n_phase,)), k_run)
+        shapes = jax.eval_shape(lambda s: step(s, jnp.zeros((), jnp.int32))[1], state)
+        buf = jax.tree.map(lambda x: jnp.zeros((settings.draws, *x.shape), x.dtype), shapes)
+        _, kept = lax.fori_loop(0, total, body, (state, buf))
+        return kept
+
+    return jit(jax.vmap(chain, in_axes=(0, 0, None, None)))
+
+
+def start_counts(tree: IntegerTree, release: NoisyHierarchy, chains: int, seed: int) -> np.ndarray:
+    """Starting counts per chain: the GLS estimate of the leaf cells, jittered, apportioned to the totals.
+
+    The GLS estimate (:func:`~noiseaware.hierarchy.gls`) plus a normal draw of its standard errors,
+    projected onto each root's simplex and apportioned to its total. Near the posterior, so that warmup
+    is spent adapting rather than travelling; dispersed over chains, so that R-hat can see a chain
+    stuck where it started.
+    """
+    from ._gls import gls
+    from ._rounding import apportion, project_to_simplex
+
+    rng = np.random.default_rng([seed, 7])
+    n_leaf, C = tree.n_units[-1], tree.n_cells
+    root = tree.leaf_root
+    out = np.zeros((chains, n_leaf, C), dtype=np.int64)
+    est = gls(release)
+    base = est.mean[-1]
+    sd = np.sqrt(np.maximum(np.diagonal(est.cov[-1], axis1=1, axis2=2), 0.0))
+    for ch in range(chains):
+        x = base + rng.normal(size=base.shape) * sd
+        for s in range(tree.n_units[0]):
+            rows = np.flatnonzero(root == s)
+            total = int(tree.totals[s])
+            if total and rows.size:
+                flat = x[rows].reshape(1, -1)
+                q = project_to_simplex(flat, total)
+                out[ch, rows] = apportion(q, np.array([total], dtype=np.int64)).reshape(rows.size, C)
+    return out
+
+
+def _tables(tree: IntegerTree, counts: np.ndarray) -> list[np.ndarray]:
+    """Every level's ``(chains, units, 1 + cells)`` table of true counts from the chains' leaf counts."""
+    tabs = []
+    for lev in range(len(tree.n_units)):
+        up = np.zeros((counts.shape[0], tree.n_units[lev], tree.n_cells), dtype=np.float64)
+        np.add.at(up, (slice(None), tree.arrays["anc"][lev]), counts)
+        tabs.append(np.concatenate([up.sum(axis=2, keepdims=True), up], axis=2))
+    return tabs
+
+
+def sample_integer(tree: IntegerTree, release: NoisyHierarchy, settings: SamplingSettings, *,
+                   model: Callable[[], Any] | None, cache_key: Any, sweeps: int = 1) -> dict[str, Any]:
+    """Run the integer-count sampler: ``{"counts": (chains, draws, leaves, cells) int64, ...}``.
+
+    ``model`` is None for the uniform prior, else a NumPyro model (no arguments) sampling ``log_rate``;
+    ``cache_key`` is what shapes it besides the tree's sizes (None: compile for this call only); ``sweeps``
+    count sweeps run per iteration (and per kept draw).
+    """
+    import jax
+    import jax.numpy as jnp
+
+    L, C = len(tree.n_units), tree.n_cells
+    phases = _phases(L, C)
+    step_ref = np.array([tree.step_reference(lev) for _, lev, _ in phases])
+    key = (tree.n_units, C, settings.chains, settings.draws, settings.warmup, settings.target_accept, sweeps,
+           cache_key)
+
+    def build() -> Any:
+        return _build_program(tree.n_units, C, settings, model, sweeps)
+
+    program = PROGRAMS.get(key, build) if cache_key is not None else build()
+    counts0 = start_counts(tree, release, settings.chains, settings.seed)
+    tables0 = [jnp.asarray(t) for t in _tables(tree, counts0)]
+    data = {"y": [jnp.asarray(x) for x in tree.y], "sigma": [jnp.asarray(x) for x in tree.sigma],
+            "measured": [jnp.asarray(x) for x in tree.measured], "step_ref": jnp.asarray(step_ref)}
+    arrays = {k: jnp.asarray(x) for k, x in tree.arrays.items()}
+    keys = jax.random.split(jax.random.PRNGKey(settings.seed), settings.chains)
+    out = program(keys, tables0, arrays, data)
+    res: dict[str, Any] = {k: np.asarray(x) for k, x in out.items() if k != "params"}
+    res["counts"] = res["counts"].astype(np.int64)
+    res["params"] = {k: np.asarray(x) for k, x in out.get("params", {}).items()}
+    return res
+
+
+def integer_fit(release: NoisyHierarchy, data: Any, settings: SamplingSettings, prior: str,
+                model: Callable[[], Any] | None, sweeps: int = 1) -> Any:
+    """The integer route of :func:`noiseaware.hierarchy.fit`: the host's result with its posterior and stats.
+
+    ``data`` is the release's :class:`~noiseaware.hierarchy.ModelData`; ``model`` a user's NumPyro model
+    (no arguments) sampling ``log_rate``, or None for ``prior``.
+    """
+    import numpyro
+
+    from .._engine import from_groups
+
+    tree = integer_tree(release)
+    user: Callable[[], Any] | None
+    key: tuple[Any, ...]
+    if model is not None:
+        user, key = model, ("model", model)
+    elif prior == "uniform":
+        user, key = None, ("uniform",)
+    else:
+        county, county_root = np.asarray(data.ancestor(1)), np.asarray(data.county_root())
+        leaf_root = np.asarray(data.leaf_root)
+        n_units, C = tree.n_units, tree.n_cells
+
+        def user() -> Any:
+            return hierarchical_log_rate(n_units, county, county_root, leaf_root, C)
+
+        key = ("hierarchical", county.tobytes(), county_root.tobytes(), leaf_root.tobytes())
+    if user is not None:
+        _check_user_model(user, tree)
+    out = sample_integer(tree, release, settings, model=user, cache_key=key, sweeps=sweeps)
+    posterior: dict[str, Any] = {"counts": out["counts"], **out["params"]}
+    stats = {k: out[k] for k in ("accept_rate", "diverging", "n_steps") if k in out}
+    leaf_cell = {k: ["leaf", "cell"] for k, x in posterior.items()
+                 if np.shape(x)[2:] == (tree.n_units[-1], tree.n_cells)}
+    return from_groups(
+        {"posterior": posterior, "sample_stats": stats}, dims=leaf_cell,
+        coords={"leaf": list(release.units[-1]), "cell": list(release.queries[1:])},
+        attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__},
+    )
+
+
+def _check_user_model(user: Callable[[], Any], tree: IntegerTree) -> None:
+    """The model must sample (or compute) a finite ``log_rate`` of shape (leaves, cells)."""
+    import jax
+    from numpyro import handlers
+
+    from .. import _validation as v
+
+    try:
+        tr = handlers.trace(handlers.seed(user, jax.random.PRNGKey(0))).get_trace()
+    except TypeError as err:
+        v.fail("hierarchy.fit", "model", "must be a NumPyro model that takes no arguments", repr(err),
+               "Close over your covariates (functools.partial or a closure).")
+    shape = (tree.n_units[-1], tree.n_cells)
+    if "log_rate" not in tr:
+        v.fail("hierarchy.fit", "model", f"must have a site 'log_rate' of shape {shape} (leaves, cells)",
+               sorted(tr), "Sample (or numpyro.deterministic) the leaf cells' log-rates as 'log_rate'.")
+    got = tuple(np.shape(tr["log_rate"]["value"]))
+    if got != shape:
+        v.fail("hierarchy.fit", "model", f"must give 'log_rate' the shape {shape} (leaves, cells)", got,
+               "One log-rate per leaf cell, the leaves in the release's order.")
