@@ -24,7 +24,7 @@ def realize_lazy_numpyro() -> None:
     Nothing is imported when NumPyro is not registered at all, so importing the engine stays light.
     """
     mod = sys.modules.get("numpyro")
-    if mod is not None and isinstance(mod, importlib.util._LazyModule):
+    if mod is not None and isinstance(mod, getattr(importlib.util, "_LazyModule", ())):
         mod.__version__  # the attribute access executes the lazy module
 
 #: The compiled initialization and NUTS programs of :func:`numpyro_nuts` fits given a ``cache_key``.

@@ -474,7 +474,9 @@ def fit_args(releases: dict[str, Any]) -> dict[str, tuple[Callable[..., Any], An
         "dirichlet.dpmcmc_batch": (lambda r, **kw: dirichlet.dpmcmc_batch([r], **kw), releases["dirichlet_logmean"]),
         "augment.sample": (lambda a, **kw: augment.sample(a, np.array([6.0, 4.0]), **kw), aug),
         "covariance.fit": (covariance.fit, releases["second_moment"]),
-        "hierarchy.fit": (hierarchy.fit, hierarchy.synthetic_nmf(1, 2, 2, rng=0).release),
+        "hierarchy.fit": (
+            lambda r, **kw: hierarchy.fit(r, prior="uniform", **kw), hierarchy.synthetic_nmf(1, 2, 2, rng=0).release
+        ),
         "regression.fit": (regression.fit, releases["regression"]),
     }
 

@@ -17,8 +17,7 @@ import pytest
 from noiseaware.copula import combine_synthetic
 from noiseaware.distributed import fit_many
 from noiseaware.exceptions import NoiseawareTypeError, NoiseawareValueError
-from noiseaware.hierarchy import round_to_totals, synthetic_nmf
-from noiseaware.hierarchy._fit import model_data
+from noiseaware.hierarchy import model_data, round_to_totals, synthetic_nmf
 from noiseaware.regression import RegressionPrior
 
 
