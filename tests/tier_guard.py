@@ -23,6 +23,13 @@ FULL_TIER_DOCTESTS = {
     "noiseaware.dirichlet._dpmcmc.dpmcmc_batch": "the batched DPMCMC sampler compiled (16 s)",
 }
 
+#: Test files whose tests share session fixtures (one compilation of every fit type, ``tests/conftest.py``) and
+#: so run on one xdist worker: ``--dist loadfile`` keeps a file on one worker, and these files on the same one.
+SHARED_WORKER = {
+    "tests/test_arviz.py": "arviz-fits",
+    "tests/test_arviz_clean.py": "arviz-fits",
+}
+
 #: Seconds a test of the contributor's tier may take on its own, before the load allowance.
 TIER_TEST_SECONDS = 20.0
 
@@ -46,6 +53,24 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     for item in items:
         if item.name in FULL_TIER_DOCTESTS:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
+    """``--dist loadfile`` with the files of :data:`SHARED_WORKER` as one unit (one worker compiles their fits).
+
+    (``--dist loadgroup`` would do it with markers, but pytest-xdist 3.8 groups by ``item._nodeid``, which pytest 9
+    no longer reads, so its groups are silently ignored.)
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFileScheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return SHARED_WORKER.get(path, path)
+
+    return SharedFileScheduling(config, log)
 
 
 def pytest_sessionstart(session: Any) -> None:
