@@ -38,63 +38,38 @@ def test_numpyro_is_whole_after_arviz_registered_it_lazily(entry: str) -> None:
     assert out.stdout.strip().splitlines()[-1] == "True"
 
 
-def test_a_jax_node_raises_in_a_process_forked_after_jax_started() -> None:
-    """PyMC's multiprocess sampling forks after evaluating the model: the node raises, with the remedy, not hang."""
-    out = _run(
-        """
-        import os, sys, types
-        import numpy as np
-        import jax
-        jax.config.update("jax_enable_x64", True)
-        mod = types.ModuleType("fork_probe")
-        exec("def mean_cov(bk, x, c):\\n    return x * c, x[:, None] * x[None, :]", mod.__dict__)
-        sys.modules["fork_probe"] = mod
-        import pytensor.tensor as pt
-        from noiseaware._core._pytensor_ops import jax_mean_cov
-        x = pt.dvector("x")
-        mean, cov = jax_mean_cov(mod.mean_cov, x, 2.0, ())
-        import pytensor
-        f = pytensor.function([x], mean.sum() + cov.sum(), mode="FAST_COMPILE")
-        print("parent", f(np.ones(3)))
-        pid = os.fork()
-        if pid == 0:
-            try:
-                f(np.ones(3))
-                os._exit(3)
-            except Exception as exc:
-                os._exit(7 if "cannot run in a process forked after JAX started" in str(exc) else 5)
-        _, status = os.waitpid(pid, 0)
-        print("child", os.waitstatus_to_exitcode(status))
-        """,
-        timeout=180,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "child 7", out.stdout
+#: A fresh interpreter builds a JAX-evaluated PyTensor node, evaluates it in the parent when ``{warm}`` (JAX starts
+#: its backends), forks, and evaluates it in the child: exit 0 when it ran, 7 when it raised the fork message.
+_FORK_PROBE = """
+import os, sys, types
+import numpy as np
+import jax
+jax.config.update("jax_enable_x64", True)
+mod = types.ModuleType("fork_probe")
+exec("def mean_cov(bk, x, c):\\n    return x * c, x[:, None] * x[None, :]", mod.__dict__)
+sys.modules["fork_probe"] = mod
+import pytensor, pytensor.tensor as pt
+from noiseaware._core._pytensor_ops import jax_mean_cov
+x = pt.dvector("x")
+mean, cov = jax_mean_cov(mod.mean_cov, x, 2.0, ())
+f = pytensor.function([x], mean.sum() + cov.sum(), mode="FAST_COMPILE")
+if {warm}:
+    assert f(np.ones(3)) == 15.0
+pid = os.fork()
+if pid == 0:
+    try:
+        os._exit(0 if f(np.ones(3)) == 15.0 else 4)
+    except Exception as exc:
+        os._exit(7 if "cannot run in a process forked after JAX started" in str(exc) else 5)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
 
 
-def test_the_fork_check_allows_a_child_forked_before_jax_started() -> None:
-    """Forking before JAX started its backends is safe: the node runs in the child."""
-    out = _run(
-        """
-        import os, sys, types
-        import numpy as np
-        import jax
-        jax.config.update("jax_enable_x64", True)
-        mod = types.ModuleType("fork_probe")
-        exec("def mean_cov(bk, x, c):\\n    return x * c, x[:, None] * x[None, :]", mod.__dict__)
-        sys.modules["fork_probe"] = mod
-        import pytensor, pytensor.tensor as pt
-        from noiseaware._core._pytensor_ops import jax_mean_cov
-        x = pt.dvector("x")
-        mean, cov = jax_mean_cov(mod.mean_cov, x, 2.0, ())
-        f = pytensor.function([x], mean.sum() + cov.sum(), mode="FAST_COMPILE")
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0 if f(np.ones(3)) == 15.0 else 4)
-        _, status = os.waitpid(pid, 0)
-        print("child", os.waitstatus_to_exitcode(status))
-        """,
-        timeout=180,
-    )
+@pytest.mark.parametrize(("warm", "child"), [(True, "child 7"), (False, "child 0")])
+def test_a_jax_node_in_a_forked_process(warm: bool, child: str) -> None:
+    """Forked after JAX started (PyMC's multiprocess sampling evaluates the model first): the node raises, with the
+    remedy, instead of hanging. Forked before: JAX starts in the child and the node runs."""
+    out = _run(_FORK_PROBE.format(warm=warm), timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "child 0", out.stdout
+    assert out.stdout.strip().splitlines()[-1] == child, out.stdout

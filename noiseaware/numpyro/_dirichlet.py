@@ -27,6 +27,42 @@ __all__ = ["LaplaceCensoredDirichletStat"]
 _SPEC = _specs.SPECS["LaplaceCensoredDirichletStat"]
 
 
+def observe_latent(
+    name: str,
+    alpha: Any,
+    n: Any,
+    log_a: Any,
+    scale: Any,
+    obs: Any,
+    *,
+    moments: str,
+    parameterization: str,
+    terms: int | None = None,
+) -> Any:
+    r"""The sites of :meth:`LaplaceCensoredDirichletStat.observe`, without its argument checks.
+
+    ``n``, ``log_a`` (:math:`\log a`) and ``scale`` may be traced JAX scalars and ``obs`` a traced
+    ``(d,)`` array, so a model that takes the data as arguments compiles once for all data of one
+    shape (:func:`noiseaware.dirichlet.fit`). ``moments``, ``parameterization`` and ``terms`` (the
+    censoring series' length for the known threshold, see ``logmean_moments``) are static.
+    """
+    s0 = _latent_sites(name, alpha, n, log_a, moments, parameterization, terms)
+    return numpyro.sample(name, dist.Laplace(s0, scale).to_event(1), obs=obs)
+
+
+def _latent_sites(
+    name: str, alpha: Any, n: Any, log_a: Any, moments: str, parameterization: str, terms: int | None = None
+) -> Any:
+    """The latent ``S_0`` sites of ``name`` (see :meth:`LaplaceCensoredDirichletStat.with_latent`)."""
+    mean, cov = core.logmean_moments(BK, alpha, log_a, moments, terms)
+    cov = cov / n
+    d = mean.shape[-1]
+    if parameterization == "centered":
+        return numpyro.sample(f"{name}_s0", dist.MultivariateNormal(mean, covariance_matrix=cov))
+    z = numpyro.sample(f"{name}_s0_z", dist.Normal(jnp.zeros(d), 1.0).to_event(1))
+    return numpyro.deterministic(f"{name}_s0", mean + jnp.linalg.cholesky(cov) @ z)
+
+
 @shared_doc
 class LaplaceCensoredDirichletStat(Distribution):
     r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, Guo et al. (2022) eq. (6).
@@ -201,23 +237,8 @@ class LaplaceCensoredDirichletStat(Distribution):
             NOISE_LAWS["laplace"].logpdf(BK, jnp.asarray(value), s0, self.scale), axis=-1
         )
 
-    @staticmethod
-    def observe_latent(
-        name: str,
-        alpha: Any,
-        n: Any,
-        log_a: Any,
-        scale: Any,
-        obs: Any,
-        *,
-        moments: str,
-        parameterization: str,
-        terms: int | None = None,
-    ) -> Any:
-        """:meth:`observe` without its argument checks, for traced arguments: see :func:`observe_latent`."""
-        return observe_latent(
-            name, alpha, n, log_a, scale, obs, moments=moments, parameterization=parameterization, terms=terms
-        )
+    #: :meth:`observe` without its argument checks, for traced arguments (:func:`observe_latent`).
+    observe_latent = staticmethod(observe_latent)
 
     @classmethod
     def observe(
@@ -260,38 +281,3 @@ class LaplaceCensoredDirichletStat(Distribution):
         args, values = _SPEC.release_args(cls.__name__, release, part)
         return cls.observe(name, alpha, args["n"], args["a"], args["scale"], values, **kwargs)
 
-
-def observe_latent(
-    name: str,
-    alpha: Any,
-    n: Any,
-    log_a: Any,
-    scale: Any,
-    obs: Any,
-    *,
-    moments: str,
-    parameterization: str,
-    terms: int | None = None,
-) -> Any:
-    r"""The sites of :meth:`LaplaceCensoredDirichletStat.observe`, without its argument checks.
-
-    ``n``, ``log_a`` (:math:`\log a`) and ``scale`` may be traced JAX scalars and ``obs`` a traced
-    ``(d,)`` array, so a model that takes the data as arguments compiles once for all data of one
-    shape (:func:`noiseaware.dirichlet.fit`). ``moments``, ``parameterization`` and ``terms`` (the
-    censoring series' length for the known threshold, see ``logmean_moments``) are static.
-    """
-    s0 = _latent_sites(name, alpha, n, log_a, moments, parameterization, terms)
-    return numpyro.sample(name, dist.Laplace(s0, scale).to_event(1), obs=obs)
-
-
-def _latent_sites(
-    name: str, alpha: Any, n: Any, log_a: Any, moments: str, parameterization: str, terms: int | None = None
-) -> Any:
-    """The latent ``S_0`` sites of ``name`` (see :meth:`LaplaceCensoredDirichletStat.with_latent`)."""
-    mean, cov = core.logmean_moments(BK, alpha, log_a, moments, terms)
-    cov = cov / n
-    d = mean.shape[-1]
-    if parameterization == "centered":
-        return numpyro.sample(f"{name}_s0", dist.MultivariateNormal(mean, covariance_matrix=cov))
-    z = numpyro.sample(f"{name}_s0_z", dist.Normal(jnp.zeros(d), 1.0).to_event(1))
-    return numpyro.deterministic(f"{name}_s0", mean + jnp.linalg.cholesky(cov) @ z)
