@@ -81,7 +81,7 @@ def make_mcmc(d: int, n: int, scale: np.ndarray, warmup: int, draws: int) -> Any
         sd_x = numpyro.sample("sd_x", dist.HalfNormal(SCALES["x"] * jnp.ones(d)).to_event(1))
         corr = numpyro.sample("corr_x_chol", dist.LKJCholesky(d, SCALES["eta"]))
         low = sd_x[:, None] * corr
-        numpyro.sample("stats", NoisySufficientStatistics(beta, sigma, mu_x, low @ low.T, n, scale), obs=obs)
+        numpyro.sample("stats", NoisySufficientStatistics(beta, sigma, mu_x, low @ low.T, n=n, scale=scale), obs=obs)
 
     return make_runner(model, d, n, scale, warmup, draws)
 

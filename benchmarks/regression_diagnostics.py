@@ -52,7 +52,8 @@ def _model_law(th: dict[str, np.ndarray], n: int, d: int) -> Any:
     """The model's law of the true statistics given the parameters: ``NoisySufficientStatistics`` without noise."""
     from noiseaware.numpyro import NoisySufficientStatistics
 
-    return NoisySufficientStatistics(th["beta"], th["sigma"], th["mu_x"], th["cov_x"], float(n), np.zeros((d + 2,) * 2))
+    return NoisySufficientStatistics(th["beta"], th["sigma"], th["mu_x"], th["cov_x"], n=float(n),
+                                     scale=np.zeros((d + 2,) * 2))
 
 
 def _law_draws(law: Any, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:

@@ -49,12 +49,16 @@ normal law matches the first two moments exactly; its error is in the skewness o
 posterior it gives with an exact Monte Carlo reference at ``n = 50``. The model ignores the
 clipping of rows to the release's bound: choose the bound so that little is clipped.
 
-Functions take a :class:`~noiseaware._core.Backend` (NumPy, JAX, PyTensor) and are unbatched.
+Functions take a :class:`~noiseaware._core.Backend` (NumPy, JAX, PyTensor) and are unbatched. The
+model's parameters travel as one :class:`RegressionParameters` record and the release's static layout
+(``n`` and the released entries) as one :class:`StatisticsLayout`, so that a call reads
+``gaussian_statistics_logp(bk, value, params, layout, noise_sd)``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -64,6 +68,8 @@ from ._noise import laplace_logpdf
 
 __all__ = [
     "FAMILIES",
+    "RegressionParameters",
+    "StatisticsLayout",
     "centred_parameters",
     "design_embedding",
     "gaussian_statistics_logp",
@@ -97,6 +103,68 @@ def released_entries(k: int, intercept: bool) -> tuple[np.ndarray, np.ndarray]:
     return np.array([a for a, _ in pairs], dtype=np.int64), np.array([b for _, b in pairs], dtype=np.int64)
 
 
+class RegressionParameters(NamedTuple):
+    r"""The model's parameters :math:`(\beta, \sigma, \mu_x, \Sigma_x)` (module docstring), one unbatched draw.
+
+    A ``NamedTuple``: a JAX pytree (it passes through ``jit`` and ``vmap`` as its four arrays) and a
+    plain tuple of PyTensor variables or NumPy arrays.
+
+    Attributes
+    ----------
+    beta : array, shape (p,)
+        Coefficients of :math:`u` (the intercept first when the layout has one).
+    sigma : scalar
+        Residual standard deviation.
+    mu_x : array, shape (d_x,)
+        Mean of the covariates.
+    cov_x : array, shape (d_x, d_x)
+        Covariance of the covariates.
+    """
+
+    beta: Any
+    sigma: Any
+    mu_x: Any
+    cov_x: Any
+
+
+@dataclass(frozen=True, eq=False)
+class StatisticsLayout:
+    """The static layout of a regression release's modelled entries: fixed per release, never traced.
+
+    Attributes
+    ----------
+    n : float
+        Number of records (public): the true statistics are sums over ``n`` rows.
+    rows, cols : numpy.ndarray of int
+        The modelled entries ``(rows[e], cols[e])`` of the ``k x k`` moment matrix
+        (:func:`released_entries`; they always hold the response's row ``k - 1``).
+    intercept : bool
+        Whether the first column of :math:`Z` is the constant 1.
+
+    Examples
+    --------
+    >>> layout = StatisticsLayout.of(10.0, 3, True)
+    >>> layout.rows.tolist(), layout.cols.tolist(), layout.d_x
+    ([1, 1, 2, 2, 2], [0, 1, 0, 1, 2], 1)
+    """
+
+    n: float
+    rows: np.ndarray
+    cols: np.ndarray
+    intercept: bool
+
+    @classmethod
+    def of(cls, n: float, k: int, intercept: bool) -> StatisticsLayout:
+        """The layout of every modelled entry of a ``k x k`` moment matrix (:func:`released_entries`)."""
+        rows, cols = released_entries(k, intercept)
+        return cls(n, rows, cols, intercept)
+
+    @property
+    def d_x(self) -> int:
+        """The number of covariates, ``k - 1 - intercept``."""
+        return int(np.max(self.rows)) - int(self.intercept)  # rows always hold the response's row k - 1
+
+
 def design_embedding(d_x: int, intercept: bool) -> tuple[np.ndarray, np.ndarray]:
     r"""Constants ``(E, c)`` with :math:`m_u = c + E\mu_x` and :math:`C_u = E\Sigma_x E^\top`.
 
@@ -111,9 +179,7 @@ def design_embedding(d_x: int, intercept: bool) -> tuple[np.ndarray, np.ndarray]
     return emb, const
 
 
-def row_moments(
-    bk: Backend, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, intercept: bool, d_x: int
-) -> tuple[Any, Any]:
+def row_moments(bk: Backend, params: RegressionParameters, intercept: bool, d_x: int) -> tuple[Any, Any]:
     r"""Mean ``m`` ``(k,)`` and covariance ``C`` ``(k, k)`` of one row :math:`z = (u, y)` (module docstring).
 
     ``d_x`` is the number of covariates (static), ``k = d_x + intercept + 1``.
@@ -122,11 +188,12 @@ def row_moments(
     --------
     >>> import numpy as np
     >>> from noiseaware._core import get_backend
-    >>> m, c = row_moments(get_backend("numpy"), np.array([0.5, 2.0]), 1.0, np.array([1.0]),
-    ...                    np.array([[4.0]]), True, 1)
+    >>> params = RegressionParameters(np.array([0.5, 2.0]), 1.0, np.array([1.0]), np.array([[4.0]]))
+    >>> m, c = row_moments(get_backend("numpy"), params, True, 1)
     >>> m.tolist(), c.tolist()
     ([1.0, 1.0, 2.5], [[0.0, 0.0, 0.0], [0.0, 4.0, 8.0], [0.0, 8.0, 17.0]])
     """
+    beta, sigma, mu_x, cov_x = params
     emb, const = design_embedding(d_x, intercept)
     p = emb.shape[0]
     e_emb = bk.asarray(emb)
@@ -168,58 +235,42 @@ def statistics_moments(bk: Backend, m: Any, c: Any, rows: np.ndarray, cols: np.n
     return mean, cov
 
 
-def sum_moments(
-    bk: Backend, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: np.ndarray, cols: np.ndarray,
-    intercept: bool,
-) -> tuple[Any, Any]:
-    r"""Mean and covariance of the true statistics :math:`\sum_i z_{ia} z_{ib}` at ``(rows, cols)``, ``n`` rows.
+def sum_moments(bk: Backend, params: RegressionParameters, layout: StatisticsLayout) -> tuple[Any, Any]:
+    r"""Mean and covariance of the true statistics :math:`\sum_i z_{ia} z_{ib}` at the layout's entries.
 
-    ``n`` times :func:`statistics_moments` of one row (:func:`row_moments`); the number of covariates
-    is read from ``rows``, which always hold the response's row.
+    ``layout.n`` times :func:`statistics_moments` of one row (:func:`row_moments`).
     """
-    d_x = int(np.max(rows)) - int(intercept)  # rows always hold the response's row k - 1
-    m, c = row_moments(bk, beta, sigma, mu_x, cov_x, intercept, d_x)
-    mean, cov = statistics_moments(bk, m, c, rows, cols)
-    return n * mean, n * cov
+    m, c = row_moments(bk, params, layout.intercept, layout.d_x)
+    mean, cov = statistics_moments(bk, m, c, layout.rows, layout.cols)
+    return layout.n * mean, layout.n * cov
 
 
 def gaussian_statistics_logp(
-    bk: Backend,
-    value: Any,
-    beta: Any,
-    sigma: Any,
-    mu_x: Any,
-    cov_x: Any,
-    n: float,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    noise_sd: Any,
-    intercept: bool,
+    bk: Backend, value: Any, params: RegressionParameters, layout: StatisticsLayout, noise_sd: Any
 ) -> Any:
     r""":math:`\log N(\tilde M;\ n\mu_t,\ n\Sigma_t + \mathrm{diag}(s^2))` at the released entries (Gaussian noise).
+
+    ``noise_sd`` holds :math:`s`, one noise sd per entry of the layout.
 
     Examples
     --------
     >>> import numpy as np
     >>> from noiseaware._core import get_backend
-    >>> rows, cols = released_entries(2, False)
-    >>> lp = gaussian_statistics_logp(get_backend("numpy"), np.array([10.0, 5.0, 12.0]), np.array([0.5]), 1.0,
-    ...                               np.zeros(1), np.eye(1), 10.0, rows, cols, np.ones(3), False)
+    >>> params = RegressionParameters(np.array([0.5]), 1.0, np.zeros(1), np.eye(1))
+    >>> lp = gaussian_statistics_logp(get_backend("numpy"), np.array([10.0, 5.0, 12.0]), params,
+    ...                               StatisticsLayout.of(10.0, 2, False), np.ones(3))
     >>> round(float(lp), 4)
     -7.0388
     """
-    mean, cov = sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
+    mean, cov = sum_moments(bk, params, layout)
     noise = bk.xp.zeros_like(mean) + noise_sd * noise_sd
-    eye = bk.asarray(np.eye(np.asarray(rows).size))
+    eye = bk.asarray(np.eye(np.asarray(layout.rows).size))
     return mvn_logpdf(bk, value, mean, cov + eye * noise)
 
 
-def latent_statistics(
-    bk: Backend, w: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: np.ndarray,
-    cols: np.ndarray, intercept: bool,
-) -> Any:
+def latent_statistics(bk: Backend, w: Any, params: RegressionParameters, layout: StatisticsLayout) -> Any:
     r"""True statistics :math:`M = n\mu_t + \mathrm{chol}(n\Sigma_t)\, w` from standard normal ``w`` (non-centred)."""
-    mean, cov = sum_moments(bk, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
+    mean, cov = sum_moments(bk, params, layout)
     return mean + _cholesky(bk, cov) @ w
 
 

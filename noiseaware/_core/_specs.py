@@ -623,9 +623,10 @@ def _reg_prepare(
 
 def _reg_logp(bk: Backend, value: Any, *, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: Any,
               cols: Any, noise: Any, intercept: bool) -> Any:
-    from ._regression import gaussian_statistics_logp
+    from ._regression import RegressionParameters, StatisticsLayout, gaussian_statistics_logp
 
-    return gaussian_statistics_logp(bk, value, beta, sigma, mu_x, cov_x, n, rows, cols, bk.asarray(noise), intercept)
+    params, layout = RegressionParameters(beta, sigma, mu_x, cov_x), StatisticsLayout(n, rows, cols, intercept)
+    return gaussian_statistics_logp(bk, value, params, layout, bk.asarray(noise))
 
 
 _GEOM = "alpha must be in (0, 1)"

@@ -71,10 +71,12 @@ from ._dpmcmc_model import P1_RATE, P1_SHAPE, _initial_values, _prior_logdensity
 from ._dpmcmc_moves import (
     _adapt_walk,
     _alpha_given_records,
+    _Chain,
     _conditional_proposal_cholesky,
     _joint_move_cuberoot,
     _joint_move_surrogate,
     _log_fisher_cholesky,
+    _SurrogateTarget,
     _WalkAdaptation,
     _window_sweep,
 )
@@ -151,19 +153,6 @@ class _Data(NamedTuple):
     w: Any  # () weight of a latent record, n / b
     chol_alpha: Any  # (d, d) proposal of the draw of log alpha given the records
     chol_joint: Any  # (d, d) proposal of log alpha in the joint move (given the standardized records)
-
-class _Chain(NamedTuple):
-    """State of one chain."""
-
-    alpha: Any
-    logx: Any
-    adapt: StepAdaptation  # (2,) log step sizes (alpha | records, joint move) and their dual averaging
-    i: Any
-    key: Any
-    alpha_ref: Any  # (d,) reference point of the surrogate joint move: tracks alpha in warmup, then fixed at
-    #                 the geometric mean of alpha over the second half of warmup
-    walk: _WalkAdaptation  # proposal of the surrogate joint move's random walk, from warmup draws
-    log_alpha_sum: Any  # (d,) sum of log alpha over the second half of warmup (the fixed reference is its mean)
 
 
 class _Static(NamedTuple):
@@ -249,46 +238,63 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
             def log_eta(t: Any) -> Any:
                 return laplace(data.s_dp, t)
 
-            alpha, logx, p_joint, p_step, theta = joint(
-                k_joint, alpha, logx, total, log_eta, h[1], state.walk.chol, state.alpha_ref, data.w, data.log_a
-            )
+            noisy_sum = _SurrogateTarget(total, log_eta, data.w, data.log_a)
+            alpha, logx, p_joint, p_step, theta = joint(k_joint, alpha, logx, noisy_sum, h[1], state.walk.chol,
+                                                        state.alpha_ref)
         elif static.joint:
             def log_noise(lx: Any) -> Any:
                 return noise_log_density(lx, data.s_dp, statistic=statistic, log_density=laplace, per_record=False)
 
             alpha, logx, p_joint = joint(k_joint, alpha, logx, log_noise, h[1], data.chol_joint)
             p_step = p_joint
-        # both step sizes adapt during warmup and then freeze (the engine's dual averaging); the surrogate
-        # move adapts its step to the surrogate walk's acceptance (its correction has no step to tune)
-        walk, at_end, w_end = state.walk, jnp.zeros((), bool), warmup // 2
-        i1, warm1 = state.i, warmup
-        if surrogate:
-            walk, at_end = _adapt_walk(state.walk, state.i, theta, warmup)
-            # the walk's step adapts again from the window's end, for its new covariance
-            i1, warm1 = jnp.where(state.i >= w_end, state.i - w_end, state.i), jnp.where(state.i >= w_end,
-                                                                                         warmup - w_end, w_end)
-        a0 = jax.tree.map(lambda x: x[:1], state.adapt)
-        a1 = jax.tree.map(lambda x: jnp.where(at_end, 0.0, x[1:]), state.adapt)
-        a0 = adapt_step(a0, state.i, p_alpha[None], target, warmup)
-        a1 = adapt_step(a1, i1, p_step[None], target, warm1)
-        adapt = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), a0, a1)
-        # the surrogate's reference point follows alpha (geometric moving average) during warmup; at its end it is
-        # set to the geometric mean of alpha over warmup's second half and stays there
-        log_sum = state.log_alpha_sum + jnp.where((state.i >= w_end) & (state.i < warmup), jnp.log(alpha), 0.0)
-        ref = jnp.where(
-            state.i < warmup, jnp.exp(0.9 * jnp.log(state.alpha_ref) + 0.1 * jnp.log(alpha)), state.alpha_ref
-        )
-        ref = jnp.where(state.i == warmup - 1, jnp.exp(log_sum / jnp.maximum(warmup - w_end, 1)), ref)
+        adapt, walk, ref, log_sum = _adapt_chain(state, alpha, theta, p_alpha, p_step, warmup=warmup, target=target,
+                                                 surrogate=surrogate)
         new = _Chain(alpha, logx, adapt, state.i + 1, key, ref, walk, log_sum)
         return new, (alpha, accept, p_alpha, p_joint, jnp.exp(adapt.log_step[1]))
 
     def advance_chain(state: _Chain, data: _Data, warmup: Any, target: Any) -> tuple[_Chain, Any]:
         return lax.scan(lambda s, _: iterate(s, data, warmup, target), state, None, length=CHUNK)
 
+    return _vectorize(init_chain, advance_chain, static.groups)
+
+
+def _adapt_chain(
+    state: _Chain, alpha: Any, theta: Any, p_alpha: Any, p_step: Any, *, warmup: Any, target: Any, surrogate: bool
+) -> tuple[StepAdaptation, _WalkAdaptation, Any, Any]:
+    """Warmup's adaptation after one iteration: ``(step sizes, surrogate walk, reference point, log alpha sum)``.
+
+    ``alpha`` and ``theta`` are the iteration's new draw (``theta``: the surrogate walk's coordinates),
+    ``p_alpha`` and ``p_step`` the acceptance probabilities the two step sizes adapt to.
+    """
+    # both step sizes adapt during warmup and then freeze (the engine's dual averaging); the surrogate
+    # move adapts its step to the surrogate walk's acceptance (its correction has no step to tune)
+    walk, at_end, w_end = state.walk, jnp.zeros((), bool), warmup // 2
+    i1, warm1 = state.i, warmup
+    if surrogate:
+        walk, at_end = _adapt_walk(state.walk, state.i, theta, warmup)
+        # the walk's step adapts again from the window's end, for its new covariance
+        i1, warm1 = jnp.where(state.i >= w_end, state.i - w_end, state.i), jnp.where(state.i >= w_end,
+                                                                                     warmup - w_end, w_end)
+    a0 = jax.tree.map(lambda x: x[:1], state.adapt)
+    a1 = jax.tree.map(lambda x: jnp.where(at_end, 0.0, x[1:]), state.adapt)
+    a0 = adapt_step(a0, state.i, p_alpha[None], target, warmup)
+    a1 = adapt_step(a1, i1, p_step[None], target, warm1)
+    adapt = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), a0, a1)
+    # the surrogate's reference point follows alpha (geometric moving average) during warmup; at its end it is
+    # set to the geometric mean of alpha over warmup's second half and stays there
+    log_sum = state.log_alpha_sum + jnp.where((state.i >= w_end) & (state.i < warmup), jnp.log(alpha), 0.0)
+    ref = jnp.where(
+        state.i < warmup, jnp.exp(0.9 * jnp.log(state.alpha_ref) + 0.1 * jnp.log(alpha)), state.alpha_ref
+    )
+    ref = jnp.where(state.i == warmup - 1, jnp.exp(log_sum / jnp.maximum(warmup - w_end, 1)), ref)
+    return adapt, walk, ref, log_sum
+
+
+def _vectorize(init_chain: Callable[..., Any], advance_chain: Callable[..., Any], groups: int) -> tuple[Any, Any]:
+    """(init, advance) of one chain, compiled and vectorized over releases and chains (``groups`` devices)."""
     over_chains = (0, 0, None)  # key/state per chain; the release's data shared by its chains
     init = jax.vmap(jax.vmap(init_chain, in_axes=over_chains))
     advance = jax.vmap(jax.vmap(advance_chain, in_axes=(0, None, None, None)), in_axes=(0, 0, None, None))
-    groups = static.groups
     if groups > 1:
         # the chains of each release in one group per local device (one per core), run at the same time; a
         # chain's draws depend on its own key only, so they are the same on any number of devices

@@ -32,6 +32,7 @@ from scipy import special
 
 from .._core._backend import get_backend
 from .._core._gamma import log_dirichlet, loggamma
+from .._engine._adapt import StepAdaptation
 from .._engine._sweep import record_sweep, statistic_total
 from ._power_map import power, power_moments
 
@@ -276,6 +277,15 @@ def _surrogate_expansion(
     return grad, jnp.sum(e_cc, axis=0), t, jnp.concatenate([jac(y_l), jac(y_c)], axis=1)
 
 
+class _SurrogateTarget(NamedTuple):
+    """What the surrogate joint move reads of the release (built inside the compiled iteration, never traced)."""
+
+    total: Callable[[Any], Any]  # T(log x): the records' censored log-sum, sum_i w max(log x_i, log a)
+    log_eta: Callable[[Any], Any]  # log eta(s_dp | T): the release's noise log-density at a log-sum T
+    w: Any  # () weight of a latent record, n / b
+    log_a: Any  # () log threshold
+
+
 def _joint_move_surrogate(
     log_prior: Callable[[Any], Any], b: int, d: int, rounds: int = 1, *, surrogate_steps: int = 20,
     correct: bool = True, jacobian: bool = True,
@@ -345,8 +355,9 @@ def _joint_move_surrogate(
 
     ``correct=False`` accepts :math:`\theta^*` without the correction, ``jacobian=False`` leaves
     the Jacobian out of :math:`D`: wrong moves, for the tests only.
-    Returns ``move(key, alpha, logx, total, log_eta, h, chol, alpha_ref, w, log_a) ->
-    (alpha, logx, correction acceptance probability, surrogate acceptance probability, theta)``.
+    Returns ``move(key, alpha, logx, target, h, chol, alpha_ref) ->
+    (alpha, logx, correction acceptance probability, surrogate acceptance probability, theta)``,
+    ``target`` a :class:`_SurrogateTarget` (:math:`T`, :math:`\log\eta`, ``w``, :math:`\log a`).
     """
     jac_factor = 1.0 if jacobian else 0.0
 
@@ -356,8 +367,8 @@ def _joint_move_surrogate(
         y, g, logx, _ = _from_powers(u, p)
         return u, y, g, logx
 
-    def move(key: Any, alpha0: Any, logx0: Any, total: Callable[[Any], Any], log_eta: Callable[[Any], Any],
-             step: Any, chol: Any, alpha_ref: Any, w: Any, log_a: Any) -> Any:
+    def move(key: Any, alpha0: Any, logx0: Any, target: _SurrogateTarget, step: Any, chol: Any, alpha_ref: Any) -> Any:
+        total, log_eta, w, log_a = target
         k_g, k_rounds = random.split(key)
         p = _power(alpha_ref)
         log_tot = loggamma(k_g, jnp.sum(alpha0), (b, 1))  # log G_i
@@ -507,3 +518,18 @@ def _adapt_walk(walk: _WalkAdaptation, i: Any, lam: Any, warmup: Any) -> tuple[_
     chol = jnp.linalg.cholesky(0.5 * (cov + cov.T) * (2.38**2 / d))
     ok = at_end & jnp.all(jnp.isfinite(chol))
     return _WalkAdaptation(count, mean, m2, jnp.where(ok, chol, walk.chol)), ok
+
+
+# ----------------------------------------------------------------------------- a chain's state
+class _Chain(NamedTuple):
+    """State of one chain."""
+
+    alpha: Any
+    logx: Any
+    adapt: StepAdaptation  # (2,) log step sizes (alpha | records, joint move) and their dual averaging
+    i: Any
+    key: Any
+    alpha_ref: Any  # (d,) reference point of the surrogate joint move: tracks alpha in warmup, then fixed at
+    #                 the geometric mean of alpha over the second half of warmup
+    walk: _WalkAdaptation  # proposal of the surrogate joint move's random walk, from warmup draws
+    log_alpha_sum: Any  # (d,) sum of log alpha over the second half of warmup (the fixed reference is its mean)

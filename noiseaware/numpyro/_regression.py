@@ -19,6 +19,8 @@ from numpyro.distributions.distribution import Distribution
 
 from .._core import _specs
 from .._core._regression import (
+    RegressionParameters,
+    StatisticsLayout,
     centred_parameters,
     gaussian_statistics_logp,
     laplace_statistics_logp,
@@ -58,7 +60,8 @@ class NoisySufficientStatistics(Distribution):
     Parameters
     ----------
     beta : array, shape (p,)
-        Coefficients of ``u`` (the intercept first when ``intercept``), ``p = k - 1``.
+        Coefficients of ``u`` (the intercept first when ``intercept``), ``p = k - 1``. ``beta``,
+        ``sigma``, ``mu_x`` and ``cov_x`` are the only positional parameters; the rest are keyword-only.
     sigma : float
         Residual standard deviation (> 0).
     mu_x : array, shape (d_x,)
@@ -78,8 +81,7 @@ class NoisySufficientStatistics(Distribution):
     shift : array, shape (k,), optional
         The public mid-points :math:`s` of the columns' ranges (``RegressionStatistics.shift``; 0 for
         the intercept): the released entries are those of the shifted rows :math:`z - s`, while
-        ``beta``, ``mu_x`` and ``cov_x`` stay in the data's units (the law uses
-        :func:`~noiseaware._core._regression.centred_parameters`:
+        ``beta``, ``mu_x`` and ``cov_x`` stay in the data's units (the law centres them:
         :math:`\beta'_0 = \beta_0 + m_x^\top\beta_{1:} - m_y`, :math:`\mu'_x = \mu_x - m_x`).
         :meth:`from_release` reads it from the release; ``None``: no shift.
 
@@ -112,13 +114,13 @@ class NoisySufficientStatistics(Distribution):
         sigma: Any,
         mu_x: Any,
         cov_x: Any,
+        *,
         n: Any,
         scale: Any,
         intercept: bool = True,
         family: str = "gaussian",
         latent: Any = None,
         shift: Any = None,
-        *,
         validate_args: bool | None = None,
     ) -> None:
         nn, self.rows, self.cols, noise, self.intercept, self.family = statistics_params(
@@ -145,26 +147,25 @@ class NoisySufficientStatistics(Distribution):
                 )
         super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
 
-    def _centred(self) -> tuple[Any, Any]:
-        """``beta``, ``mu_x`` of the shifted rows (the released entries' units)."""
-        return centred_parameters(BK, self.beta, self.mu_x, None if self.shift is None else np.array(self.shift))
+    def _params(self) -> RegressionParameters:
+        """The parameters of the shifted rows (the released entries' units): ``beta``, ``mu_x`` centred."""
+        beta, mu_x = centred_parameters(BK, self.beta, self.mu_x, None if self.shift is None else np.array(self.shift))
+        return RegressionParameters(beta, self.sigma, mu_x, self.cov_x)
+
+    def _layout(self) -> StatisticsLayout:
+        return StatisticsLayout(self.n, self.rows, self.cols, self.intercept)
 
     def _moments(self) -> tuple[Any, Any]:
-        beta, mu_x = self._centred()
-        return sum_moments(BK, beta, self.sigma, mu_x, self.cov_x, self.n, self.rows, self.cols, self.intercept)
+        return sum_moments(BK, self._params(), self._layout())
 
     def _statistics(self) -> Any:
-        beta, mu_x = self._centred()
-        return latent_statistics(BK, self.latent, beta, self.sigma, mu_x, self.cov_x, self.n, self.rows,
-                                 self.cols, self.intercept)
+        return latent_statistics(BK, self.latent, self._params(), self._layout())
 
     def log_prob(self, value: Any) -> Any:
         """The Gaussian marginal, or the Laplace noise given the latent statistics (class docstring)."""
         value = jnp.asarray(value)
         if self.family == "gaussian":
-            beta, mu_x = self._centred()
-            return gaussian_statistics_logp(BK, value, beta, self.sigma, mu_x, self.cov_x, self.n,
-                                            self.rows, self.cols, self.noise, self.intercept)
+            return gaussian_statistics_logp(BK, value, self._params(), self._layout(), self.noise)
         if self.latent is None:
             raise NoiseawareValueError(
                 "NoisySufficientStatistics: with Laplace noise the log-density needs latent= (the true statistics' "

@@ -17,6 +17,8 @@ import pytensor.tensor as pt
 
 from .._core import _specs, get_backend
 from .._core._regression import (
+    RegressionParameters,
+    StatisticsLayout,
     centred_parameters,
     gaussian_statistics_logp,
     laplace_statistics_logp,
@@ -33,36 +35,36 @@ _NP = get_backend("numpy")
 _SPEC = _specs.SPECS["NoisySufficientStatistics"]
 
 
-def _logp(value: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, *latent: Any, **kw: Any) -> Any:
+def _logp(value: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, *latent: Any,
+          layout: StatisticsLayout) -> Any:
+    params = RegressionParameters(beta, sigma, mu_x, cov_x)
     if latent:
-        args = (beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])
-        lp = laplace_statistics_logp(PT, value, latent_statistics(PT, latent[0], *args), noise)
+        lp = laplace_statistics_logp(PT, value, latent_statistics(PT, latent[0], params, layout), noise)
     else:
-        lp = gaussian_statistics_logp(PT, value, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], noise,
-                                      kw["intercept"])
+        lp = gaussian_statistics_logp(PT, value, params, layout, noise)
     return checked(lp, _SPEC.rules, {"sigma": sigma > 0, "cov_x": pt.allclose(cov_x, cov_x.T)})
 
 
-def _draw_one(beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, latent: Any, z: Any, e: Any, **kw: Any) -> Any:
+def _draw_one(params: RegressionParameters, noise: Any, latent: Any, z: Any, e: Any, layout: StatisticsLayout) -> Any:
     if latent is None:
-        mean, cov = sum_moments(_NP, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])
+        mean, cov = sum_moments(_NP, params, layout)
         t = mean + np.linalg.cholesky(cov) @ z
     else:
-        t = latent_statistics(_NP, latent, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])
+        t = latent_statistics(_NP, latent, params, layout)
     return t + noise * e
 
 
 def _random(
     beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, *latent: Any,
-    rng: np.random.Generator | None = None, size: Any = None, **kw: Any,
+    rng: np.random.Generator | None = None, size: Any = None, layout: StatisticsLayout, family: str,
 ) -> np.ndarray:
     gen = rng if rng is not None else np.random.default_rng()
-    m = kw["rows"].size
+    m = layout.rows.size
     arrs = [np.asarray(a, dtype=np.float64) for a in (beta, sigma, mu_x, cov_x, noise, *latent)]
     batch = np.broadcast_shapes(arrs[0].shape[:-1], arrs[1].shape, arrs[2].shape[:-1], arrs[3].shape[:-2])
     shape = batch if size is None else tuple(np.atleast_1d(size))
     z = gen.standard_normal((*shape, m))
-    e = gen.standard_normal((*shape, m)) if kw["family"] == "gaussian" else gen.laplace(size=(*shape, m))
+    e = gen.standard_normal((*shape, m)) if family == "gaussian" else gen.laplace(size=(*shape, m))
     cores = [
         np.broadcast_to(arrs[0], (*shape, arrs[0].shape[-1])),
         np.broadcast_to(arrs[1], shape),
@@ -72,23 +74,20 @@ def _random(
     lat = np.broadcast_to(arrs[5], (*shape, m)) if latent else None
     out = np.empty((*shape, m))
     for i in np.ndindex(*shape):  # the core is unbatched
-        b, s, mx, cx = (c[i] for c in cores)
-        out[i] = _draw_one(b, s, mx, cx, arrs[4], None if lat is None else lat[i], z[i], e[i], **kw)
+        params = RegressionParameters(*(c[i] for c in cores))
+        out[i] = _draw_one(params, arrs[4], None if lat is None else lat[i], z[i], e[i], layout)
     return out
 
 
 def _support_point(rv: Any, size: Any, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, noise: Any, *latent: Any,
-                   **kw: Any) -> Any:
+                   layout: StatisticsLayout) -> Any:
     """The mean of the true statistics (the noise has mean 0); parameters broadcast to ``size`` are one law."""
     beta, sigma, mu_x, cov_x = (a[(0,) * (a.ndim - nd)] if a.ndim > nd else a
                                 for a, nd in ((beta, 1), (sigma, 0), (mu_x, 1), (cov_x, 2)))
     latent = tuple(w[(0,) * (w.ndim - 1)] if w.ndim > 1 else w for w in latent)
-    if latent:
-        mean = latent_statistics(PT, latent[0], beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"],
-                                 kw["intercept"])
-    else:
-        mean = sum_moments(PT, beta, sigma, mu_x, cov_x, kw["n"], kw["rows"], kw["cols"], kw["intercept"])[0]
-    return sized(size, mean, (kw["rows"].size,))
+    params = RegressionParameters(beta, sigma, mu_x, cov_x)
+    mean = latent_statistics(PT, latent[0], params, layout) if latent else sum_moments(PT, params, layout)[0]
+    return sized(size, mean, (layout.rows.size,))
 
 
 class NoisySufficientStatistics:
@@ -106,7 +105,8 @@ class NoisySufficientStatistics:
     name : str
     beta, sigma, mu_x, cov_x : tensor_like
         As in the NumPyro class: coefficients ``(p,)`` (intercept first), residual sd, covariate mean
-        ``(d_x,)`` and covariance ``(d_x, d_x)``.
+        ``(d_x,)`` and covariance ``(d_x, d_x)``; the only positional parameters after ``name``, the rest
+        are keyword-only.
     n : int
     scale : array, shape (k, k)
     intercept : bool
@@ -135,22 +135,23 @@ class NoisySufficientStatistics:
     """
 
     def __new__(  # type: ignore[misc]
-        cls, name: str, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: bool = True,
+        cls, name: str, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, *, n: Any, scale: Any, intercept: bool = True,
         family: str = "gaussian", latent: Any = None, shift: Any = None, **kwargs: Any,
     ) -> Any:
         _, rows, *_ = statistics_params(cls.__name__, n, scale, intercept, family)
         if family == "laplace" and latent is None:
             latent = pm.Normal(f"{name}_w", 0.0, 1.0, shape=rows.size)
-        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent, shift)
+        params, kw = cls._args(beta, sigma, mu_x, cov_x, n=n, scale=scale, intercept=intercept, family=family,
+                               latent=latent, shift=shift)
         return pm.CustomDist(name, *params, **kw, **kwargs)
 
     @classmethod
     def _args(
-        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any, family: Any, latent: Any,
-        shift: Any = None,
+        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, *, n: Any, scale: Any, intercept: Any, family: Any,
+        latent: Any, shift: Any,
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         nn, rows, cols, noise, icpt, fam = statistics_params(cls.__name__, n, scale, intercept, family)
-        kw: dict[str, Any] = {"n": float(nn), "rows": rows, "cols": cols, "intercept": icpt}
+        layout = StatisticsLayout(float(nn), rows, cols, icpt)
         params = [pt.as_tensor_variable(a, dtype="float64") for a in (beta, sigma, mu_x, cov_x)]
         sh = shift_param(cls.__name__, shift, int(np.max(rows)) + 1, icpt)
         params[0], params[2] = centred_parameters(PT, params[0], params[2], sh)  # the shifted rows' parameters
@@ -160,20 +161,21 @@ class NoisySufficientStatistics:
             params.append(pt.as_tensor_variable(latent, dtype="float64"))
             sig += ",(m)"
         return tuple(params), {
-            "logp": partial(_logp, **kw),
-            "random": partial(_random, **kw, family=fam),
-            "support_point": partial(_support_point, **kw),
+            "logp": partial(_logp, layout=layout),
+            "random": partial(_random, layout=layout, family=fam),
+            "support_point": partial(_support_point, layout=layout),
             "signature": sig + "->(m)",
             "dtype": "float64",
         }
 
     @classmethod
     def dist(
-        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: bool = True,
+        cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, *, n: Any, scale: Any, intercept: bool = True,
         family: str = "gaussian", latent: Any = None, shift: Any = None, **kwargs: Any,
     ) -> Any:
         """The unnamed distribution (for ``pm.logp`` / ``pm.draw``); Laplace noise needs ``latent`` here."""
-        params, kw = cls._args(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent, shift)
+        params, kw = cls._args(beta, sigma, mu_x, cov_x, n=n, scale=scale, intercept=intercept, family=family,
+                               latent=latent, shift=shift)
         if family == "laplace" and latent is None:
             from ..exceptions import NoiseawareValueError
 

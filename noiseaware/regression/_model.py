@@ -153,7 +153,8 @@ def _numpyro_model(family: str, intercept: bool, n: float, scale: np.ndarray, sc
         latent = None
         if family == "laplace":
             latent = numpyro.sample("stats_w", dist.Normal(jnp.zeros(m), 1.0).to_event(1))
-        law = NoisySufficientStatistics(beta, sigma, mu_x, cov_x, n, scale, intercept, family, latent)
+        law = NoisySufficientStatistics(beta, sigma, mu_x, cov_x, n=n, scale=scale, intercept=intercept, family=family,
+                                        latent=latent)
         numpyro.sample("stats", law, obs=obs)
 
     return model
@@ -180,6 +181,6 @@ def pymc_model(st: RegressionStatistics, sc: dict[str, Any]) -> Any:
         else:
             sd_x = pm.HalfNormal("sd_x", sc["x"], shape=1)
             cov_x = pm.Deterministic("cov_x", (sd_x * sd_x)[:, None])
-        NoisySufficientStatistics("stats", beta, sigma, mu_x, cov_x, st.n, np.asarray(st.scale), st.intercept,
-                                  st.family, observed=obs)
+        NoisySufficientStatistics("stats", beta, sigma, mu_x, cov_x, n=st.n, scale=np.asarray(st.scale),
+                                  intercept=st.intercept, family=st.family, observed=obs)
     return model

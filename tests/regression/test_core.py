@@ -10,6 +10,8 @@ from scipy import stats
 
 from noiseaware._core import get_backend
 from noiseaware._core._regression import (
+    RegressionParameters,
+    StatisticsLayout,
     gaussian_statistics_logp,
     laplace_statistics_logp,
     latent_statistics,
@@ -57,7 +59,7 @@ def test_isserlis_moments_equal_exact_quadrature(case):
     beta, sigma, mu_x, cov_x, intercept = case
     k = len(beta) + 1
     rows, cols = released_entries(k, intercept)
-    m, c = row_moments(NP, beta, sigma, mu_x, cov_x, intercept, len(mu_x))
+    m, c = row_moments(NP, RegressionParameters(beta, sigma, mu_x, cov_x), intercept, len(mu_x))
     mean, cov = statistics_moments(NP, m, c, rows, cols)
     want_mean, want_cov = _quadrature_moments(beta, sigma, mu_x, cov_x, intercept, rows, cols)
     np.testing.assert_allclose(mean, want_mean, rtol=1e-12, atol=1e-12)
@@ -76,11 +78,12 @@ def test_gaussian_logp_is_scipy_mvn_and_laplace_is_scipy_laplace():
     mean, cov = _quadrature_moments(beta, sigma, mu_x, cov_x, intercept, rows, cols)
     sd = np.linspace(1.0, 3.0, rows.size)
     value = n * mean + np.random.default_rng(0).normal(size=rows.size) * 5.0
-    got = gaussian_statistics_logp(NP, value, beta, sigma, mu_x, cov_x, n, rows, cols, sd, intercept)
+    params, layout = RegressionParameters(beta, sigma, mu_x, cov_x), StatisticsLayout(n, rows, cols, intercept)
+    got = gaussian_statistics_logp(NP, value, params, layout, sd)
     want = stats.multivariate_normal(n * mean, n * cov + np.diag(sd**2)).logpdf(value)
     assert got == pytest.approx(want, rel=1e-10)
     w = np.random.default_rng(1).normal(size=rows.size)
-    t = latent_statistics(NP, w, beta, sigma, mu_x, cov_x, n, rows, cols, intercept)
+    t = latent_statistics(NP, w, params, layout)
     np.testing.assert_allclose(t, n * mean + np.linalg.cholesky(n * cov) @ w, rtol=1e-10)
     got_l = laplace_statistics_logp(NP, value, t, sd)
     assert got_l == pytest.approx(stats.laplace(t, sd).logpdf(value).sum(), rel=1e-12)
@@ -94,13 +97,19 @@ def test_jax_backend_agrees():
     rows, cols = released_entries(len(beta) + 1, intercept)
     sd = np.full(rows.size, 2.0)
     value = np.arange(rows.size, dtype=float) * 10.0 + 50.0
-    args = (beta, sigma, mu_x, cov_x, 100.0, rows, cols, sd, intercept)
-    want = gaussian_statistics_logp(NP, value, *args)
+    layout = StatisticsLayout(100.0, rows, cols, intercept)
+    params = RegressionParameters(beta, sigma, mu_x, cov_x)
+    want = gaussian_statistics_logp(NP, value, params, layout, sd)
     with jax.enable_x64(True):
         import jax.numpy as jnp
 
-        got_jax = gaussian_statistics_logp(get_backend("jax"), jnp.asarray(value), *map(_jx, args))
+        params_jax = RegressionParameters(*map(_jx, params))
+        got_jax = gaussian_statistics_logp(get_backend("jax"), jnp.asarray(value), params_jax, layout, _jx(sd))
+        # the parameters' record is a pytree (it passes through jit as its arrays); the layout stays static
+        jitted = jax.jit(lambda p, v: gaussian_statistics_logp(get_backend("jax"), v, p, layout, _jx(sd)))
+        got_jit = jitted(params_jax, jnp.asarray(value))
     assert float(got_jax) == pytest.approx(want, rel=1e-10)
+    assert float(got_jit) == pytest.approx(want, rel=1e-10)
 
 
 def _jx(a):
@@ -170,8 +179,8 @@ def _approx_gaussian_logpost(obs, sd):
     b, s, _ = _grid_cov()
     lp = np.empty(b.shape)
     for i, j in np.ndindex(b.shape):
-        lp[i, j] = gaussian_statistics_logp(NP, obs, np.array([b[i, j]]), s[i, j], np.zeros(1), np.eye(1),
-                                            float(N_ROWS), rows, cols, sd, False)
+        params = RegressionParameters(np.array([b[i, j]]), s[i, j], np.zeros(1), np.eye(1))
+        lp[i, j] = gaussian_statistics_logp(NP, obs, params, StatisticsLayout(float(N_ROWS), rows, cols, False), sd)
     return lp + _log_prior(b, s)
 
 
@@ -202,9 +211,10 @@ def test_laplace_latent_route_matches_exact_wishart_reference():
     w = np.random.default_rng(6).normal(size=(10000, 3))
     approx = np.empty(b.shape)
     for i, j in np.ndindex(b.shape):
-        params = (np.array([b[i, j]]), s[i, j], np.zeros(1), np.eye(1), float(N_ROWS), rows, cols, False)
-        t0 = latent_statistics(NP, np.zeros(3), *params)  # the mean
-        low = np.stack([latent_statistics(NP, e, *params) - t0 for e in np.eye(3)], axis=1)  # its Cholesky factor
+        params = RegressionParameters(np.array([b[i, j]]), s[i, j], np.zeros(1), np.eye(1))
+        layout = StatisticsLayout(float(N_ROWS), rows, cols, False)
+        t0 = latent_statistics(NP, np.zeros(3), params, layout)  # the mean
+        low = np.stack([latent_statistics(NP, e, params, layout) - t0 for e in np.eye(3)], axis=1)  # its Cholesky
         t = t0 + w @ low.T
         lp = -np.abs(obs - t).sum(axis=1) / scale - 3.0 * np.log(2.0 * scale)
         approx[i, j] = lp.max() + np.log(np.mean(np.exp(lp - lp.max())))

@@ -8,7 +8,7 @@ from scipy import stats
 
 import noiseaware as na
 from noiseaware._core import get_backend
-from noiseaware._core._regression import latent_statistics
+from noiseaware._core._regression import RegressionParameters, StatisticsLayout, latent_statistics
 from noiseaware.exceptions import NoiseawareValueError
 from noiseaware.regression import read_regression
 
@@ -38,7 +38,8 @@ def test_laplace_latent_site_and_joint_density_in_both_ppls(laplace_release):
     cols = np.array([0, 1, 0, 1, 2])
     obs, b = np.asarray(st.moments)[rows, cols], np.asarray(st.scale)[rows, cols]
     w = np.array([0.3, -0.2, 0.5, 0.1, -0.4])
-    t = latent_statistics(get_backend("numpy"), w, BETA, SIGMA, MU_X, COV_X, float(st.n), rows, cols, True)
+    params, layout = RegressionParameters(BETA, SIGMA, MU_X, COV_X), StatisticsLayout(float(st.n), rows, cols, True)
+    t = latent_statistics(get_backend("numpy"), w, params, layout)
     want = stats.norm.logpdf(w).sum() + stats.laplace(t, b).logpdf(obs).sum()
 
     def model():
@@ -53,7 +54,8 @@ def test_laplace_latent_site_and_joint_density_in_both_ppls(laplace_release):
     assert float(lp_np) == pytest.approx(want, rel=1e-10)
     assert lp_pm == pytest.approx(want, rel=1e-10)
     # without its latent the NumPyro law has no density, and says so
-    d = nan.NoisySufficientStatistics(BETA, SIGMA, MU_X, COV_X, st.n, st.scale, True, "laplace")
+    d = nan.NoisySufficientStatistics(BETA, SIGMA, MU_X, COV_X, n=st.n, scale=st.scale, intercept=True,
+                                      family="laplace")
     with pytest.raises(NoiseawareValueError, match="latent="):
         d.log_prob(obs)
 
@@ -66,8 +68,28 @@ def test_bad_data_are_refused_in_both_ppls():
     good[0, 0] = 0.0
     for cls in (nan.NoisySufficientStatistics, nap.NoisySufficientStatistics.dist):
         with pytest.raises(NoiseawareValueError, match=r"scale\[0, 0\] must be 0"):
-            cls(BETA, SIGMA, MU_X, COV_X, 100, np.full((3, 3), 2.0))
+            cls(BETA, SIGMA, MU_X, COV_X, n=100, scale=np.full((3, 3), 2.0))
         with pytest.raises(NoiseawareValueError, match="family"):
-            cls(BETA, SIGMA, MU_X, COV_X, 100, good, True, "cauchy")
+            cls(BETA, SIGMA, MU_X, COV_X, n=100, scale=good, intercept=True, family="cauchy")
         with pytest.raises(NoiseawareValueError, match="symmetric"):
-            cls(BETA, SIGMA, MU_X, COV_X, 100, np.triu(good))
+            cls(BETA, SIGMA, MU_X, COV_X, n=100, scale=np.triu(good))
+
+
+def test_parameters_positional_and_the_release_data_keyword_only():
+    """``beta, sigma, mu_x, cov_x`` positional, the release's data (``n=``, ``scale=``, ...) keyword-only, both PPLs."""
+    import inspect
+
+    import noiseaware.numpyro as nan
+    import noiseaware.pymc as nap
+
+    data = ["n", "scale", "intercept", "family", "latent", "shift"]
+    for f in (nan.NoisySufficientStatistics, nap.NoisySufficientStatistics, nap.NoisySufficientStatistics.dist):
+        ps = inspect.signature(f).parameters.values()
+        positional = [p.name for p in ps if p.kind is p.POSITIONAL_OR_KEYWORD]
+        assert positional[-4:] == ["beta", "sigma", "mu_x", "cov_x"] and len(positional) <= 5, (f, positional)
+        assert [p.name for p in ps if p.kind is p.KEYWORD_ONLY][:6] == data, f
+    scale = np.full((3, 3), 2.0)
+    scale[0, 0] = 0.0
+    for cls in (nan.NoisySufficientStatistics, nap.NoisySufficientStatistics.dist):
+        with pytest.raises(TypeError):
+            cls(BETA, SIGMA, MU_X, COV_X, 100, scale)

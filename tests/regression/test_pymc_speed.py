@@ -18,6 +18,8 @@ import pytest
 
 from noiseaware._core import get_backend
 from noiseaware._core._regression import (
+    RegressionParameters,
+    StatisticsLayout,
     gaussian_statistics_logp,
     laplace_statistics_logp,
     latent_statistics,
@@ -32,6 +34,7 @@ M = ROWS.size
 SCALE = np.full((D + 2, D + 2), 3.0)
 SCALE[0, 0] = 0.0
 NOISE = SCALE[ROWS, COLS]
+LAYOUT = StatisticsLayout(N, ROWS, COLS, True)
 CORR = 0.7 * np.eye(D) + 0.3
 
 
@@ -46,9 +49,13 @@ def _point(rng: np.random.Generator) -> dict[str, np.ndarray]:
     }
 
 
+def _params(p: dict[str, np.ndarray]) -> RegressionParameters:
+    return RegressionParameters(p["beta"], p["sigma"], p["mu_x"], p["cov_x"])
+
+
 def _observed() -> np.ndarray:
     p = _point(np.random.default_rng(0))
-    mean, cov = sum_moments(NP, p["beta"], p["sigma"], p["mu_x"], p["cov_x"], N, ROWS, COLS, True)
+    mean, cov = sum_moments(NP, _params(p), LAYOUT)
     return mean + np.linalg.cholesky(cov) @ p["w"] + NOISE * np.random.default_rng(1).normal(size=M)
 
 
@@ -56,10 +63,9 @@ OBS = _observed()
 
 
 def _numpy_logp(family: str, p: dict[str, np.ndarray]) -> float:
-    args = (p["beta"], p["sigma"], p["mu_x"], p["cov_x"], N, ROWS, COLS)
     if family == "gaussian":
-        return float(gaussian_statistics_logp(NP, OBS, *args, NOISE, True))
-    return float(laplace_statistics_logp(NP, OBS, latent_statistics(NP, p["w"], *args, True), NOISE))
+        return float(gaussian_statistics_logp(NP, OBS, _params(p), LAYOUT, NOISE))
+    return float(laplace_statistics_logp(NP, OBS, latent_statistics(NP, p["w"], _params(p), LAYOUT), NOISE))
 
 
 def _pymc_functions(family: str) -> tuple[Any, list[str]]:
@@ -97,7 +103,8 @@ def test_logp_equals_numpy_core_and_numpyro(compiled: tuple[str, Any, list[str]]
     laplace = family == "laplace"
 
     def numpyro_logp(beta: Any, sigma: Any, mu_x: Any, cov_x: Any, w: Any) -> Any:
-        law = NumpyroLaw(beta, sigma, mu_x, cov_x, N, SCALE, True, family, w if laplace else None)
+        law = NumpyroLaw(beta, sigma, mu_x, cov_x, n=N, scale=SCALE, intercept=True, family=family,
+                         latent=w if laplace else None)
         return law.log_prob(jnp.asarray(OBS))
 
     rng = np.random.default_rng(7)

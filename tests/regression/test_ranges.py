@@ -18,7 +18,13 @@ import pytest
 import noiseaware as na
 from noiseaware import regression, results
 from noiseaware._core import get_backend
-from noiseaware._core._regression import centred_parameters, gaussian_statistics_logp, released_entries
+from noiseaware._core._regression import (
+    RegressionParameters,
+    StatisticsLayout,
+    centred_parameters,
+    gaussian_statistics_logp,
+    released_entries,
+)
 from noiseaware.exceptions import NoiseawareValueError, PrivacyWarning, ReleaseFormatError
 
 RANGES = [(18.0, 90.0), (0.0, 10.0), (-5.0, 20.0)]  # age, income, response: none centred at 0
@@ -123,8 +129,9 @@ def test_both_likelihoods_take_the_data_units_and_read_the_shift_from_the_releas
     np.testing.assert_allclose(beta_c, [5.0 + 0.05 * 54.0 - 0.3 * 5.0 - 7.5, 0.05, -0.3])
     rows, cols = released_entries(4, True)
     noise = np.asarray(st.scale)[rows, cols]
-    want = float(gaussian_statistics_logp(bk, st.moments[rows, cols], beta_c, 1.0, mu_c, th["cov_x"], 2000.0, rows,
-                                          cols, noise, True))
+    layout = StatisticsLayout(2000.0, rows, cols, True)
+    centred = RegressionParameters(beta_c, 1.0, mu_c, th["cov_x"])
+    want = float(gaussian_statistics_logp(bk, st.moments[rows, cols], centred, layout, noise))
 
     def model() -> None:
         nan.NoisySufficientStatistics.from_release("t", rel, *(jnp.asarray(th[k]) for k in th))
@@ -136,8 +143,8 @@ def test_both_likelihoods_take_the_data_units_and_read_the_shift_from_the_releas
     got_pymc = float(m.compile_logp()({}))
     assert got_numpyro == pytest.approx(want, rel=1e-10) and got_pymc == pytest.approx(want, rel=1e-10)
     # the units matter: the same parameters read without the shift give another density
-    unshifted = float(gaussian_statistics_logp(bk, st.moments[rows, cols], th["beta"], 1.0, th["mu_x"], th["cov_x"],
-                                               2000.0, rows, cols, noise, True))
+    raw = RegressionParameters(th["beta"], 1.0, th["mu_x"], th["cov_x"])
+    unshifted = float(gaussian_statistics_logp(bk, st.moments[rows, cols], raw, layout, noise))
     assert abs(unshifted - want) > 100.0
 
 

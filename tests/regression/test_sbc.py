@@ -16,6 +16,8 @@ from scipy import stats
 
 from noiseaware._core import get_backend
 from noiseaware._core._regression import (
+    RegressionParameters,
+    StatisticsLayout,
     gaussian_statistics_logp,
     released_entries,
     row_moments,
@@ -36,7 +38,7 @@ def _grid_moments() -> tuple[np.ndarray, np.ndarray]:
     mean = np.empty((BETA.size, SIG.size, 3))
     cov = np.empty((BETA.size, SIG.size, 3, 3))
     for i, j in np.ndindex(BETA.size, SIG.size):
-        m, c = row_moments(NP, np.array([BETA[i]]), SIG[j], np.zeros(1), np.eye(1), False, 1)
+        m, c = row_moments(NP, RegressionParameters(np.array([BETA[i]]), SIG[j], np.zeros(1), np.eye(1)), False, 1)
         mean[i, j], cov[i, j] = statistics_moments(NP, m, c, rows, cols)
     return N * mean, N * cov
 
@@ -59,8 +61,9 @@ def _pits(noise_sd: float, seed: int = 11) -> np.ndarray:
         z = np.linalg.solve(low, (obs - mean)[..., None])[..., 0]
         lp = -0.5 * (z * z).sum(axis=-1) - 0.5 * logdet + prior
         if r == 0:  # the vectorized density is the core's
-            want = gaussian_statistics_logp(NP, obs, np.array([BETA[7]]), SIG[5], np.zeros(1), np.eye(1), float(N),
-                                            rows, cols, np.full(3, noise_sd), False)
+            params = RegressionParameters(np.array([BETA[7]]), SIG[5], np.zeros(1), np.eye(1))
+            want = gaussian_statistics_logp(NP, obs, params, StatisticsLayout(float(N), rows, cols, False),
+                                            np.full(3, noise_sd))
             assert lp[7, 5] - prior[7, 5] - 1.5 * np.log(2 * np.pi) == pytest.approx(want, rel=1e-9)
         p = np.exp(lp - lp.max())
         p /= p.sum()
