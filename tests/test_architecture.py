@@ -293,3 +293,99 @@ def test_the_size_check_can_fail(tmp_path: pathlib.Path):
     assert _too_long({"noiseaware/sub/long.py": "one algorithm"}, root) == []
     text = "## Long modules\n\n- `noiseaware/a.py`: why\n- `noiseaware/b.py`:\n\n## Next\n- `noiseaware/c.py`: no\n"
     assert _long_modules_allowed(text) == {"noiseaware/a.py": "why", "noiseaware/b.py": ""}
+
+
+# ----------------------------------------------------------------------------- function size
+#: Most lines of code a function may have (its body without the docstring, blank lines and comments), and most
+#: positional parameters (``self``/``cls`` not counted), unless docs/architecture.md names it under "Long functions".
+MAX_FUNCTION_LINES = 80
+MAX_POSITIONAL = 8
+
+
+def _function_sizes(root: pathlib.Path = ROOT) -> dict[str, tuple[int, int]]:
+    """``{"path qualname": (lines of code, positional parameters)}`` of every function under ``root``."""
+    out: dict[str, tuple[int, int]] = {}
+    for f in sorted(root.rglob("*.py")):
+        text = f.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        rel = f.relative_to(root).as_posix()
+
+        def visit(node: ast.AST, prefix: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    visit(child, f"{prefix}{child.name}.")
+                elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    body = child.body
+                    if isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+                        body = body[1:]
+                    code = 0
+                    if body:
+                        span = lines[body[0].lineno - 1 : body[-1].end_lineno]
+                        code = sum(1 for s in span if s.strip() and not s.strip().startswith("#"))
+                    args = [*child.args.posonlyargs, *child.args.args]
+                    pos = len(args) - (1 if args and args[0].arg in ("self", "cls") else 0)
+                    out[f"{rel} {prefix}{child.name}"] = (code, pos)
+                    visit(child, f"{prefix}{child.name}.")
+
+        visit(ast.parse(text), "")
+    return out
+
+
+def _long_functions_allowed(text: str) -> dict[str, str]:
+    """``{"path qualname": reason}`` from the list under ``## Long functions`` of docs/architecture.md.
+
+    Each entry is one line ``- `path` `qualname` (size): reason``, ``path`` relative to ``noiseaware/``.
+    """
+    lines = text.splitlines()
+    start = lines.index("## Long functions") + 1
+    out: dict[str, str] = {}
+    for line in lines[start:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("- `"):
+            parts = line[3:].split("`")
+            if len(parts) >= 4:
+                out[f"{parts[0]} {parts[2]}"] = line.partition(":")[2].strip()
+    return out
+
+
+def _over_limits(sizes: dict[str, tuple[int, int]], allowed: dict[str, str]) -> list[str]:
+    return [
+        f"{k}: {code} lines of code, {pos} positional parameters"
+        for k, (code, pos) in sizes.items()
+        if (code > MAX_FUNCTION_LINES or pos > MAX_POSITIONAL) and not allowed.get(k)
+    ]
+
+
+def test_functions_do_one_thing():
+    """No function over the limits unless docs/architecture.md names it with its reason; no stale entry."""
+    sizes = _function_sizes()
+    allowed = _long_functions_allowed(_DOC.read_text(encoding="utf-8"))
+    assert _over_limits(sizes, allowed) == [], "split the function, or name it with its reason under 'Long functions'"
+    stale = sorted(
+        k for k in allowed if k not in sizes or (sizes[k][0] <= MAX_FUNCTION_LINES and sizes[k][1] <= MAX_POSITIONAL)
+    )
+    assert stale == [], f"docs/architecture.md names functions that no longer exist or are within the limits: {stale}"
+
+
+def test_the_function_size_check_can_fail(tmp_path: pathlib.Path):
+    pkg = tmp_path / "noiseaware"
+    pkg.mkdir()
+    long_body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES + 1))
+    (pkg / "m.py").write_text(
+        'def long():\n    """Doc.\n\n    More doc.\n    """\n' + long_body
+        + "\n\ndef fine(a, b):\n    # a comment\n\n    return a\n\n\n"
+        + "class K:\n    def many(self, a, b, c, d, e, f, g, h, i):\n        return a\n",
+        encoding="utf-8",
+    )
+    sizes = _function_sizes(pkg)
+    assert sizes["m.py long"] == (MAX_FUNCTION_LINES + 1, 0) and sizes["m.py fine"] == (1, 2)
+    assert sizes["m.py K.many"] == (1, 9)
+    assert sorted(_over_limits(sizes, {})) == [
+        "m.py K.many: 1 lines of code, 9 positional parameters",
+        f"m.py long: {MAX_FUNCTION_LINES + 1} lines of code, 0 positional parameters",
+    ]
+    text = "## Long functions\n\n- `m.py` `long` (81): one algorithm\n- `m.py` `K.many` (9):\n\n## Next\n"
+    assert _over_limits(sizes, _long_functions_allowed(text)) == [
+        "m.py K.many: 1 lines of code, 9 positional parameters"
+    ]

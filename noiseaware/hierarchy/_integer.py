@@ -192,97 +192,132 @@ def _phases(L: int, C: int) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
+def _loglik(m: int, rows: Any, tab: Any, data: Any) -> Any:
+    """The discrete Gaussian log-pmf (the noise-law registry's) of level ``m``'s measurements at rows ``rows``."""
+    from .._core._backend import get_backend
+    from .._core._noise import NOISE_LAWS
+
+    y = data["y"][m][rows]
+    return NOISE_LAWS["discrete_gaussian"].logpdf(get_backend("jax"), y, tab, data["sigma"][m]) * data["measured"][m]
+
+
+def _row_delta(d: Any) -> Any:
+    """A change of cell counts as a change of a table row (total first)."""
+    import jax.numpy as jnp
+
+    return jnp.concatenate([d.sum(axis=1, keepdims=True), d], axis=1)
+
+
+def _leaf_under(key: Any, units: Any, lev: int, tree: Any) -> Any:
+    """A leaf drawn uniformly below each of ``units`` (of level ``lev``)."""
+    import jax.numpy as jnp
+    from jax import random
+
+    u = random.uniform(key, units.shape, dtype=jnp.float64)
+    cnt = tree[f"leaf_count_{lev}"][units]
+    off = jnp.minimum(jnp.floor(u * cnt).astype(jnp.int32), cnt - 1)
+    return tree[f"leaves_{lev}"][tree[f"leaf_start_{lev}"][units] + off]
+
+
+def _propose(kind: str, lev: int, ks: Any, n_units: tuple[int, ...], C: int, scale: Any, tree: Any) -> tuple[Any, ...]:
+    """The moves of one phase: ``(ta, tb, valid, lo, da, db)``.
+
+    The leaves, which moves are real, the first level they touch, and the changes of the leaf cells of ``ta``
+    and ``tb``.
+    A root move takes ``k`` people from leaf cell ``(ta, ca)`` to ``(tb, cb)`` of the same root unit; a pair move
+    pairs the units of level ``lev`` at random within their parent and transfers one cell (``-k e_c`` at ``ta``,
+    ``+k e_c`` at ``tb``) or swaps two (``k (e_c' - e_c)`` at ``ta``, the opposite at ``tb``), keeping the
+    parent's row.
+    ``k`` is a random sign times ``1 + floor(Exponential * scale)``: a symmetric proposal.
+    """
+    import jax.numpy as jnp
+    from jax import random
+
+    eye = jnp.eye(C, dtype=jnp.float64)
+    if kind == "root":
+        units = jnp.arange(n_units[0], dtype=jnp.int32)
+        ta, tb = _leaf_under(ks[0], units, 0, tree), _leaf_under(ks[1], units, 0, tree)
+        ca = random.randint(ks[2], units.shape, 0, C)
+        cb = random.randint(ks[3], units.shape, 0, C)
+        valid = jnp.ones(units.shape, dtype=bool)
+        lo = 0
+    else:
+        n_l = n_units[lev]
+        par = tree[f"parent_{lev}"]
+        order = jnp.lexsort((random.uniform(ks[0], (n_l,), dtype=jnp.float64), par))
+        spar = par[order]
+        pos = jnp.arange(n_l, dtype=jnp.int32)
+        nxt = jnp.minimum(pos + 1, n_l - 1)
+        rank = pos - tree[f"sibling_start_{lev}"][spar]
+        valid = (rank % 2 == 0) & (pos + 1 < n_l) & (spar[nxt] == spar)
+        ta = _leaf_under(ks[1], order, lev, tree)
+        tb = _leaf_under(ks[2], order[nxt], lev, tree)
+        ca = random.randint(ks[3], (n_l,), 0, C)
+        # half the pairs swap two cells (c != c'), the others transfer one cell: both keep the parent's row
+        swap = random.bernoulli(ks[4], 0.5 if C > 1 else 0.0, (n_l,))
+        cb = jnp.where(swap, (ca + 1 + random.randint(random.fold_in(ks[4], 1), (n_l,), 0, max(C - 1, 1))) % C, ca)
+        lo = lev
+    sign = jnp.where(random.bernoulli(ks[5], 0.5, ca.shape), 1.0, -1.0)
+    k = sign * (1.0 + jnp.floor(random.exponential(ks[6], ca.shape, dtype=jnp.float64) * scale))
+    ea, eb = eye[ca], eye[cb]
+    if kind == "pair":
+        da = k[:, None] * (jnp.where(swap[:, None], eb, 0.0) - ea)
+        db = -da
+    else:
+        da, db = -k[:, None] * ea, k[:, None] * eb
+    return ta, tb, valid, lo, da, db
+
+
+def _phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scale: Any, tree: Any, data: Any, *,
+           n_units: tuple[int, ...], C: int, rates: bool) -> tuple[list[Any], Any]:
+    """One phase's moves (:func:`_propose`), accepted by Metropolis-Hastings on the measurements of their paths.
+
+    The log-ratio reads only the table rows on each move's two leaf-to-root paths (at a shared ancestor the two
+    changes add up), the leaf rows' support (counts >= 0) and, with rates, the multinomial prior's ratio.
+    """
+    import jax.numpy as jnp
+    from jax import random
+    from jax.scipy.special import gammaln
+
+    ks = random.split(key, 8)
+    ta, tb, valid, lo, da, db = _propose(kind, lev, ks, n_units, C, scale, tree)
+    ra, rb = _row_delta(da), _row_delta(db)
+    log_ratio = jnp.zeros(valid.shape, dtype=jnp.float64)
+    ok = valid
+    updates = []
+    for m in range(lo, len(n_units)):
+        a, b = tree["anc"][m][ta], tree["anc"][m][tb]
+        same = (a == b)[:, None]
+        dam = ra + jnp.where(same, rb, 0.0)
+        dbm = jnp.where(same, 0.0, rb)
+        tab_a, tab_b = tables[m][a], tables[m][b]
+        new_a, new_b = tab_a + dam, tab_b + dbm
+        log_ratio += jnp.sum(_loglik(m, a, new_a, data) - _loglik(m, a, tab_a, data), axis=1)
+        log_ratio += jnp.sum(_loglik(m, b, new_b, data) - _loglik(m, b, tab_b, data), axis=1)
+        if m == len(n_units) - 1:  # the leaf rows: the support (counts >= 0) and the prior's ratio
+            ok = ok & jnp.all(new_a[:, 1:] >= 0, axis=1) & jnp.all(new_b[:, 1:] >= 0, axis=1)
+            if rates:
+                for t, old, new, d in ((a, tab_a, new_a, dam), (b, tab_b, new_b, dbm)):
+                    o, nw = old[:, 1:], jnp.maximum(new[:, 1:], 0.0)
+                    log_ratio += jnp.sum(gammaln(o + 1.0) - gammaln(nw + 1.0) + d[:, 1:] * log_rate[t], axis=1)
+        updates.append((m, a, b, dam, dbm))
+    log_ratio = jnp.where(ok, log_ratio, -jnp.inf)
+    accept = jnp.log(random.uniform(ks[7], valid.shape, dtype=jnp.float64)) < log_ratio
+    prob = jnp.where(ok, jnp.exp(jnp.minimum(log_ratio, 0.0)), 0.0)
+    prob = jnp.sum(jnp.where(valid, prob, 0.0)) / jnp.maximum(jnp.sum(valid), 1)
+    acc = accept[:, None].astype(jnp.float64)
+    tables = list(tables)
+    for m, a, b, dam, dbm in updates:
+        tables[m] = tables[m].at[a].add(acc * dam).at[b].add(acc * dbm)
+    return tables, prob
+
+
 def _build_sweep(n_units: tuple[int, ...], C: int, rates: bool) -> Callable[..., Any]:
     """``sweep(key, tables, log_rate, log_step, tree, data) -> (tables, probs)``: one sweep of every phase."""
     import jax.numpy as jnp
     from jax import lax, random
-    from jax.scipy.special import gammaln
 
-    from .._core._backend import get_backend
-    from .._core._noise import NOISE_LAWS
-
-    bk = get_backend("jax")
-    law = NOISE_LAWS["discrete_gaussian"]
-    L = len(n_units)
-    phases = _phases(L, C)
-    eye = jnp.eye(C, dtype=jnp.float64)
-
-    def loglik(m: int, rows: Any, tab: Any, data: Any) -> Any:
-        y = data["y"][m][rows]
-        return law.logpdf(bk, y, tab, data["sigma"][m]) * data["measured"][m]
-
-    def row_delta(d: Any) -> Any:
-        return jnp.concatenate([d.sum(axis=1, keepdims=True), d], axis=1)
-
-    def leaf_under(key: Any, units: Any, lev: int, tree: Any) -> Any:
-        u = random.uniform(key, units.shape, dtype=jnp.float64)
-        cnt = tree[f"leaf_count_{lev}"][units]
-        off = jnp.minimum(jnp.floor(u * cnt).astype(jnp.int32), cnt - 1)
-        return tree[f"leaves_{lev}"][tree[f"leaf_start_{lev}"][units] + off]
-
-    def phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scale: Any, tree: Any,
-              data: Any) -> tuple[list[Any], Any]:
-        ks = random.split(key, 8)
-        if kind == "root":
-            units = jnp.arange(n_units[0], dtype=jnp.int32)
-            ta, tb = leaf_under(ks[0], units, 0, tree), leaf_under(ks[1], units, 0, tree)
-            ca = random.randint(ks[2], units.shape, 0, C)
-            cb = random.randint(ks[3], units.shape, 0, C)
-            valid = jnp.ones(units.shape, dtype=bool)
-            lo = 0
-        else:
-            n_l = n_units[lev]
-            par = tree[f"parent_{lev}"]
-            order = jnp.lexsort((random.uniform(ks[0], (n_l,), dtype=jnp.float64), par))
-            spar = par[order]
-            pos = jnp.arange(n_l, dtype=jnp.int32)
-            nxt = jnp.minimum(pos + 1, n_l - 1)
-            rank = pos - tree[f"sibling_start_{lev}"][spar]
-            valid = (rank % 2 == 0) & (pos + 1 < n_l) & (spar[nxt] == spar)
-            ta = leaf_under(ks[1], order, lev, tree)
-            tb = leaf_under(ks[2], order[nxt], lev, tree)
-            ca = random.randint(ks[3], (n_l,), 0, C)
-            # half the pairs swap two cells (c != c'), the others transfer one cell: both keep the parent's row
-            swap = random.bernoulli(ks[4], 0.5 if C > 1 else 0.0, (n_l,))
-            cb = jnp.where(swap, (ca + 1 + random.randint(random.fold_in(ks[4], 1), (n_l,), 0, max(C - 1, 1))) % C, ca)
-            lo = lev
-        sign = jnp.where(random.bernoulli(ks[5], 0.5, ca.shape), 1.0, -1.0)
-        k = sign * (1.0 + jnp.floor(random.exponential(ks[6], ca.shape, dtype=jnp.float64) * scale))
-        ea, eb = eye[ca], eye[cb]
-        if kind == "pair":  # transfer: -k e_c at t, +k e_c at t'; swap: k (e_c' - e_c) at t, the opposite at t'
-            da = k[:, None] * (jnp.where(swap[:, None], eb, 0.0) - ea)
-            db = -da
-        else:  # root move: (t, c) -> (t', c')
-            da, db = -k[:, None] * ea, k[:, None] * eb
-        ra, rb = row_delta(da), row_delta(db)
-        log_ratio = jnp.zeros(ca.shape, dtype=jnp.float64)
-        ok = valid
-        updates = []
-        for m in range(lo, L):
-            a, b = tree["anc"][m][ta], tree["anc"][m][tb]
-            same = (a == b)[:, None]
-            dam = ra + jnp.where(same, rb, 0.0)
-            dbm = jnp.where(same, 0.0, rb)
-            tab_a, tab_b = tables[m][a], tables[m][b]
-            new_a, new_b = tab_a + dam, tab_b + dbm
-            log_ratio += jnp.sum(loglik(m, a, new_a, data) - loglik(m, a, tab_a, data), axis=1)
-            log_ratio += jnp.sum(loglik(m, b, new_b, data) - loglik(m, b, tab_b, data), axis=1)
-            if m == L - 1:  # the leaf rows: the support (counts >= 0) and the prior's ratio
-                ok = ok & jnp.all(new_a[:, 1:] >= 0, axis=1) & jnp.all(new_b[:, 1:] >= 0, axis=1)
-                if rates:
-                    for t, old, new, d in ((a, tab_a, new_a, dam), (b, tab_b, new_b, dbm)):
-                        o, nw = old[:, 1:], jnp.maximum(new[:, 1:], 0.0)
-                        log_ratio += jnp.sum(gammaln(o + 1.0) - gammaln(nw + 1.0) + d[:, 1:] * log_rate[t], axis=1)
-            updates.append((m, a, b, dam, dbm))
-        log_ratio = jnp.where(ok, log_ratio, -jnp.inf)
-        accept = jnp.log(random.uniform(ks[7], ca.shape, dtype=jnp.float64)) < log_ratio
-        prob = jnp.where(ok, jnp.exp(jnp.minimum(log_ratio, 0.0)), 0.0)
-        prob = jnp.sum(jnp.where(valid, prob, 0.0)) / jnp.maximum(jnp.sum(valid), 1)
-        acc = accept[:, None].astype(jnp.float64)
-        tables = list(tables)
-        for m, a, b, dam, dbm in updates:
-            tables[m] = tables[m].at[a].add(acc * dam).at[b].add(acc * dbm)
-        return tables, prob
+    phases = _phases(len(n_units), C)
 
     def sweep(key: Any, tables: list[Any], log_rate: Any, log_step: Any, tree: Any, data: Any) -> Any:
         keys = random.split(key, len(phases))
@@ -290,13 +325,15 @@ def _build_sweep(n_units: tuple[int, ...], C: int, rates: bool) -> Callable[...,
         for i, (kind, lev, reps) in enumerate(phases):
             scale = jnp.minimum(jnp.exp(log_step[i]) * data["step_ref"][i], _MAX_SCALE)
             if reps == 1:
-                tables, p = phase(kind, lev, keys[i], tables, log_rate, scale, tree, data)
+                tables, p = _phase(kind, lev, keys[i], tables, log_rate, scale, tree, data, n_units=n_units, C=C,
+                                  rates=rates)
             else:  # one compiled body, repeated
 
                 def body(j: Any, carry: Any, kind: str = kind, lev: int = lev, k: Any = keys[i],
                          scale: Any = scale) -> Any:
                     tabs, acc = carry
-                    tabs, p = phase(kind, lev, random.fold_in(k, j), tabs, log_rate, scale, tree, data)
+                    tabs, p = _phase(kind, lev, random.fold_in(k, j), tabs, log_rate, scale, tree, data,
+                                     n_units=n_units, C=C, rates=rates)
                     return tabs, acc + p / reps
 
                 tables, p = lax.fori_loop(0, reps, body, (list(tables), jnp.zeros((), jnp.float64)))
