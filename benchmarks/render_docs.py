@@ -243,7 +243,7 @@ QUESTIONS = (
         "noise-aware posterior beside GLS's normal intervals, including cells near zero; then the time and memory "
         "of GLS and of the posterior's gradient from 10^3 to 10^6 measurements, and GLS by state on Dask "
         "(`docs/published-hierarchy.md` has the plan for a state and the nation).",
-        ("hierarchy_calibration", "hierarchy_scale", "hierarchy_state_scale"),
+        ("hierarchy_calibration", "hierarchy_scale", "hierarchy_state_scale", "hierarchy_dask"),
     ),
 )
 

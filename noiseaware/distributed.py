@@ -26,6 +26,8 @@ applies :func:`noiseaware.config.configure` (float64 and the cache; one XLA devi
 Workers of a cluster you pass in are yours: ``client.run(noiseaware.config.configure)`` does the
 same there (the fits switch float64 on for themselves either way).
 
+:func:`fit_hierarchy` fits one Census-style hierarchy file as one task per state and stitches the parts.
+
 Needs the ``dask`` extra (``pip install 'noiseaware[dask]'``). Guide: ``docs/distributed.md``.
 
 Examples
@@ -65,7 +67,7 @@ from ._io import atomic_write_text
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, NoiseawareWarning
 from .release import Release
 
-__all__ = ["FitManyResult", "fit_many", "resolve_fit"]
+__all__ = ["FitManyResult", "fit_hierarchy", "fit_many", "part_seed", "resolve_fit"]
 
 _OWNER = "fit_many"
 #: The characters a key may hold (:func:`_check_key` states the other rules).
@@ -636,3 +638,163 @@ def _store(out_dir: pathlib.Path, outcome: FitManyResult) -> None:
     atomic_write_text(out_dir / name, text, overwrite=True, owner=_OWNER)
 
 
+# ------------------------------------------------------------------------------ a hierarchy, split by root unit
+_H_OWNER = "fit_hierarchy"
+
+
+def part_seed(seed: int, part: int) -> int:
+    r"""The seed of part ``part`` of a :func:`fit_hierarchy` run with ``seed``: independent streams per part.
+
+    .. math:: \mathrm{seed}_s = \mathrm{SeedSequence}([\mathrm{seed}, s]).\mathrm{generate\_state}(1)[0] \gg 1,
+
+    a 31-bit integer from NumPy's :class:`numpy.random.SeedSequence` (hashed, so that parts ``s`` and
+    ``s + 1`` of one run, or one part of runs ``seed`` and ``seed + 1``, get unrelated seeds). Pass it as
+    ``seed=`` to :func:`noiseaware.hierarchy.fit` of ``release.split_by_root()[part]`` to repeat
+    that part alone.
+
+    Examples
+    --------
+    >>> part_seed(0, 0) == part_seed(0, 0) != part_seed(0, 1)
+    True
+    """
+    import numpy as np
+
+    return int(np.random.SeedSequence([int(seed), int(part)]).generate_state(1, np.uint32)[0]) >> 1
+
+
+def _fit_part(part: tuple[Any, int], **fit_kwargs: Any) -> Any:
+    """The task of one part: ``hierarchy.fit(part_release, seed=part_seed, **fit_kwargs)`` on a worker."""
+    from .hierarchy import fit
+
+    release, seed = part
+    return fit(release, seed=seed, **fit_kwargs)
+
+
+def fit_hierarchy(
+    release: Any,
+    *,
+    client: Any = None,
+    address: str | None = None,
+    n_workers: int | None = None,
+    processes: bool = True,
+    **fit_kwargs: Any,
+) -> Any:
+    r"""Fit a hierarchy release on Dask, one task per root unit (state), and stitch the parts into one result.
+
+    The release is split by :meth:`~noiseaware.hierarchy.NoisyHierarchy.split_by_root` (one part per
+    root unit, its subtree and measurements), each part is fitted by
+    :func:`noiseaware.hierarchy.fit` as a task of :func:`fit_many`'s machinery, and the parts'
+    results are stitched into one result of the host's container, shaped as
+    ``hierarchy.fit(release, ...)``'s.
+
+    **Exact or not.** The root totals are exact and every measurement's noise is independent, so
+    the likelihood factorizes over root units (:meth:`~noiseaware.hierarchy.NoisyHierarchy.split_by_root`).
+    With ``prior="uniform"`` the prior factorizes too and the stitched draws are draws of the whole
+    file's posterior, the product of the parts' posteriors: exact. With ``prior="hierarchical"``
+    (``hierarchy.fit``'s default) the scales :math:`\sigma_{\text{county}}`,
+    :math:`\sigma_{\text{tract}}` are shared by all root units in the whole-file model, and each part
+    here learns its own: an approximation, close when every root unit has many counties and tracts
+    (``attrs["noiseaware_split_exact"]`` records which). A user's ``model=`` (one rate model over
+    every leaf) cannot be split and is refused.
+
+    **Seeds.** Part ``s`` runs with ``seed=part_seed(seed, s)`` (:func:`part_seed`), so the parts'
+    chains are independent, and ``hierarchy.fit(release.split_by_root()[s], seed=part_seed(seed, s),
+    ...)`` repeats part ``s`` draw for draw. ``seed=None`` draws one seed on the client, recorded.
+
+    **Stitching** by :func:`noiseaware.hierarchy.stitch`: ``counts`` along ``leaf`` in the release's
+    order, the log-likelihood along ``measurement`` in the whole file's, what each part has one of
+    stacked along a new dimension ``part``. ``attrs``: ``hierarchy.fit``'s, with the run's ``seed``,
+    ``noiseaware_part_seeds``, ``noiseaware_parts``, ``noiseaware_part_seconds`` (each part's time on
+    its worker, compilation included), ``noiseaware_part_workers`` and ``noiseaware_split_exact``.
+    The mixing check (``check_mixing=True``) runs once, on the client, on the stitched counts.
+
+    Parameters
+    ----------
+    release : NoisyHierarchy
+        With the root level's totals published exactly.
+    client, address, n_workers, processes
+        Where the tasks run, as in :func:`fit_many` (default: a ``LocalCluster`` started and closed here).
+    **fit_kwargs
+        :func:`noiseaware.hierarchy.fit`'s keywords (``method``, ``prior``, ``sweeps``, ``chains``,
+        ``draws``, ``warmup``, ``seed``, ``target_accept``, ``check_mixing``, ...), the same for
+        every part.
+
+    Returns
+    -------
+    xarray.DataTree or arviz.InferenceData
+        The stitched result: an xarray.DataTree under ArviZ 1 (an arviz.InferenceData under ArviZ
+        0.x), read by :mod:`noiseaware.results` as ``hierarchy.fit``'s.
+
+    Raises
+    ------
+    NoiseawareTypeError
+        ``release`` is not a :class:`~noiseaware.hierarchy.NoisyHierarchy`.
+    NoiseawareValueError
+        Root totals not exact, ``model=`` given, bad sampler settings (checked on the client,
+        before any task is sent), ``client`` with ``address``.
+    NoiseawareError
+        A part's fit failed on its worker (the message names the root unit and the worker's error;
+        the worker's traceback is attached as a note).
+
+    Examples
+    --------
+    >>> from noiseaware import hierarchy, results
+    >>> from noiseaware.distributed import fit_hierarchy
+    >>> rel = hierarchy.synthetic_nmf(2, 2, 2, rng=0).release
+    >>> res = fit_hierarchy(rel, prior="uniform", chains=1, draws=50, warmup=50, seed=1,
+    ...                     check_mixing=False, processes=False, n_workers=1)  # doctest: +SKIP
+    >>> results.draws(res).shape  # doctest: +SKIP
+    (50, 8, 3)
+    """
+    from ._engine import SETTING_NAMES, check_settings
+    from .exceptions import NoiseawareError
+    from .hierarchy import NoisyHierarchy, check_stitched_mixing, stitch
+
+    if not isinstance(release, NoisyHierarchy):
+        raise NoiseawareTypeError(v.message(_H_OWNER, "release", "must be a hierarchy.NoisyHierarchy",
+                                            type(release).__name__))
+    if fit_kwargs.get("model") is not None:
+        v.fail(_H_OWNER, "model", "must be None: a user's rate model spans every leaf and cannot be split by root unit",
+               fit_kwargs["model"], "Call hierarchy.fit on the whole file.")
+    for name in ("method", "prior"):
+        if name in fit_kwargs:
+            from .hierarchy import METHODS, PRIORS
+
+            v.choice(_H_OWNER, name, fit_kwargs[name], METHODS if name == "method" else PRIORS)
+    sampling = {k: fit_kwargs.pop(k) for k in list(fit_kwargs) if k in SETTING_NAMES}
+    st = check_settings(_H_OWNER, **sampling)
+    if n_workers is not None:
+        n_workers = v.integer(_H_OWNER, "n_workers", n_workers, minimum=1)
+    if client is not None and address is not None:
+        raise NoiseawareValueError(f"{_H_OWNER}: give client=... or address=..., not both.")
+    parts = release.split_by_root()
+    seeds = [part_seed(st.seed, s) for s in range(len(parts))]
+    kwargs = {**fit_kwargs, **{k: x for k, x in sampling.items() if k != "seed"}, "check_mixing": False}
+    kwargs.update(chains=st.chains, draws=st.draws, warmup=st.warmup, target_accept=st.target_accept)
+    items = [(f"part{s}", (part, seeds[s])) for s, part in enumerate(parts)]
+    job = _Job(_fit_part, None, kwargs, None, {})
+    outcomes: dict[str, FitManyResult] = {}
+    for outcome in _stream(items, job, _Cluster(client, address, n_workers, bool(processes))):
+        if not outcome.ok:
+            s = int(outcome.key[4:])
+            err = NoiseawareError(f"{_H_OWNER}: the fit of root unit {release.units[0][s]!r} (part {s}) failed on its "
+                                  f"worker: {outcome.error}. Fit that part alone to see it: hierarchy.fit("
+                                  f"release.split_by_root()[{s}], seed={seeds[s]}, ...).")
+            if outcome.traceback:
+                err.add_note(outcome.traceback)
+            raise err
+        outcomes[outcome.key] = outcome
+    ordered = [outcomes[f"part{s}"] for s in range(len(parts))]
+    result = stitch(release, [o.result for o in ordered])
+    prior = fit_kwargs.get("prior", "hierarchical")
+    result.attrs.update({
+        "noiseaware_seed": int(st.seed), "noiseaware_seed_given": int(st.seed_given),
+        "noiseaware_check_mixing": int(st.check_mixing), "noiseaware_part_seeds": seeds,
+        "noiseaware_parts": list(release.units[0]),
+        "noiseaware_part_seconds": [float(o.seconds) for o in ordered],
+        "noiseaware_part_workers": [str(o.worker) for o in ordered],
+        "noiseaware_split_exact": int(prior == "uniform"),
+    })
+    if st.check_mixing:
+        check_stitched_mixing(result, owner=_H_OWNER)
+    return result

@@ -19,6 +19,9 @@ r"""Hierarchies of noisy counts with exact totals: Census-style noisy measuremen
 * The hierarchy inside one's own model: :func:`numpyro_counts` (NumPyro) and :func:`pymc_counts`
   (PyMC) turn a model's leaf log-rates into the counts (a ``counts`` site meeting the exact totals)
   and observe the measurements; :func:`pymc_model` builds the default model in PyMC.
+* Beyond one machine: :meth:`NoisyHierarchy.split_by_root` cuts a release into one record per root
+  unit (exact: the root totals are invariants), :func:`stitch` puts the parts' fits back together,
+  and :func:`noiseaware.distributed.fit_hierarchy` runs the parts as Dask tasks.
 
 See ``docs/published-hierarchy.md`` for the user guide.
 """
@@ -30,18 +33,21 @@ from ._loglik import pointwise_log_likelihood
 from ._pymc import pymc_counts, pymc_model
 from ._record import NoisyHierarchy
 from ._rounding import round_to_totals
+from ._split import PART_DIM, check_stitched_mixing, stitch
 from ._synthetic import DEFAULT_VARIANCE, SyntheticNMF, aggregate, synthetic_nmf
 
 __all__ = [
     "BACKENDS",
     "DEFAULT_VARIANCE",
     "METHODS",
+    "PART_DIM",
     "PRIORS",
     "GLSResult",
     "ModelData",
     "NoisyHierarchy",
     "SyntheticNMF",
     "aggregate",
+    "check_stitched_mixing",
     "fit",
     "gls",
     "gls_dense",
@@ -52,5 +58,6 @@ __all__ = [
     "pymc_counts",
     "pymc_model",
     "round_to_totals",
+    "stitch",
     "synthetic_nmf",
 ]

@@ -277,6 +277,84 @@ class NoisyHierarchy(JSONRecord):
             idx = p[idx]
         return idx
 
+    def root_subtrees(self) -> list[tuple[np.ndarray, ...]]:
+        """For each root unit, the indices of its subtree's units at every level, in the release's order.
+
+        ``root_subtrees()[s][l]`` (int64, increasing) lists the units of level ``l`` below root unit
+        ``s`` (``[s]`` at level 0); the lists of one level partition its units. They map the parts
+        of :meth:`split_by_root` back onto the whole file.
+        """
+        out: list[list[np.ndarray]] = [[np.array([s], dtype=np.int64)] for s in range(len(self.units[0]))]
+        anc = np.arange(len(self.units[0]))
+        for p in self.parents:
+            anc = anc[p]
+            order = np.argsort(anc, kind="stable")
+            bounds = np.searchsorted(anc[order], np.arange(len(self.units[0]) + 1))
+            for s, part in enumerate(out):
+                part.append(order[bounds[s]:bounds[s + 1]].astype(np.int64))
+        return [tuple(part) for part in out]
+
+    def split_by_root(self) -> list[NoisyHierarchy]:
+        r"""One record per root unit: its subtree, with the same levels, queries and variances.
+
+        Part ``s`` holds root unit ``s`` and every unit below it, in the release's order within each
+        level, its parents re-indexed into the part and its values the release's rows; levels,
+        queries, variances, flags and provenance are the release's. Each part is checked like any
+        record.
+
+        **Why the split is exact.** The root totals :math:`T_s` are published exactly and every
+        noisy measurement is of one unit, so it lies in exactly one part, with independent noise.
+        The likelihood therefore factorizes over root units,
+        :math:`p(y \mid n) = \prod_s p(y_s \mid n_s)`, and the constraint
+        :math:`\sum_{t \in s, c} n_{tc} = T_s` binds each part alone. Under a prior that factorizes
+        over root units too (``prior="uniform"`` of :func:`~noiseaware.hierarchy.fit`), the
+        posterior of the whole file is the product of the parts' posteriors,
+        :math:`p(n \mid y, T) = \prod_s p(n_s \mid y_s, T_s)`: fitting the parts apart and
+        stitching their draws side by side (:func:`noiseaware.distributed.fit_hierarchy`) samples
+        the whole file's posterior. A prior with parameters shared across root units
+        (``prior="hierarchical"``: :math:`\sigma_{\text{county}}`, :math:`\sigma_{\text{tract}}`)
+        does not factorize: fitting the parts apart gives each root unit its own copy of them, an
+        approximation (good when every root unit has many counties and tracts to learn them from).
+
+        Returns
+        -------
+        list of NoisyHierarchy
+            One per root unit, in the order of ``units[0]``.
+
+        Raises
+        ------
+        NoiseawareValueError
+            If the root totals are not published exactly: the parts then share no constraint, but
+            :func:`~noiseaware.hierarchy.fit` needs exact root totals to allocate, so the parts could
+            not be fitted either.
+
+        Examples
+        --------
+        >>> from noiseaware.hierarchy import synthetic_nmf
+        >>> rel = synthetic_nmf(2, 3, 4, rng=0).release
+        >>> parts = rel.split_by_root()
+        >>> [p.units[0] for p in parts], sum(p.n_measurements for p in parts) == rel.n_measurements
+        ([('s0',), ('s1',)], True)
+        """
+        if self.root_totals() is None:
+            v.fail("NoisyHierarchy.split_by_root", "variance[0][0]",
+                   "must be 0: the root level's totals published exactly (so the parts are independent given them)",
+                   float(self.variance[0, 0]), "Fit the whole file with hierarchy.fit instead.")
+        parts = []
+        for idx in self.root_subtrees():
+            parents = []
+            for lev in range(1, len(self.levels)):
+                local = np.full(len(self.units[lev - 1]), -1, dtype=np.int64)
+                local[idx[lev - 1]] = np.arange(len(idx[lev - 1]))
+                parents.append(local[self.parents[lev - 1][idx[lev]]])
+            parts.append(NoisyHierarchy(
+                levels=self.levels, units=tuple(tuple(self.units[lev][i] for i in ix) for lev, ix in enumerate(idx)),
+                parents=tuple(parents), queries=self.queries,
+                values=tuple(self.values[lev][ix] for lev, ix in enumerate(idx)), variance=self.variance,
+                secure=self.secure, simulation=self.simulation, provenance=self.provenance,
+            ))
+        return parts
+
     def invariants(self) -> dict[str, dict[str, list[int]]]:
         """The totals published exactly: ``{level: {query: [values]}}``."""
         out: dict[str, dict[str, list[int]]] = {}
