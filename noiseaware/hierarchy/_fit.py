@@ -338,8 +338,10 @@ def fit(
         (``docs/published-hierarchy.md``); group ``observed_data``: the measurements. ``attrs``: the
         sampler settings (:func:`noiseaware.results.settings`), ``noiseaware_result =
         "hierarchy.fit"``, ``noiseaware_default_var = "counts"``, ``noiseaware_method``,
-        ``noiseaware_prior`` (``"model"`` for a user's model), ``noiseaware_backend`` and
-        ``noiseaware_provenance`` (the release's).
+        ``noiseaware_prior`` (``"model"`` for a user's model), ``noiseaware_backend``,
+        ``noiseaware_provenance`` (the release's) and, on the integer route,
+        ``noiseaware_programs_compiled`` (0 when a file of the same shape was fitted before in this
+        process: its compiled sampler is reused).
         Pooled draws: ``noiseaware.results.draws(fit)``, shape ``(chains * draws, leaves, cells)``.
 
     Raises

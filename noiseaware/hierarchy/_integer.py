@@ -568,6 +568,7 @@ def integer_fit(release: NoisyHierarchy, data: Any, settings: SamplingSettings, 
         key = ("hierarchical", county.tobytes(), county_root.tobytes(), leaf_root.tobytes())
     if user is not None:
         _check_user_model(user, tree)
+    misses = PROGRAMS.info["misses"]
     out = sample_integer(tree, release, settings, model=user, cache_key=key, sweeps=sweeps)
     posterior: dict[str, Any] = {"counts": out["counts"], **out["params"]}
     stats = {k: out[k] for k in ("accept_rate", "diverging", "n_steps") if k in out}
@@ -576,7 +577,9 @@ def integer_fit(release: NoisyHierarchy, data: Any, settings: SamplingSettings, 
     return from_groups(
         {"posterior": posterior, "sample_stats": stats}, dims=leaf_cell,
         coords={"leaf": list(release.units[-1]), "cell": list(release.queries[1:])},
-        attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__},
+        attrs={"inference_library": "numpyro", "inference_library_version": numpyro.__version__,
+               # 0 when a file of the same shape (and prior) was fitted before in this process: nothing compiled
+               "noiseaware_programs_compiled": int(PROGRAMS.info["misses"] - misses)},
     )
 
 

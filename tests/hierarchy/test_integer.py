@@ -130,6 +130,7 @@ def test_second_release_of_the_same_shape_compiles_nothing(fits: dict[str, Any])
     rel = hierarchy.synthetic_nmf(1, 2, 2, cells=("a", "b"), mean_population=3.0, rng=99).release
     res = hierarchy.fit(rel, seed=12, **RUN)
     assert PROGRAMS.info["hits"] == before["hits"] + 1 and PROGRAMS.info["misses"] == before["misses"]
+    assert res.attrs["noiseaware_programs_compiled"] == 0  # what the result tells a user
     assert np.all(results.draws(res).sum(axis=(1, 2)) == rel.root_totals()[0])
 
 
