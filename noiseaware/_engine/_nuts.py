@@ -30,7 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,11 +42,13 @@ __all__ = [
     "NutsConfig",
     "NutsDraws",
     "NutsRun",
+    "NutsStep",
     "StagedInit",
     "after_chunk",
     "build_nuts",
     "model_potential",
     "nuts_kernel_options",
+    "nuts_step",
 ]
 
 #: Iterations per chunk of a run at most (the run returns to Python after each chunk).
@@ -517,3 +519,30 @@ class StagedInit:
         if not self.usable or not bool(valid):
             return None
         return info.potential_fn, info.postprocess_fn, param_info, observed
+
+
+class NutsStep(NamedTuple):
+    """NumPyro's NUTS as one Gibbs step inside another sampler (:func:`nuts_step`)."""
+
+    init_kernel: Callable[..., Any]
+    sample_kernel: Callable[..., Any]
+    potential_gen: Callable[..., Any]
+    postprocess_gen: Callable[..., Any]
+    z_shapes: dict[str, Any]
+
+
+def nuts_step(model: Callable[..., Any], example_args: tuple[Any, ...]) -> NutsStep:
+    """NumPyro's NUTS kernel on ``model``, whose arguments are the data a Gibbs step conditions on.
+
+    ``model(*args)`` is traced with ``example_args`` (their shapes and dtypes) and its potential and
+    postprocessing are generated per call from the current ``args`` (``dynamic_args=True``), so another
+    sampler can alternate its own moves with NUTS steps on ``model``'s parameters given them (the
+    integer hierarchy's count sweeps). This module is where the package reaches NumPyro's HMC internals.
+    """
+    from jax import random
+    from numpyro.infer.hmc import hmc
+    from numpyro.infer.util import initialize_model
+
+    info = initialize_model(random.PRNGKey(0), model, model_args=example_args, dynamic_args=True)
+    init_kernel, sample_kernel = hmc(potential_fn_gen=info.potential_fn, algo="NUTS")
+    return NutsStep(init_kernel, sample_kernel, info.potential_fn, info.postprocess_fn, info.param_info.z)

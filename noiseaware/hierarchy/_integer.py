@@ -389,16 +389,12 @@ def _build_program(n_units: tuple[int, ...], C: int, settings: SamplingSettings,
     sweep = _build_sweep(n_units, C, rates)
     warmup, total = settings.warmup, settings.warmup + settings.draws
     if rates:
-        from numpyro.infer.hmc import hmc
-        from numpyro.infer.util import initialize_model
+        from .._engine._nuts import nuts_step
 
         assert user is not None
-        joint = _rates_model(user, n_root)
-        example = (jnp.zeros((n_leaf, C)), jnp.zeros(n_leaf, dtype=jnp.int32))
-        info = initialize_model(random.PRNGKey(0), joint, model_args=example, dynamic_args=True)
-        potential_gen, post_gen = info.potential_fn, info.postprocess_fn
-        init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
-        z_shape = info.param_info.z
+        step = nuts_step(_rates_model(user, n_root), (jnp.zeros((n_leaf, C)), jnp.zeros(n_leaf, dtype=jnp.int32)))
+        init_kernel, sample_kernel = step.init_kernel, step.sample_kernel
+        potential_gen, post_gen, z_shape = step.potential_gen, step.postprocess_gen, step.z_shapes
 
     def chain(key: Any, tables0: list[Any], tree: Any, data: Any) -> Any:
         k_init, k_run = random.split(key)
