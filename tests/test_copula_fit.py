@@ -55,10 +55,15 @@ def _grid_summary(r: np.ndarray, w: np.ndarray) -> tuple[float, float]:
 
 @pytest.fixture(scope="module")
 def fits(release_p2) -> dict[str, Any]:
-    return {
-        b: fit(release_p2, backend=b, chains=2, draws=1000, warmup=500, seed=3, progressbar=False)
-        for b in ("numpyro", "pymc")
-    }
+    """Each backend's fit, made when a test first asks for it (make test asks for NumPyro's only)."""
+
+    class Fits(dict):  # type: ignore[type-arg]
+        def __missing__(self, backend: str) -> Any:
+            self[backend] = fit(release_p2, backend=backend, chains=2, draws=1000, warmup=500, seed=3,
+                                progressbar=False)
+            return self[backend]
+
+    return Fits()
 
 
 def _matrices(res: Any) -> np.ndarray:
@@ -124,7 +129,8 @@ def test_pymc_route_draws_correlation_matrices_and_agrees_with_numpyro_at_p5() -
     assert np.all(gap < 5 * se), (gap, se)  # |z| > 5: p < 1e-6 per pair
 
 
-@pytest.mark.parametrize("backend", ["numpyro", "pymc"])
+# PyMC's case in make test-full (its compiled fit, 5-9 s); tests/test_copula_result.py keeps PyMC's copula fit
+@pytest.mark.parametrize("backend", ["numpyro", pytest.param("pymc", marks=pytest.mark.slow)])
 def test_fit_result_api(fits, release_p2, backend, tmp_path) -> None:
     res = fits[backend]
     assert is_result(res) and results.fit_kind(res) == "copula.fit"

@@ -21,6 +21,8 @@ import pytest
 FULL_TIER_DOCTESTS = {
     # dpmcmc_batch compiles the batched DPMCMC sampler (16 s); dpmcmc's own example stays (test_arviz reuses it)
     "noiseaware.dirichlet._dpmcmc.dpmcmc_batch": "the batched DPMCMC sampler compiled (16 s)",
+    # hierarchy.fit's example runs the integer sampler (6 s); tests/hierarchy/test_integer.py runs it in make test
+    "noiseaware.hierarchy._fit.fit": "the integer hierarchy sampler compiled (6 s)",
 }
 
 #: Test files whose tests share session fixtures (one compilation of every fit type, ``tests/conftest.py``) and

@@ -170,6 +170,8 @@ def test_the_model_parts_refuse_log_rates_of_the_wrong_shape() -> None:
 
 
 # ------------------------------------------------------------------ PyMC: the model part
+@pytest.mark.slow  # make test-full: PyMC compiles and samples a user model (14 s from empty caches); the doctest of
+# pymc_counts and test_pymc_model_is_numpyro_model_term_for_term keep the PyMC part in make test
 def test_pymc_counts_composes_with_a_covariate_slope_and_gives_pointwise_terms() -> None:
     import pymc as pm
 

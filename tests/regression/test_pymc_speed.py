@@ -27,6 +27,10 @@ from noiseaware._core._regression import (
     sum_moments,
 )
 
+#: make test-full: the law's PyMC graph compiled per noise family (35 s and 14 s from empty caches, Numba); the
+#: regression law's exactness in both PPLs stays in make test (tests/regression/test_distribution.py)
+pytestmark = pytest.mark.slow
+
 NP = get_backend("numpy")
 D, N = 4, 2000.0
 ROWS, COLS = released_entries(D + 2, True)
