@@ -30,6 +30,8 @@ FULL_TIER_DOCTESTS = {
 SHARED_WORKER = {
     "tests/test_arviz.py": "arviz-fits",
     "tests/test_arviz_clean.py": "arviz-fits",
+    # the same dirichlet.dpmcmc fit as tests/conftest.py's: the engine's program cache serves it in one worker
+    "tests/test_dirichlet_augment_result.py": "arviz-fits",
 }
 
 #: Seconds a test of the contributor's tier may take on its own, before the load allowance.

@@ -198,6 +198,8 @@ def test_pymc_counts_composes_with_a_covariate_slope_and_gives_pointwise_terms()
 
 
 @float64
+@pytest.mark.slow  # make test-full: PyMC compiles the model's log-density (20 s from empty caches); pymc_model's
+# doctest builds it in make test
 def test_pymc_model_is_numpyro_model_term_for_term() -> None:
     from numpyro.infer.util import log_density
 
