@@ -122,6 +122,8 @@ def _numpyro_user_model(data: Any, x: np.ndarray) -> Any:
 
 
 @float64  # the NumPyro laws need float64 (a user script calls noiseaware.config.configure() once)
+@pytest.mark.slow  # make test-full: NUTS compiled for a user model (10 s from empty caches); numpyro_counts runs in
+# make test inside hierarchy.model (the relaxed fits of tests/hierarchy/test_fit.py)
 def test_numpyro_counts_composes_with_a_covariate_slope_and_gives_pointwise_terms() -> None:
     import jax
     from numpyro import handlers
