@@ -285,44 +285,32 @@ class NutsRun:
         try:
             spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(jnp.shape(a), jnp.result_type(a)), args)
             lowered = self.start.trace(*spec).lower()
-            # the start's compilation (small) runs beside the tracing of the chunk program (large)
-            done: list[Any] = []
-
-            def compile_start() -> None:
-                done.append(lowered.compile())
-
-            side = threading.Thread(target=same_float64(compile_start), daemon=True)
-            side.start()
+            # one compilation at a time, in the caller's thread: XLA's compiler and JAX's persistent cache
+            # writes crashed (segfault) when a second thread compiled at the same time under JAX 0.12
+            start = lowered.compile()
             pre, data = spec[4:]
             first = jax.ShapeDtypeStruct((), jnp.result_type(int))
             advance = self.advance.trace(lowered.out_info, first, pre, data).lower().compile()
-            side.join()
-            if not done:
-                done.append(lowered.compile())  # the side thread failed: raise its error here
-            self._compiled = (done[0], advance)
+            self._compiled = (start, advance)
         except BaseException as exc:  # re-raised in the caller's thread
             self._error = exc
 
     def compile_async(self, *args: Any) -> None:
-        """Compile both programs for arguments like ``(key, z0, pe0, grad0, pre, data)`` in a background thread (once).
+        """Compile both programs for arguments like ``(key, z0, pe0, grad0, pre, data)``, once.
 
-        The arguments may be arrays or ``jax.ShapeDtypeStruct``.
+        The arguments may be arrays or ``jax.ShapeDtypeStruct``. Despite the name, the compilation runs in the
+        caller's thread: compiling in a background thread beside the caller's own JAX compilations crashed
+        XLA (a segfault in the compiler or the persistent cache's write, JAX 0.12).
         """
         with self._lock:
-            if self._compiled is not None or self._thread is not None:
+            if self._compiled is not None:
                 return
-            self._thread = threading.Thread(
-                target=same_float64(self._compile), args=(args,), daemon=True, name="noiseaware-compile"
-            )
-            self._thread.start()
+            same_float64(self._compile)(args)
 
     def _programs(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
         self.compile_async(*args)
-        thread = self._thread
-        while thread.is_alive():
-            thread.join(0.1)  # in short waits, so that Ctrl-C lands
         if self._error is not None:
-            error, self._error, self._thread = self._error, None, None  # a later call tries again
+            error, self._error = self._error, None  # a later call tries again
             raise error
         assert self._compiled is not None
         return self._compiled
