@@ -47,8 +47,8 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=15 noiseaware tests
 
 # Every test `make test` leaves out (the `slow` marker, pyproject.toml): statistical studies, the gallery, large programs.
-# In one process: its large compiled programs (several GiB) do not run beside each other's, and a crash of XLA's
-# compiler (seen once, in a worker of a parallel run, while the other held 7.9 GiB) stops the run instead of leaving
+# In one process: its large compiled programs (several GiB) do not run beside each other's, and a crash (XLA's compiler
+# crashed twice when the engine compiled in a background thread, since fixed) stops the run instead of leaving
 # pytest-xdist waiting for a replaced worker. CI has the time (90 minutes).
 test-full: $(STAMP)
 	$(BIN)/python -m pytest -m slow --durations=15 noiseaware tests
