@@ -75,8 +75,10 @@ def test_plot_posterior(fit: Any) -> None:
 
 
 def test_loo_where_a_log_likelihood_is_stored(fit: Any) -> None:
-    if "log_likelihood" not in group_names(fit):
-        pytest.skip("no log_likelihood group: az.loo does not apply")
+    if "log_likelihood" not in group_names(fit):  # no valid pointwise split: az.loo must refuse, not return an elpd
+        with pytest.raises((TypeError, KeyError, ValueError), match=r"(?i)log.likelihood"):
+            az.loo(fit)
+        return
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", ".*Pareto distribution is greater than", UserWarning)  # S = 120 draws
         warnings.filterwarnings("ignore", ".*Pareto k diagnostic", UserWarning)
