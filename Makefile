@@ -43,8 +43,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check noiseaware tests benchmarks examples
 	$(BIN)/mypy noiseaware
 
+# The two workers (and the tests' own subprocesses) share JAX's persistent compilation cache in a fresh directory made
+# for this run and removed after it: one worker loads what the other compiled, and no entry of another run, machine or
+# JAX is ever read. (The package leaves the cache off by default: noiseaware.config says why.)
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=15 noiseaware tests
+	@cache=$$(mktemp -d) && trap 'rm -rf "$$cache"' EXIT && set -x && \
+	NOISEAWARE_JAX_CACHE=$$cache $(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=15 noiseaware tests
 
 # Every test `make test` leaves out (the `slow` marker, pyproject.toml): statistical studies, the gallery, large programs.
 # In one process: its large compiled programs (several GiB) do not run beside each other's, and a crash (XLA's compiler

@@ -264,5 +264,5 @@ def figure(diff: dict[str, np.ndarray], args: argparse.Namespace) -> Path:
 if __name__ == "__main__":
     import noiseaware.config
 
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
+    noiseaware.config.configure()  # the documented set-up: float64, host devices
     raise SystemExit(main())

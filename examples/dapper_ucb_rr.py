@@ -119,5 +119,5 @@ def main(argv: list[str] | None = None) -> dict:
 if __name__ == "__main__":
     import noiseaware.config
 
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
+    noiseaware.config.configure()  # the documented set-up: float64, host devices
     main()

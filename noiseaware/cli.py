@@ -478,8 +478,8 @@ def run() -> None:
     """The ``noiseaware`` console command: the documented process set-up, then :func:`main`.
 
     A program owns its process, so the command applies :func:`noiseaware.config.configure`
-    (float64, one host device per core, the compilation cache) before anything else, as a
-    user's script does; :func:`main` itself changes no process-wide setting.
+    (float64, one host device per core; the compilation cache only if ``NOISEAWARE_JAX_CACHE`` asks)
+    before anything else, as a user's script does; :func:`main` itself changes no process-wide setting.
     """
     from .config import configure
 

@@ -7,7 +7,7 @@ to ``numpyro.enable_x64()`` and host devices to ``numpyro.set_host_device_count(
 leaves them to one explicit call at the top of a script::
 
     import noiseaware as na
-    na.config.configure()        # float64, one host device per core, the compilation cache
+    na.config.configure()        # float64, one host device per core
 
 ========================================  =========================================================
 setting (``configure`` keyword)           what and why
@@ -24,19 +24,27 @@ setting (``configure`` keyword)           what and why
 device count (``XLA_FLAGS``)              :data:`MAX_HOST_DEVICES`), so that
                                           :func:`noiseaware.copula.fit` runs its chains on all cores
                                           (see "Host devices"). Takes effect only before JAX starts.
-``cache=True``: JAX's persistent          Compiled programs stored in :func:`default_jax_cache_dir`,
-compilation cache                         so that a second *process* fitting the same program loads
-                                          it instead of compiling it again (see "The compilation
-                                          cache").
+``cache=False``: JAX's persistent         Off unless you ask (``cache=True``, a directory, or
+compilation cache                         ``NOISEAWARE_JAX_CACHE``): compiled programs stored in
+                                          :func:`default_jax_cache_dir`, so that a second *process*
+                                          fitting the same program loads it instead of compiling it
+                                          again (see "The compilation cache" for why it is off).
 ========================================  =========================================================
 
 OpenDP's ``contrib`` features (the exact samplers :func:`noiseaware.privatize` uses) are turned
 on only while noiseaware builds its own OpenDP measurements, and restored afterwards.
 
-**The compilation cache.** With ``cache=True``, in ``$XDG_CACHE_HOME/noiseaware/jax`` (or
-``~/.cache/noiseaware/jax``), created with mode ``0o700``. ``NOISEAWARE_JAX_CACHE=0`` (also
-``false``, ``off``, ``no``) keeps it off, ``NOISEAWARE_JAX_CACHE=/some/dir`` chooses another
-directory, and :func:`set_jax_cache` switches it at any time. Your own JAX settings win: if
+**The compilation cache.** Off by default, as in JAX itself: loading a program from JAX's
+persistent cache runs XLA:CPU's deserializer, and with JAX 0.12 that crashed a whole process
+(segmentation fault in ``compilation_cache.get_executable_and_time``, reading an entry another
+process of the same machine and JAX had written) in this project's own test runs; upstream
+reports of the same kind are jax-ml/jax#28908. A crash loses the user's session, a compilation
+only costs seconds, so the cache is yours to turn on. With ``cache=True`` (or
+``NOISEAWARE_JAX_CACHE=1``, also ``true``, ``on``, ``yes``), the programs are stored in
+``$XDG_CACHE_HOME/noiseaware/jax`` (or ``~/.cache/noiseaware/jax``), created with mode ``0o700``;
+``NOISEAWARE_JAX_CACHE=/some/dir`` chooses another directory, ``NOISEAWARE_JAX_CACHE=0`` (also
+``false``, ``off``, ``no``, or empty) keeps it off, and :func:`set_jax_cache` switches it at any
+time. Your own JAX settings win: if
 ``jax_compilation_cache_dir`` is already set (``jax.config.update(...)`` or the
 ``JAX_COMPILATION_CACHE_DIR`` environment variable), noiseaware changes nothing about the cache.
 When noiseaware owns the cache it also lowers ``jax_persistent_cache_min_compile_time_secs`` from
@@ -73,7 +81,7 @@ Examples
 >>> nc.default_jax_cache_dir().parts[-2:]
 ('noiseaware', 'jax')
 >>> nc.parse_cache_env("0"), nc.parse_cache_env("1"), nc.parse_cache_env(None)
-(False, True, True)
+(False, True, False)
 """
 
 from __future__ import annotations
@@ -104,8 +112,8 @@ __all__ = [
     "set_jax_cache",
 ]
 
-#: Environment variable: ``0``/``false``/``off``/``no`` switch the cache off, ``1``/``true``/``on``/``yes``
-#: (or unset) use :func:`default_jax_cache_dir`, anything else is taken as the cache directory.
+#: Environment variable: ``1``/``true``/``on``/``yes`` use :func:`default_jax_cache_dir`, ``0``/``false``/``off``/``no``
+#: (or empty, or unset) leave the cache off, anything else is taken as the cache directory.
 JAX_CACHE_ENV = "NOISEAWARE_JAX_CACHE"
 
 #: Programs that took at least this long to compile are stored (JAX's own default is 1 s). All of them: a fit
@@ -128,8 +136,8 @@ HOST_DEVICES_LIMIT = 256
 
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"
 
-_OFF = {"0", "false", "off", "no"}
-_ON = {"", "1", "true", "on", "yes"}
+_OFF = {"", "0", "false", "off", "no"}
+_ON = {"1", "true", "on", "yes"}
 
 #: What this module has done to JAX: the cache directory it set (None: it set none).
 _STATE: dict[str, Any] = {"override": None, "applied_dir": None, "configured": False, "host_devices": None}
@@ -175,7 +183,7 @@ def parse_cache_env(value: str | None) -> bool | pathlib.Path:
     (False, PosixPath('/tmp/jaxcache'))
     """
     if value is None:
-        return True
+        return False
     text = value.strip()
     if text.lower() in _OFF:
         return False
@@ -383,7 +391,7 @@ def configure(
         or None to leave ``XLA_FLAGS`` alone. Takes effect only if JAX has not started yet.
     cache : bool, path or None
         The persistent compilation cache: True (the default directory), a directory, False (off),
-        or None (``NOISEAWARE_JAX_CACHE``, else on).
+        or None (``NOISEAWARE_JAX_CACHE``, else off; module docstring, "The compilation cache").
 
     Returns
     -------

@@ -18,11 +18,11 @@ worker with its groups and root ``attrs`` (the settings, the fit's records, the 
 ``summarize`` function reduces it on the worker instead, so that only numbers travel and can be
 stored.
 
-Workers are long-lived processes: each imports JAX once, and its programs are compiled once per
-shape -- within the worker by the fits' own in-process caches (``dirichlet.fit``), and across
-workers and runs by JAX's persistent compilation cache (:mod:`noiseaware.config`). The worker
-processes of the ``LocalCluster`` that :func:`fit_many` starts itself are the package's own: it
-applies :func:`noiseaware.config.configure` (float64 and the cache; one XLA device each) in each.
+Workers are long-lived processes: each imports JAX once, and its programs are compiled once per shape --
+within the worker by the fits' own in-process caches (``dirichlet.fit``), and across workers and runs by JAX's
+persistent compilation cache if ``NOISEAWARE_JAX_CACHE=1`` (off by default, :mod:`noiseaware.config`). The
+worker processes of the ``LocalCluster`` that :func:`fit_many` starts itself are the package's own: it applies
+:func:`noiseaware.config.configure` (float64, the cache if asked for; one XLA device each) in each.
 Workers of a cluster you pass in are yours: ``client.run(noiseaware.config.configure)`` does the
 same there (the fits switch float64 on for themselves either way).
 

@@ -78,10 +78,18 @@ def test_a_users_own_cache_dir_is_left_alone(tmp_path):
     assert not ours.exists()
 
 
+def test_the_cache_is_off_unless_asked_for():
+    # JAX's own default: a crash in XLA's deserializer of cached programs loses the user's process (config docstring)
+    default = _child(None)
+    assert default["dir"] is None and default["hits"] == 0 and default["x64"]
+
+
 def test_parse_env_and_default_dir(monkeypatch, tmp_path):
-    assert config.parse_cache_env(None) is True
-    for off in ("0", "false", "OFF", " no "):
+    assert config.parse_cache_env(None) is False
+    for off in ("0", "false", "OFF", " no ", ""):
         assert config.parse_cache_env(off) is False
+    for on in ("1", "true", " Yes ", "on"):
+        assert config.parse_cache_env(on) is True
     assert config.parse_cache_env("~/x") == config.pathlib.Path("~/x").expanduser()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert config.default_jax_cache_dir() == tmp_path / "noiseaware" / "jax"

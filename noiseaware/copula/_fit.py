@@ -342,8 +342,8 @@ def fit(
     backend : {"numpyro", "pymc"}
         NumPyro NUTS or PyMC NUTS. NumPyro runs the chains in groups, one per JAX device, at the same
         time (by default noiseaware gives XLA one CPU device per core; see :mod:`noiseaware.config`,
-        "Host devices"), each compiled program cached per shape and, across processes, in JAX's
-        compilation cache.
+        "Host devices"), each compiled program cached per shape (across processes only if you turn on JAX's
+        compilation cache, :mod:`noiseaware.config`).
     prior : "lkj", float or LKJPrior, optional
         LKJ concentration; default ``LKJ(1)`` as in the paper. For other priors write the model
         with ``CompositeCopulaLikelihood.from_release`` directly.
