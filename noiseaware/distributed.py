@@ -746,7 +746,7 @@ def fit_hierarchy(
     >>> results.draws(res).shape  # doctest: +SKIP
     (50, 8, 3)
     """
-    from ._engine import SETTING_NAMES, check_settings
+    from ._engine import SamplingSettings, check_settings
     from .exceptions import NoiseawareError
     from .hierarchy import NoisyHierarchy, check_stitched_mixing, stitch
 
@@ -761,7 +761,7 @@ def fit_hierarchy(
             from .hierarchy import METHODS, PRIORS
 
             v.choice(_H_OWNER, name, fit_kwargs[name], METHODS if name == "method" else PRIORS)
-    sampling = {k: fit_kwargs.pop(k) for k in list(fit_kwargs) if k in SETTING_NAMES}
+    sampling = {k: fit_kwargs.pop(k) for k in list(fit_kwargs) if k in SamplingSettings.names()}
     st = check_settings(_H_OWNER, **sampling)
     if n_workers is not None:
         n_workers = v.integer(_H_OWNER, "n_workers", n_workers, minimum=1)

@@ -7,7 +7,7 @@ import pytest
 
 import noiseaware as na
 from noiseaware import results
-from noiseaware._engine import NutsConfig, group
+from noiseaware._engine import NutsProgramSpec, group
 from noiseaware._engine._nuts import NutsRun
 from noiseaware._engine._precondition import fd_hessian
 from noiseaware.copula import _model, fit
@@ -112,7 +112,7 @@ def test_background_compile_errors_reach_the_caller() -> None:
     def broken(*args):
         raise ZeroDivisionError("no program")
 
-    run = NutsRun(jax.jit(broken), jax.jit(broken), NutsConfig(chains=1, draws=1, warmup=1, target_accept=0.8))
+    run = NutsRun(jax.jit(broken), jax.jit(broken), NutsProgramSpec(chains=1, draws=1, warmup=1, target_accept=0.8))
     args = (np.zeros(2, np.uint32), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), (np.zeros(1), np.ones(1)))
     with pytest.raises(ZeroDivisionError, match="no program"):
         run(*args, (np.zeros(1), np.ones(1)))

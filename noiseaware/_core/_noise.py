@@ -502,9 +502,9 @@ def _gaussian_logcdf(bk: Backend, x: Any, loc: Any, sigma: Any) -> Any:
 
 def _additive_draw(noise: Callable[..., Any]) -> Callable[..., Any]:
     def draw(bk: Backend, u: Any, value: Any, par: Any) -> Any:
+        """``value + noise(bk, u, par)``: the released value plus the noise drawn from the uniforms ``u``."""
         return value + noise(bk, u, par)
 
-    draw.__doc__ = f"``value + noise`` with the noise from :func:`{noise.__name__}`."
     return draw
 
 

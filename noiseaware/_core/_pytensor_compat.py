@@ -68,9 +68,9 @@ def infer_shape_method(fn: Callable[[Any, Any, list[Any]], list[Any]]) -> Callab
         return fn
 
     def infer_shape(self: Any, fgraph: Any, node: Any, input_shapes: list[Any]) -> list[Any]:
+        """The output shapes of ``node`` from its ``input_shapes`` (``fgraph`` unused)."""
         return fn(self, node, input_shapes)
 
-    infer_shape.__doc__ = fn.__doc__
     return infer_shape
 
 

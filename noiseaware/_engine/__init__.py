@@ -2,11 +2,11 @@ r"""The sampling engine: one convention, one result type, shared machinery (priv
 
 Every fit of the package builds on these pieces, so that they behave alike:
 
-* :class:`SamplingOptions` / :func:`sampling_keywords` / :func:`check_settings` /
-  :class:`SamplingSettings` -- the sampler arguments every fit takes, keyword-only and with one set
-  of defaults (``chains=4, draws=1000, warmup=1000, seed=None, progressbar=False,
-  target_accept=None, check_mixing=True``), declared once (``**sampling``), shown in each fit's
-  signature and docs, validated with one message shape;
+* :class:`SamplingSettings` / :func:`check_settings` -- the sampler arguments every fit takes,
+  keyword-only and with one set of defaults (the dataclass's field defaults: ``chains=4, draws=1000,
+  warmup=1000, seed=None, progressbar=False, target_accept=None, check_mixing=True``), spelled out
+  in each fit's signature and docs in one wording (:data:`~._settings.SAMPLING_DOC`), validated with
+  one message shape;
 * :mod:`._host` / :mod:`._result` -- every fit returns the host stack's own container (an
   ``xarray.DataTree`` under ArviZ 1, an ``InferenceData`` under ArviZ 0.x) with its settings in
   ``attrs``; :func:`summary`, :func:`interval`, :func:`draws`, :func:`plot`, :func:`diagnostics`
@@ -39,7 +39,7 @@ from ._devices import chain_groups
 from ._host import arviz_major, from_groups, group, group_names, has_group, is_result, set_group
 from ._mixing import AUGMENTATION_ADVICE, ESS_PER_CHAIN, NUTS_ADVICE, RHAT_MAX, MixingBlock, check_mixing
 from ._numpyro import numpyro_nuts, realize_lazy_numpyro
-from ._nuts import NutsConfig, NutsDraws, build_nuts, model_potential
+from ._nuts import NutsDraws, NutsProgramSpec, build_nuts, model_potential
 from ._pymc import NUTS_SAMPLERS, InterruptGuard, default_cores, nuts_sampler_choice, pymc_cores, pymc_sample
 from ._result import (
     diagnostics,
@@ -56,29 +56,22 @@ from ._result import (
     summary,
 )
 from ._settings import (
-    DEFAULTS,
     NUTS_TARGET_ACCEPT,
     RWM_TARGET_ACCEPT,
-    SETTING_NAMES,
-    SamplingOptions,
     SamplingSettings,
     check_settings,
-    sampling_keywords,
 )
 
 __all__ = [
-    "DEFAULTS",
     "ESS_PER_CHAIN",
     "NUTS_TARGET_ACCEPT",
     "RHAT_MAX",
     "RWM_TARGET_ACCEPT",
     "NUTS_SAMPLERS",
-    "SETTING_NAMES",
     "InterruptGuard",
-    "NutsConfig",
+    "NutsProgramSpec",
     "NutsDraws",
     "ProgramCache",
-    "SamplingOptions",
     "SamplingSettings",
     "chain_groups",
     "check_mixing",
@@ -96,7 +89,6 @@ __all__ = [
     "nuts_sampler_choice",
     "pymc_sample",
     "record_run",
-    "sampling_keywords",
     "standard_stats",
     "arviz_major",
     "diagnostics",

@@ -63,13 +63,13 @@ def numpyro_nuts(
     import numpyro
 
     from ._devices import chain_groups
-    from ._nuts import NutsConfig, StagedInit, build_nuts, model_potential
+    from ._nuts import NutsProgramSpec, StagedInit, build_nuts, model_potential
 
     chains = settings.chains
     key = jax.random.PRNGKey(settings.seed)
     chain_keys = jax.random.split(key, chains) if chains > 1 else key[None]  # MCMC.run's keys
     pair = jax.vmap(jax.random.split)(chain_keys)  # HMC.init: (the kernel's key, the initial point's key)
-    config = NutsConfig(
+    config = NutsProgramSpec(
         chains, settings.draws, settings.warmup, float(settings.target_accept), groups=chain_groups(chains),
         dense_mass=(), vectorize=True, keys="given",  # NUTS(model)'s structured form of dense_mass=False
     )

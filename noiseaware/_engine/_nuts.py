@@ -39,7 +39,7 @@ from ._x64 import same_float64
 __all__ = [
     "CHUNKS",
     "ModelTarget",
-    "NutsConfig",
+    "NutsProgramSpec",
     "NutsDraws",
     "NutsRun",
     "NutsStep",
@@ -58,8 +58,11 @@ MAX_TREE_DEPTH = 10
 
 
 @dataclass(frozen=True)
-class NutsConfig:
+class NutsProgramSpec:
     """What shapes a NUTS run's programs (with the potential and the argument shapes): a cache key.
+
+    Not a user's settings (those are :class:`~._settings.SamplingSettings`): the resolved settings
+    that shape the compiled programs (the seed is not among them) and the driver's layout choices.
 
     Attributes
     ----------
@@ -147,7 +150,7 @@ def _affine(pre: tuple[Any, ...], preconditioner: str | None) -> Callable[[Any],
 
 
 def build_nuts(
-    potential: Callable[[Any, Any], Any], record: Callable[[Any, Any], Any], config: NutsConfig
+    potential: Callable[[Any, Any], Any], record: Callable[[Any, Any], Any], config: NutsProgramSpec
 ) -> NutsRun:
     """The NUTS run of ``potential`` under ``config``: ``run(key, z0, pe0, grad0, pre, data, bar)``.
 
@@ -157,7 +160,7 @@ def build_nuts(
         ``(z, data) -> U``, the negative log density on the unconstrained space (a jittable function).
     record : callable
         ``(z, data) -> pytree``: what is kept of each draw (e.g. the constrained values).
-    config : NutsConfig
+    config : NutsProgramSpec
         The run's settings and layout (the cache key of the run, with the potential).
 
     Returns
@@ -271,7 +274,7 @@ class NutsRun:
     preconditioner on the other core; an error there is raised in the caller's thread.
     """
 
-    def __init__(self, start: Any, advance: Any, config: NutsConfig) -> None:
+    def __init__(self, start: Any, advance: Any, config: NutsProgramSpec) -> None:
         self.start, self.advance, self.config = start, advance, config
         self._compiled: tuple[Any, Any] | None = None
         self._thread: Any = None

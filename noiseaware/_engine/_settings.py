@@ -2,15 +2,17 @@ r"""The one sampling convention: argument names, defaults and their validation (
 
 Every fit of the package (``copula.fit``, ``copula.fit_dpcopula``, ``dirichlet.fit``,
 ``dirichlet.dpmcmc``, ``dirichlet.dpmcmc_batch``, ``augment.sample``, ``covariance.fit``) takes the
-same keyword-only sampler arguments with the same defaults (:data:`DEFAULTS`),
+same keyword-only sampler arguments with the same defaults, those of :func:`check_settings`
+(``SamplingSettings.defaults()``),
 
 ``chains=4, draws=1000, warmup=1000, seed=None, progressbar=False, target_accept=None, check_mixing=True``
 
-written once: a fit declares ``**sampling: Unpack[SamplingOptions]`` (PEP 692) and the decorator
-:func:`sampling_keywords` gives it a signature that shows the seven with their defaults, rejects
-unknown keywords and writes their numpydoc entries into its docstring. :func:`check_settings`
-checks them, with one message shape (``"<fit>: draws must be an integer >= 1; got
-draws=-1."``). ``draws`` and ``warmup`` are *per chain* (as in ``pm.sample`` and NumPyro's
+Each fit spells the seven out in its own ``def`` (so ``inspect.signature``, a type checker and an
+editor see them without running code) and passes them to :func:`check_settings`, which checks
+them, with one message shape (``"<fit>: draws must be an integer >= 1; got draws=-1."``). Their
+numpydoc entries are written in each fit's docstring in the one wording of :data:`SAMPLING_DOC`
+(``tests/test_signatures.py`` checks the signatures and the wording against this module).
+``draws`` and ``warmup`` are *per chain* (as in ``pm.sample`` and NumPyro's
 ``MCMC``). ``seed=None`` draws a fresh 31-bit seed from the operating system; the seed used is
 recorded in the result (``noiseaware.results.settings(result).seed``,
 ``result.attrs["noiseaware_seed"]``) so that any run can be repeated. ``target_accept=None`` means the
@@ -24,64 +26,43 @@ number sets the target of whatever step size the fit adapts.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import secrets
 import textwrap
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypedDict, TypeVar, Unpack
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from .. import _validation as v
 from ..exceptions import NoiseawareTypeError
 from ._mixing import ESS_PER_CHAIN, RHAT_MAX
 
 __all__ = [
-    "DEFAULTS",
+    "CORES_DOC",
     "NUTS_TARGET_ACCEPT",
     "RWM_TARGET_ACCEPT",
-    "SETTING_NAMES",
-    "SamplingOptions",
+    "SAMPLER_DOC",
+    "SAMPLING_DOC",
+    "TARGET_DOC",
     "SamplingSettings",
     "check_settings",
-    "sampling_keywords",
+    "sampling_doc",
+    "setting_doc",
 ]
 
 #: Target acceptance probability of NUTS's step-size adaptation when ``target_accept=None``.
 NUTS_TARGET_ACCEPT = 0.8
 #: Target acceptance probability of an adapted random-walk Metropolis move when ``target_accept=None``.
 RWM_TARGET_ACCEPT = 0.3
-#: The convention's arguments, in their keyword-only order, with their one set of defaults.
-DEFAULTS: dict[str, Any] = {
-    "chains": 4,
-    "draws": 1000,
-    "warmup": 1000,
-    "seed": None,
-    "progressbar": False,
-    "target_accept": None,
-    "check_mixing": True,
-}
-SETTING_NAMES = tuple(DEFAULTS)
-
-
-class SamplingOptions(TypedDict, total=False):
-    """The convention's arguments as a fit receives them, ``**sampling: Unpack[SamplingOptions]`` (PEP 692).
-
-    Their defaults are :data:`DEFAULTS`; :func:`sampling_keywords` shows them in the fit's signature.
-    """
-
-    chains: int
-    draws: int
-    warmup: int
-    seed: int | None
-    progressbar: bool
-    target_accept: float | None
-    check_mixing: bool
-
 
 @dataclass(frozen=True)
 class SamplingSettings:
-    """The resolved settings of one run: what :func:`check_settings` returns and every result records.
+    """The sampler settings of one run, resolved: what :func:`check_settings` returns and every result records.
+
+    Its fields but ``seed_given`` are the settings every fit takes, in their keyword-only order
+    (:meth:`names`); their defaults are those of :func:`check_settings` (:meth:`defaults`), where
+    ``seed`` and ``target_accept`` default to None. A resolved instance has no None: the seed drawn
+    and the fit's sampler's target, so the fields keep their types.
 
     Attributes
     ----------
@@ -94,7 +75,14 @@ class SamplingSettings:
         The resolved target acceptance probability of the adapted step size.
     check_mixing : bool
     seed_given : bool
-        Whether the caller chose the seed.
+        Whether the caller chose the seed (recorded with the run, not a setting a fit takes).
+
+    Examples
+    --------
+    >>> SamplingSettings.names()
+    ('chains', 'draws', 'warmup', 'seed', 'progressbar', 'target_accept', 'check_mixing')
+    >>> SamplingSettings.defaults()["seed"] is None, SamplingSettings.defaults()["draws"]
+    (True, 1000)
     """
 
     chains: int
@@ -104,7 +92,18 @@ class SamplingSettings:
     progressbar: bool
     target_accept: float
     check_mixing: bool = True
-    seed_given: bool = True
+    seed_given: bool = field(default=True, metadata={"setting": False})
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The settings a fit takes, in their keyword-only order (the fields but ``seed_given``)."""
+        return tuple(f.name for f in fields(cls) if f.metadata.get("setting", True))
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """``{name: default}`` of :meth:`names`: the defaults of :func:`check_settings`, the fits' defaults."""
+        params = inspect.signature(check_settings).parameters
+        return {name: params[name].default for name in cls.names()}
 
     def as_attrs(self) -> dict[str, Any]:
         """The settings as ``InferenceData.attrs`` entries (``noiseaware_seed``, ...; booleans as ints)."""
@@ -140,37 +139,45 @@ class SamplingSettings:
             return None
 
 
-
-
 def check_settings(
-    owner: str, *, default_target: float = NUTS_TARGET_ACCEPT, **options: Unpack[SamplingOptions]
+    owner: str,
+    *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
+    default_target: float = NUTS_TARGET_ACCEPT,
 ) -> SamplingSettings:
     r"""Validate the convention's arguments of fit ``owner`` and resolve ``seed`` and ``target_accept``.
 
     Rules: ``chains`` an integer :math:`\ge 1`, ``draws`` :math:`\ge 1`, ``warmup`` :math:`\ge 0`,
     ``seed`` ``None`` or an integer in :math:`[0, 2^{63})`, ``progressbar`` and ``check_mixing``
     ``True`` or ``False``, ``target_accept`` ``None`` (then ``default_target``) or a number in
-    :math:`(0, 1)`. An argument not given takes its value in :data:`DEFAULTS`.
+    :math:`(0, 1)`. The defaults here are the convention's, the one place they are written besides
+    each fit's own ``def`` (``tests/test_signatures.py`` holds the two to each other).
 
     Parameters
     ----------
     owner : str
         The fit's public name, the first word of every message.
+    chains, draws, warmup, seed, progressbar, target_accept, check_mixing
+        The settings as the caller gave them to the fit (:data:`SAMPLING_DOC`).
     default_target : float
         The fit's sampler's target when ``target_accept`` is None (:data:`NUTS_TARGET_ACCEPT` or
         :data:`RWM_TARGET_ACCEPT`).
-    **options
-        ``chains``, ``draws``, ``warmup``, ``seed``, ``progressbar``, ``target_accept``,
-        ``check_mixing`` as the caller gave them (:class:`SamplingOptions`).
 
     Returns
     -------
     SamplingSettings
+        With ``seed`` and ``target_accept`` resolved.
 
     Raises
     ------
     NoiseawareTypeError
-        A setting of the wrong type (``seed="x"``, ``progressbar=1``), or a name that is not a setting.
+        A setting of the wrong type (``seed="x"``, ``progressbar=1``).
     NoiseawareValueError
         A setting out of range (``chains=0``, ``draws=-1``, ``target_accept=1.5``).
 
@@ -184,41 +191,30 @@ def check_settings(
     ...
     noiseaware.exceptions.NoiseawareValueError: fit: draws must be an integer >= 1; got draws=-1.
     """
-    unknown = sorted(set(options) - set(DEFAULTS))
-    if unknown:
-        raise NoiseawareTypeError(
-            f"{owner}: {unknown[0]!r} is not a sampling setting; the settings are {', '.join(SETTING_NAMES)}."
-        )
-    given: dict[str, Any] = {**DEFAULTS, **options}
-    chains = v.integer(owner, "chains", given["chains"], minimum=1)
-    draws = v.integer(owner, "draws", given["draws"], minimum=1)
-    warmup = v.integer(owner, "warmup", given["warmup"], minimum=0)
-    seed = given["seed"]
+    chains = v.integer(owner, "chains", chains, minimum=1)
+    draws = v.integer(owner, "draws", draws, minimum=1)
+    warmup = v.integer(owner, "warmup", warmup, minimum=0)
     seed_given = seed is not None
     seed = secrets.randbits(31) if seed is None else v.integer(owner, "seed", seed, minimum=0, maximum=2**63 - 1)
-    for name in ("progressbar", "check_mixing"):
-        if not isinstance(given[name], bool):
-            raise NoiseawareTypeError(v.message(owner, name, "must be True or False", given[name]))
-    target_accept = given["target_accept"]
+    for name, flag in (("progressbar", progressbar), ("check_mixing", check_mixing)):
+        if not isinstance(flag, bool):
+            raise NoiseawareTypeError(v.message(owner, name, "must be True or False", flag))
     target = default_target if target_accept is None else v.open_unit(owner, "target_accept", target_accept)
-    return SamplingSettings(
-        chains, draws, warmup, seed, given["progressbar"], float(target), given["check_mixing"], seed_given
-    )
+    return SamplingSettings(chains, draws, warmup, seed, progressbar, float(target), check_mixing, seed_given)
 
 
-# ----------------------------------------------------------------------------- the fits' signatures and docs
-#: The line a fit's docstring holds in its Parameters section, replaced by :data:`SAMPLING_DOC`.
-SAMPLING_MARKER = "{sampling_parameters}"
-#: The line under ``cores : int, optional`` in a fit's docstring, replaced by :data:`CORES_DOC`.
-CORES_MARKER = "{cores_doc}"
-#: The numpydoc text of ``cores``: one meaning in every fit (``_engine._pymc.pymc_cores`` reads it).
+# ----------------------------------------------------------------------------- the fits' documentation
+#: The numpydoc text of ``cores``: one meaning in every fit that has it (``_engine._pymc.pymc_cores`` reads it).
 CORES_DOC = (
     '``backend="pymc"`` with PyMC\'s own NUTS only: worker processes for the chains. Default (None): '
     "one per chain up to the CPU count, or 1 (chains in sequence, in-process) when JAX is already "
     "loaded, since forking a process with JAX's threads running can deadlock. Refused with "
     '``backend="numpyro"``.'
 )
-_TARGET_DOC = {
+#: Whose step size ``target_accept`` sets, by the fit's sampler (``{sampler}`` in :data:`SAMPLING_DOC`).
+SAMPLER_DOC = {"nuts": "NUTS's", "rwm": "the random-walk moves'"}
+#: The documented default of ``target_accept``, by the fit's sampler (``{target}`` in :data:`SAMPLING_DOC`).
+TARGET_DOC = {
     "nuts": f"{NUTS_TARGET_ACCEPT} (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro)",
     "rwm": (
         f"{RWM_TARGET_ACCEPT} (``RWM_TARGET_ACCEPT``: a random walk in a few dimensions is most efficient "
@@ -226,8 +222,9 @@ _TARGET_DOC = {
         "steps small)"
     ),
 }
-#: The numpydoc entries of the convention's arguments; ``{target}``, ``{sampler}`` and ``{checked}``
-#: are filled per fit by :func:`sampling_keywords`.
+#: The numpydoc entries ``(type, text)`` of the settings, the one wording every fit's docstring holds.
+#: Per fit: ``{sampler}`` and ``{target}`` (:data:`SAMPLER_DOC`, :data:`TARGET_DOC`), ``{checked}`` (what
+#: ``check_mixing`` checks, a phrase), and at most one sentence of the fit's own after an entry.
 SAMPLING_DOC: dict[str, tuple[str, str]] = {
     "chains": ("int", "Number of chains (default 4)."),
     "draws": ("int", "Kept draws per chain (default 1000)."),
@@ -250,102 +247,30 @@ SAMPLING_DOC: dict[str, tuple[str, str]] = {
         f"{ESS_PER_CHAIN} per chain or R-hat above {RHAT_MAX} (default True).",
     ),
 }
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _doc_block(indent: str, sampler: str, checked: str, notes: Mapping[str, str]) -> str:
-    sampler_text = "NUTS's" if sampler == "nuts" else "the random-walk moves'"
+def setting_doc(name: str, *, sampler: str = "nuts", checked: str = "a parameter", note: str = "") -> str:
+    """The numpydoc text of setting ``name`` for a fit with ``sampler`` (``"nuts"`` or ``"rwm"``).
+
+    Examples
+    --------
+    >>> setting_doc("draws", note="Per chain.")
+    'Kept draws per chain (default 1000). Per chain.'
+    """
+    text = SAMPLING_DOC[name][1].format(sampler=SAMPLER_DOC[sampler], target=TARGET_DOC[sampler], checked=checked)
+    return f"{text} {note}" if note else text
+
+
+def sampling_doc(indent: str, *, sampler: str = "nuts", checked: str = "a parameter",
+                 notes: Mapping[str, str] | None = None) -> str:
+    """The numpydoc entries of the seven settings, indented by ``indent``, as a fit's docstring holds them.
+
+    For writing a new fit's docstring (print it and paste it); nothing calls it at import.
+    """
     lines = []
-    for name, (kind, text) in SAMPLING_DOC.items():
-        text = text.format(sampler=sampler_text, target=_TARGET_DOC[sampler], checked=checked)
-        if name in notes:
-            text = f"{text} {notes[name]}"
+    for name, (kind, _) in SAMPLING_DOC.items():
+        text = setting_doc(name, sampler=sampler, checked=checked, note=(notes or {}).get(name, ""))
         body = textwrap.fill(text, 100, initial_indent=indent + "    ", subsequent_indent=indent + "    ",
                              break_long_words=False, break_on_hyphens=False)
         lines += [f"{indent}{name} : {kind}", body]
     return "\n".join(lines)
-
-
-def sampling_keywords(
-    *, sampler: str = "nuts", checked: str = "a parameter", notes: Mapping[str, str] | None = None
-) -> Callable[[_F], _F]:
-    """Decorate a fit that takes ``**sampling: Unpack[SamplingOptions]``: signature, keyword check, docs.
-
-    The decorated fit
-
-    * shows the convention's arguments in its ``__signature__`` (what ``help()``,
-      ``inspect.signature`` and the API reference read) as keyword-only parameters with the
-      defaults of :data:`DEFAULTS`, at the head of its keyword-only block;
-    * rejects, before its body runs, a keyword that is neither a setting nor one of its own
-      parameters, with Python's own message (``"fit() got an unexpected keyword argument 'x'"``);
-    * has the line :data:`SAMPLING_MARKER` of its docstring replaced by the numpydoc entries of
-      :data:`SAMPLING_DOC` (a docstring without it must name every setting itself, e.g. "As in
-      :func:`dpmcmc`").
-
-    Parameters
-    ----------
-    sampler : {"nuts", "rwm"}
-        Whose step size ``target_accept`` sets, and so its documented default.
-    checked : str
-        What ``check_mixing`` checks, as a phrase ("an entry of ``R``").
-    notes : mapping of str to str, optional
-        A sentence to add to a setting's entry (``{"seed": "The margins use seed + 1."}``).
-
-    Returns
-    -------
-    callable
-        The decorator.
-    """
-    if sampler not in _TARGET_DOC:
-        raise ValueError(f"sampling_keywords: sampler must be 'nuts' or 'rwm'; got sampler={sampler!r}.")
-    notes = dict(notes or {})
-    if set(notes) - set(DEFAULTS):
-        raise ValueError(f"sampling_keywords: notes must name settings; got {sorted(notes)}.")
-
-    def decorate(fn: _F) -> _F:
-        sig = inspect.signature(fn)
-        params = list(sig.parameters.values())
-        if not params or params[-1].kind is not inspect.Parameter.VAR_KEYWORD or params[-1].name != "sampling":
-            raise TypeError(f"sampling_keywords: {fn.__qualname__} must end with **sampling.")
-        params.pop()
-        head = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.KEYWORD_ONLY), len(params))
-        # the TypedDict's annotations are ForwardRefs under postponed evaluation: show their text
-        hints = {k: getattr(a, "__forward_arg__", a) for k, a in SamplingOptions.__annotations__.items()}
-        settings = [
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=DEFAULTS[name], annotation=hints[name])
-            for name in SETTING_NAMES
-        ]
-        signature = sig.replace(parameters=[*params[:head], *settings, *params[head:]])
-        keywords = frozenset(
-            p.name
-            for p in signature.parameters.values()
-            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        )
-        doc = fn.__doc__ or ""
-        at = doc.find(SAMPLING_MARKER)
-        if at >= 0:
-            indent = doc[doc.rfind("\n", 0, at) + 1 : at]
-            doc = doc.replace(indent + SAMPLING_MARKER, _doc_block(indent, sampler, checked, notes), 1)
-        at = doc.find(CORES_MARKER)
-        if at >= 0:
-            indent = doc[doc.rfind("\n", 0, at) + 1 : at]
-            body = textwrap.fill(CORES_DOC, 100, initial_indent=indent, subsequent_indent=indent)
-            doc = doc.replace(indent + CORES_MARKER, body, 1)
-        elif not all(name in doc for name in SETTING_NAMES):
-            raise TypeError(
-                f"sampling_keywords: the docstring of {fn.__qualname__} must hold a {SAMPLING_MARKER} line "
-                "or name every setting."
-            )
-
-        @functools.wraps(fn)
-        def fit(*args: Any, **kwargs: Any) -> Any:
-            for name in kwargs:
-                if name not in keywords:
-                    raise TypeError(f"{fn.__qualname__}() got an unexpected keyword argument {name!r}")
-            return fn(*args, **kwargs)
-
-        fit.__signature__ = signature  # type: ignore[attr-defined]
-        fit.__doc__ = doc
-        return fit  # type: ignore[return-value]
-
-    return decorate

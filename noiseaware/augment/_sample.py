@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, NamedTuple, Unpack
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -28,7 +28,6 @@ from .._engine import (
     RHAT_MAX,
     RWM_TARGET_ACCEPT,
     MixingBlock,
-    SamplingOptions,
     SamplingSettings,
     check_mixing,
     check_settings,
@@ -36,7 +35,6 @@ from .._engine import (
     from_groups,
     jit,
     release_attrs,
-    sampling_keywords,
 )
 from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_adaptation
 from .._engine._nuts import nuts_kernel_options
@@ -314,30 +312,22 @@ def _stack(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 @float64
-@sampling_keywords(
-    notes={
-        "chains": "Run vectorized.",
-        "progressbar": (
-            "For watching long runs, and slower: the chains then run one after another with one host round "
-            "trip per iteration, where without it all chains and iterations are a single compiled, "
-            "vectorized program."
-        ),
-        "target_accept": (
-            "Only with NUTS: with ``posterior=`` there is no NUTS step and a value raises. The joint move "
-            "has its own target, ``joint_target_accept``."
-        ),
-    }
-)
 def sample(
     model: AugmentationModel,
     sdp: Any,
     init: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     keep_records: bool = False,
     nuts_kwargs: Mapping[str, Any] | None = None,
     joint_target_accept: float = JOINT_TARGET_ACCEPT,
     joint_repeats: int = 1,
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""Draw from :math:`p(\theta\mid s_{dp})` by data augmentation (Eng et al. 2024, §3; Ju et al. 2022).
 
@@ -367,7 +357,28 @@ def sample(
         Initial parameter values (constrained; dapper's ``init_par``), one dict for all chains or
         one per chain; record sites may be included too. Default: a prior draw per chain from
         ``model.model``. Records not given start as a draw from :math:`f(\cdot\mid\theta_0)`.
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4). Run vectorized.
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated.
+    progressbar : bool
+        Show the sampler's progress bar (default False). For watching long runs, and slower: the
+        chains then run one after another with one host round trip per iteration, where without it
+        all chains and iterations are a single compiled, vectorized program.
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of NUTS's step size adapted during warmup; default
+        (None) 0.8 (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro). Only with NUTS:
+        with ``posterior=`` there is no NUTS step and a value raises. The joint move has its own
+        target, ``joint_target_accept``.
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a parameter has bulk ESS below 100
+        per chain or R-hat above 1.01 (default True).
     keep_records : bool
         Also store the records of every draw (memory ``chains * draws * n``).
     nuts_kwargs : mapping, optional
@@ -410,9 +421,11 @@ def sample(
     """
     if not isinstance(model, AugmentationModel):
         raise NoiseawareTypeError(v.message(_OWNER, "model", "must be an AugmentationModel", type(model).__name__))
-    settings = check_settings(_OWNER, **sampling)
+    settings = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
     chains, draws, warmup, seed = settings.chains, settings.draws, settings.warmup, settings.seed
-    target_accept = sampling.get("target_accept")  # None: the caller left NUTS's target to the default
     if not isinstance(keep_records, bool):
         raise NoiseawareTypeError(v.message(_OWNER, "keep_records", "must be True or False", keep_records))
     target = v.real(_OWNER, "joint_target_accept", joint_target_accept)

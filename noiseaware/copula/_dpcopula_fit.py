@@ -3,20 +3,18 @@ r"""Noise-aware DPCopula: the joint posterior of the copula correlation and ever
 from __future__ import annotations
 
 import json
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
 from .._engine import (
-    SamplingOptions,
     check_settings,
     fit_kind,
     group,
     is_result,
     release_attrs,
-    sampling_keywords,
     set_group,
 )
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
@@ -156,19 +154,17 @@ def margin_draws(fit: Any) -> tuple[np.ndarray, ...]:
     return _parts("noiseaware.copula.margin_draws", fit)[1]
 
 
-@sampling_keywords(
-    checked="a free entry of the Bayes-NA fit's ``R``",
-    notes={
-        "chains": "These and the next two are the Bayes-NA fit's.",
-        "draws": "``S = chains * draws`` joint draws are kept, and each margin's posterior gets as many.",
-        "seed": "Seed of the NUTS fit; the margins' draws use ``seed + 1``.",
-    },
-)
 def fit_dpcopula(
     release: Release,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     margin_prior: float = 0.5,
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""Noise-aware posterior of a ``dpcopula`` release made with ``correlation="median"``.
 
@@ -183,7 +179,25 @@ def fit_dpcopula(
     ----------
     release : Release
         A ``dpcopula`` release with ``metadata.correlation == "median"``.
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4). These and the next two are the Bayes-NA fit's.
+    draws : int
+        Kept draws per chain (default 1000). ``S = chains * draws`` joint draws are kept, and each
+        margin's posterior gets as many.
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated. Seed of the NUTS fit; the margins' draws use ``seed + 1``.
+    progressbar : bool
+        Show the sampler's progress bar (default False).
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of NUTS's step size adapted during warmup; default
+        (None) 0.8 (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a free entry of the Bayes-NA fit's
+        ``R`` has bulk ESS below 100 per chain or R-hat above 1.01 (default True).
     margin_prior : float
         Dirichlet concentration ``a0`` per cell (default 0.5, Jeffreys). On wide domains whose tails
         are empty the tails' posterior mass is set largely by this prior (the noise cannot tell 0
@@ -238,7 +252,10 @@ def fit_dpcopula(
             f"correlation={rel.metadata['correlation']!r}. Release with privatize(..., correlation='median'), or "
             "use synthesize(release, n) for DPCopula's point estimate."
         )
-    st = check_settings(owner, **sampling)
+    st = check_settings(
+        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
     a0 = v.positive(owner, "margin_prior", margin_prior)
     from .._engine import MixingBlock
     from ._fit import R_BLOCK, _finish, fit

@@ -13,15 +13,14 @@ NumPyro or PyMC.
 from __future__ import annotations
 
 import math
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .._engine import (
     MixingBlock,
-    NutsConfig,
-    SamplingOptions,
+    NutsProgramSpec,
     SamplingSettings,
     build_nuts,
     chain_groups,
@@ -33,7 +32,6 @@ from .._engine import (
     pymc_sample,
     record_run,
     release_attrs,
-    sampling_keywords,
 )
 from .._engine import check_mixing as _mixing  # fit has a parameter of that name
 from .._engine._memory import AUTO_DENSE_MAX_BYTES, MemoryPlan, compiled_bytes, plan_memory
@@ -154,7 +152,7 @@ def _nuts_run(model: _NumpyroModel, st: SamplingSettings, dense: bool, mass_matr
     import jax.numpy as jnp
 
     programs, k = model.programs, model.p * (model.p - 1) // 2
-    config = NutsConfig(
+    config = NutsProgramSpec(
         st.chains, st.draws, st.warmup, float(st.target_accept), groups=chain_groups(st.chains),
         dense_mass=mass_matrix == "dense", preconditioner="dense" if dense else "diagonal",
     )
@@ -313,10 +311,16 @@ def _pymc_fit(
 
 
 @float64
-@sampling_keywords(checked="a free entry of ``R``", notes={"progressbar": "The CLI shows it."})
 def fit(
     release: Release,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     backend: str = "numpyro",
     prior: Any = None,
     cores: int | None = None,
@@ -324,7 +328,6 @@ def fit(
     mass_matrix: str = "diagonal",
     variable_order: str = "pivoted",
     nuts_sampler: str = "auto",
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""Bayes-NA fit of the copula correlation matrix from a ``"median_pairs"`` release.
 
@@ -338,7 +341,24 @@ def fit(
     release : Release
         A ``"median_pairs"`` release made with the geometric mechanism (the Bayes-NA input; use
         :func:`mle_nn` for TGM / BTGM / RGM releases).
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4).
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated.
+    progressbar : bool
+        Show the sampler's progress bar (default False). The CLI shows it.
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of NUTS's step size adapted during warmup; default
+        (None) 0.8 (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a free entry of ``R`` has bulk ESS
+        below 100 per chain or R-hat above 1.01 (default True).
     backend : {"numpyro", "pymc"}
         NumPyro NUTS or PyMC NUTS. NumPyro runs the chains in groups, one per JAX device, at the same
         time (by default noiseaware gives XLA one CPU device per core; see :mod:`noiseaware.config`,
@@ -348,7 +368,10 @@ def fit(
         LKJ concentration; default ``LKJ(1)`` as in the paper. For other priors write the model
         with ``CompositeCopulaLikelihood.from_release`` directly.
     cores : int, optional
-        {cores_doc}
+        ``backend="pymc"`` with PyMC's own NUTS only: worker processes for the chains. Default
+        (None): one per chain up to the CPU count, or 1 (chains in sequence, in-process) when JAX is
+        already loaded, since forking a process with JAX's threads running can deadlock. Refused
+        with ``backend="numpyro"``.
     nuts_sampler : {"auto", "nutpie", "numpyro", "pymc"}
         PyMC only: the NUTS implementation that samples the PyMC model (``pm.sample``'s
         ``nuts_sampler``). ``"auto"`` (default): nutpie when installed (the extra
@@ -443,7 +466,10 @@ def fit(
     release = _check_release(release)
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
     pr = _as_prior(prior)
-    st = check_settings(_OWNER, **sampling)
+    st = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
     preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))
     mass_matrix = v.choice(_OWNER, "mass_matrix", mass_matrix, ("diagonal", "dense"))
     variable_order = v.choice(_OWNER, "variable_order", variable_order, ("pivoted", "given"))

@@ -117,7 +117,7 @@ def _potential(log_prior: Callable[[Any], Any], loglik_pairs: Callable[[Any, Any
 
 
 #: Compiled programs of the NumPyro route of ``copula.fit``, keyed by what shapes them only
-#: (:class:`_Static`, and for the NUTS run its :class:`~noiseaware._engine.NutsConfig`): the engine's cache.
+#: (:class:`_Static`, and for the NUTS run its :class:`~noiseaware._engine.NutsProgramSpec`): the engine's cache.
 _PROGRAMS = ProgramCache(maxsize=16)
 #: Cache statistics, for tests: ``hits`` and ``misses``.
 _CACHE_INFO = _PROGRAMS.info

@@ -2,14 +2,13 @@ r"""Noise-aware posterior of the population covariance from a ``pace_ggm`` / ``s
 
 from __future__ import annotations
 
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .._engine import (
     MixingBlock,
-    SamplingOptions,
     SamplingSettings,
     check_settings,
     finish_fit,
@@ -18,7 +17,6 @@ from .._engine import (
     pymc_cores,
     pymc_sample,
     release_attrs,
-    sampling_keywords,
 )
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
@@ -38,16 +36,21 @@ _BLOCK = MixingBlock.nuts(
 
 
 @float64
-@sampling_keywords(checked="an entry of ``sigma``")
 def fit(
     release: Release,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     backend: str = "numpyro",
     eta: float = 1.0,
     cores: int | None = None,
     route: str = "moments",
     nuts_sampler: str = "auto",
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""NUTS posterior of the population covariance :math:`\Sigma` given a covariance release.
 
@@ -76,13 +79,33 @@ def fit(
     ----------
     release : Release
         ``"pace_ggm"`` or ``"second_moment"``.
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4).
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated.
+    progressbar : bool
+        Show the sampler's progress bar (default False).
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of NUTS's step size adapted during warmup; default
+        (None) 0.8 (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when an entry of ``sigma`` has bulk ESS
+        below 100 per chain or R-hat above 1.01 (default True).
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized) or PyMC NUTS.
     eta : float
         LKJ concentration (> 0).
     cores : int, optional
-        {cores_doc}
+        ``backend="pymc"`` with PyMC's own NUTS only: worker processes for the chains. Default
+        (None): one per chain up to the CPU count, or 1 (chains in sequence, in-process) when JAX is
+        already loaded, since forking a process with JAX's threads running can deadlock. Refused
+        with ``backend="numpyro"``.
     route : {"moments", "wishart"}
         ``"moments"`` (default): the moment-matched normal law of the entries of ``S``
         (:class:`NoisyCovarianceEntries`). ``"wishart"``: exact — ``nS ~ Wishart(n, Sigma)`` as
@@ -128,7 +151,10 @@ def fit(
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/covariance`` runs it.)
     """
     owner = "covariance.fit"
-    st = check_settings(owner, **sampling)
+    st = check_settings(
+        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
     v.choice(owner, "backend", backend, BACKENDS)
     eta = v.positive(owner, "eta", eta)
     v.choice(owner, "route", route, ROUTES)

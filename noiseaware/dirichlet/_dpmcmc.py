@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, Unpack
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -51,17 +51,14 @@ from .._engine import (
     RWM_TARGET_ACCEPT,
     MixingBlock,
     ProgramCache,
-    SamplingOptions,
     SamplingSettings,
     chain_groups,
     check_settings,
     finish_fit,
     from_groups,
-    jit,
     release_attrs,
-    sampling_keywords,
 )
-from .._engine._adapt import StepAdaptation, adapt_step, init_adaptation
+from .._engine._adapt import init_adaptation
 from .._engine._compile import options_key
 from .._engine._sweep import noise_log_density, record_sweep, statistic_total
 from .._engine._x64 import float64
@@ -69,7 +66,7 @@ from ..exceptions import NoiseawareTypeError
 from ._boots import p1_prior
 from ._dpmcmc_model import P1_RATE, P1_SHAPE, _initial_values, _prior_logdensity
 from ._dpmcmc_moves import (
-    _adapt_walk,
+    _adapt_chain,
     _alpha_given_records,
     _Chain,
     _conditional_proposal_cholesky,
@@ -77,6 +74,7 @@ from ._dpmcmc_moves import (
     _joint_move_surrogate,
     _log_fisher_cholesky,
     _SurrogateTarget,
+    _vectorize,
     _WalkAdaptation,
     _window_sweep,
 )
@@ -256,56 +254,6 @@ def _make_program(static: _Static, prior: Any, move_factory: Callable[..., Any])
         return lax.scan(lambda s, _: iterate(s, data, warmup, target), state, None, length=CHUNK)
 
     return _vectorize(init_chain, advance_chain, static.groups)
-
-
-def _adapt_chain(
-    state: _Chain, alpha: Any, theta: Any, p_alpha: Any, p_step: Any, *, warmup: Any, target: Any, surrogate: bool
-) -> tuple[StepAdaptation, _WalkAdaptation, Any, Any]:
-    """Warmup's adaptation after one iteration: ``(step sizes, surrogate walk, reference point, log alpha sum)``.
-
-    ``alpha`` and ``theta`` are the iteration's new draw (``theta``: the surrogate walk's coordinates),
-    ``p_alpha`` and ``p_step`` the acceptance probabilities the two step sizes adapt to.
-    """
-    # both step sizes adapt during warmup and then freeze (the engine's dual averaging); the surrogate
-    # move adapts its step to the surrogate walk's acceptance (its correction has no step to tune)
-    walk, at_end, w_end = state.walk, jnp.zeros((), bool), warmup // 2
-    i1, warm1 = state.i, warmup
-    if surrogate:
-        walk, at_end = _adapt_walk(state.walk, state.i, theta, warmup)
-        # the walk's step adapts again from the window's end, for its new covariance
-        i1, warm1 = jnp.where(state.i >= w_end, state.i - w_end, state.i), jnp.where(state.i >= w_end,
-                                                                                     warmup - w_end, w_end)
-    a0 = jax.tree.map(lambda x: x[:1], state.adapt)
-    a1 = jax.tree.map(lambda x: jnp.where(at_end, 0.0, x[1:]), state.adapt)
-    a0 = adapt_step(a0, state.i, p_alpha[None], target, warmup)
-    a1 = adapt_step(a1, i1, p_step[None], target, warm1)
-    adapt = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), a0, a1)
-    # the surrogate's reference point follows alpha (geometric moving average) during warmup; at its end it is
-    # set to the geometric mean of alpha over warmup's second half and stays there
-    log_sum = state.log_alpha_sum + jnp.where((state.i >= w_end) & (state.i < warmup), jnp.log(alpha), 0.0)
-    ref = jnp.where(
-        state.i < warmup, jnp.exp(0.9 * jnp.log(state.alpha_ref) + 0.1 * jnp.log(alpha)), state.alpha_ref
-    )
-    ref = jnp.where(state.i == warmup - 1, jnp.exp(log_sum / jnp.maximum(warmup - w_end, 1)), ref)
-    return adapt, walk, ref, log_sum
-
-
-def _vectorize(init_chain: Callable[..., Any], advance_chain: Callable[..., Any], groups: int) -> tuple[Any, Any]:
-    """(init, advance) of one chain, compiled and vectorized over releases and chains (``groups`` devices)."""
-    over_chains = (0, 0, None)  # key/state per chain; the release's data shared by its chains
-    init = jax.vmap(jax.vmap(init_chain, in_axes=over_chains))
-    advance = jax.vmap(jax.vmap(advance_chain, in_axes=(0, None, None, None)), in_axes=(0, 0, None, None))
-    if groups > 1:
-        # the chains of each release in one group per local device (one per core), run at the same time; a
-        # chain's draws depend on its own key only, so they are the same on any number of devices
-        from jax.sharding import Mesh
-        from jax.sharding import PartitionSpec as P
-
-        mesh = Mesh(np.asarray(jax.local_devices()[:groups]), ("chains",))
-        c, r = P(None, "chains"), P()
-        init = jax.shard_map(init, mesh=mesh, in_specs=(c, c, r), out_specs=c, check_vma=False)
-        advance = jax.shard_map(advance, mesh=mesh, in_specs=(c, r, r, r), out_specs=(c, c), check_vma=False)
-    return jit(init), jit(advance)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -521,27 +469,21 @@ def _idata(
 
 # ----------------------------------------------------------------------------- the sampler
 @float64
-@sampling_keywords(
-    sampler="rwm",
-    checked="``alpha``",
-    notes={
-        "chains": "Run vectorized in one compiled program.",
-        "progressbar": "The run advances in compiled blocks of ``CHUNK = 100`` iterations.",
-        "target_accept": (
-            "It is the target of both adapted random-walk moves: the draw of :math:`\\alpha` given the "
-            "records and the joint move."
-        ),
-    },
-)
 def dpmcmc(
     release: Any,
     prior: Any = None,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     replicates: int = 1,
     part: int | None = None,
     init: Mapping[str, Any] | list[Mapping[str, Any]] | None = None,
     joint_move: bool | None = None,
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""DPMCMC (Guo et al. 2022, eq. 2) or DPreMCMC (eq. 5): Dirichlet posterior from a ``dirichlet_logmean`` release.
 
@@ -602,7 +544,28 @@ def dpmcmc(
         (summed), or a JAX function ``alpha -> log density``. Default: p1, independent
         :math:`\text{Gamma}(1, 0.1)` (shape, rate; Guo et al. 2022, §4.2.1). A data-split prior (p3 or p4
         fitted on :math:`S_L(D_1,a)`) goes here with ``part=1``.
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4). Run vectorized in one compiled program.
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated.
+    progressbar : bool
+        Show the sampler's progress bar (default False). The run advances in compiled blocks of
+        ``CHUNK = 100`` iterations.
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of the random-walk moves' step size adapted during
+        warmup; default (None) 0.3 (``RWM_TARGET_ACCEPT``: a random walk in a few dimensions is most
+        efficient near an acceptance rate of 0.234-0.44, Roberts, Gelman & Gilks 1997; NUTS's 0.8
+        would make its steps small). It is the target of both adapted random-walk moves: the draw of
+        :math:`\alpha` given the records and the joint move.
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
+        per chain or R-hat above 1.01 (default True).
     replicates : int
         Copies per latent record (``n/b`` in Guo et al. 2022); 1 (default) is DPMCMC, more is DPreMCMC.
     part : int, optional
@@ -710,7 +673,10 @@ def dpmcmc(
     >>> res["posterior"]["composition"].shape, na.results.draws(res, "alpha").shape
     ((2, 300, 3), (600, 3))
     """
-    st = check_settings(_OWNER, default_target=RWM_TARGET_ACCEPT, **sampling)
+    st = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing, default_target=RWM_TARGET_ACCEPT,
+    )
     prep = _prepare(release, prior, st.chains, st.seed, replicates, part=part, init=init, joint_move=joint_move)
     raw = _run([prep], prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)
     return _finish(_idata(raw, 0, prep, release, prior, st), st)
@@ -722,15 +688,20 @@ def _finish(idata: Any, st: SamplingSettings) -> Any:
 
 
 @float64
-@sampling_keywords(sampler="rwm", checked="``alpha``")
 def dpmcmc_batch(
     releases: Sequence[Any],
     prior: Any = None,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     replicates: int = 1,
     part: int | None = None,
     joint_move: bool | None = None,
-    **sampling: Unpack[SamplingOptions],
 ) -> list[Any]:
     r""":func:`dpmcmc` on many releases of one shape at once (simulation studies).
 
@@ -746,9 +717,29 @@ def dpmcmc_batch(
         ``dirichlet_logmean`` releases with the same number of parts ``d`` and the same number of
         latent records ``b`` (the same ``n`` for DPMCMC); their thresholds, scales and values may
         differ.
-    prior, chains, draws, warmup, seed, progressbar, target_accept, check_mixing, replicates, part, joint_move
-        As in :func:`dpmcmc` (the default starting values of each release are its own). Every
-        result records the same settings (release ``k`` ran with the seed stream of its index).
+    prior, replicates, part, joint_move
+        As in :func:`dpmcmc` (the default starting values of each release are its own).
+    chains : int
+        Number of chains (default 4).
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated. Every result records the same settings (release ``k`` ran with
+        the seed stream of its index).
+    progressbar : bool
+        Show the sampler's progress bar (default False).
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of the random-walk moves' step size adapted during
+        warmup; default (None) 0.3 (``RWM_TARGET_ACCEPT``: a random walk in a few dimensions is most
+        efficient near an acceptance rate of 0.234-0.44, Roberts, Gelman & Gilks 1997; NUTS's 0.8
+        would make its steps small).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
+        per chain or R-hat above 1.01 (default True).
 
     Returns
     -------
@@ -772,7 +763,10 @@ def dpmcmc_batch(
     >>> [f["posterior"]["alpha"].shape for f in fits]
     [(2, 200, 3), (2, 200, 3), (2, 200, 3)]
     """
-    st = check_settings(_OWNER, default_target=RWM_TARGET_ACCEPT, **sampling)
+    st = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing, default_target=RWM_TARGET_ACCEPT,
+    )
     if isinstance(releases, (str, bytes)) or not isinstance(releases, Sequence):
         raise NoiseawareTypeError(v.message(_OWNER, "releases", "must be a list of releases", type(releases).__name__))
     if len(releases) == 0:

@@ -32,7 +32,8 @@ from scipy import special
 
 from .._core._backend import get_backend
 from .._core._gamma import log_dirichlet, loggamma
-from .._engine._adapt import StepAdaptation
+from .._engine._adapt import StepAdaptation, adapt_step
+from .._engine._compile import jit
 from .._engine._sweep import record_sweep, statistic_total
 from ._power_map import power, power_moments
 
@@ -533,3 +534,53 @@ class _Chain(NamedTuple):
     #                 the geometric mean of alpha over the second half of warmup
     walk: _WalkAdaptation  # proposal of the surrogate joint move's random walk, from warmup draws
     log_alpha_sum: Any  # (d,) sum of log alpha over the second half of warmup (the fixed reference is its mean)
+
+
+def _adapt_chain(
+    state: _Chain, alpha: Any, theta: Any, p_alpha: Any, p_step: Any, *, warmup: Any, target: Any, surrogate: bool
+) -> tuple[StepAdaptation, _WalkAdaptation, Any, Any]:
+    """Warmup's adaptation after one iteration: ``(step sizes, surrogate walk, reference point, log alpha sum)``.
+
+    ``alpha`` and ``theta`` are the iteration's new draw (``theta``: the surrogate walk's coordinates),
+    ``p_alpha`` and ``p_step`` the acceptance probabilities the two step sizes adapt to.
+    """
+    # both step sizes adapt during warmup and then freeze (the engine's dual averaging); the surrogate
+    # move adapts its step to the surrogate walk's acceptance (its correction has no step to tune)
+    walk, at_end, w_end = state.walk, jnp.zeros((), bool), warmup // 2
+    i1, warm1 = state.i, warmup
+    if surrogate:
+        walk, at_end = _adapt_walk(state.walk, state.i, theta, warmup)
+        # the walk's step adapts again from the window's end, for its new covariance
+        i1, warm1 = jnp.where(state.i >= w_end, state.i - w_end, state.i), jnp.where(state.i >= w_end,
+                                                                                     warmup - w_end, w_end)
+    a0 = jax.tree.map(lambda x: x[:1], state.adapt)
+    a1 = jax.tree.map(lambda x: jnp.where(at_end, 0.0, x[1:]), state.adapt)
+    a0 = adapt_step(a0, state.i, p_alpha[None], target, warmup)
+    a1 = adapt_step(a1, i1, p_step[None], target, warm1)
+    adapt = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), a0, a1)
+    # the surrogate's reference point follows alpha (geometric moving average) during warmup; at its end it is
+    # set to the geometric mean of alpha over warmup's second half and stays there
+    log_sum = state.log_alpha_sum + jnp.where((state.i >= w_end) & (state.i < warmup), jnp.log(alpha), 0.0)
+    ref = jnp.where(
+        state.i < warmup, jnp.exp(0.9 * jnp.log(state.alpha_ref) + 0.1 * jnp.log(alpha)), state.alpha_ref
+    )
+    ref = jnp.where(state.i == warmup - 1, jnp.exp(log_sum / jnp.maximum(warmup - w_end, 1)), ref)
+    return adapt, walk, ref, log_sum
+
+
+def _vectorize(init_chain: Callable[..., Any], advance_chain: Callable[..., Any], groups: int) -> tuple[Any, Any]:
+    """(init, advance) of one chain, compiled and vectorized over releases and chains (``groups`` devices)."""
+    over_chains = (0, 0, None)  # key/state per chain; the release's data shared by its chains
+    init = jax.vmap(jax.vmap(init_chain, in_axes=over_chains))
+    advance = jax.vmap(jax.vmap(advance_chain, in_axes=(0, None, None, None)), in_axes=(0, 0, None, None))
+    if groups > 1:
+        # the chains of each release in one group per local device (one per core), run at the same time; a
+        # chain's draws depend on its own key only, so they are the same on any number of devices
+        from jax.sharding import Mesh
+        from jax.sharding import PartitionSpec as P
+
+        mesh = Mesh(np.asarray(jax.local_devices()[:groups]), ("chains",))
+        c, r = P(None, "chains"), P()
+        init = jax.shard_map(init, mesh=mesh, in_specs=(c, c, r), out_specs=c, check_vma=False)
+        advance = jax.shard_map(advance, mesh=mesh, in_specs=(c, r, r, r), out_specs=(c, c), check_vma=False)
+    return jit(init), jit(advance)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +28,8 @@ from .._core._dirichlet import SERIES_TERMS, check_censored_threshold, pair_seri
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._engine import (
     MixingBlock,
-    NutsConfig,
+    NutsProgramSpec,
     ProgramCache,
-    SamplingOptions,
     SamplingSettings,
     build_nuts,
     chain_groups,
@@ -41,7 +40,6 @@ from .._engine import (
     pymc_cores,
     pymc_sample,
     release_attrs,
-    sampling_keywords,
 )
 from .._engine._x64 import float64
 from ..exceptions import NoiseawareValueError
@@ -178,7 +176,7 @@ def _build_run(st: _Static, z_start: dict[str, np.ndarray], args: tuple[np.ndarr
         loglik = {f"s{i}": _laplace_loglik(samples[f"s{i}_s0"], data[7][i], data[6][i]) for i in range(parts)}
         return samples, loglik
 
-    config = NutsConfig(
+    config = NutsProgramSpec(
         st.chains, st.draws, st.warmup, st.target_accept, groups=st.groups, dense_mass=(tuple(sorted(z_start)),),
         vectorize=True, keys="split",
     )
@@ -347,16 +345,21 @@ def _fit_pymc(
 
 
 @float64
-@sampling_keywords(checked="``alpha``")
 def fit(
     release: Any,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     prior: str | GammaCopulaPrior = "p1",
     moments: str = "censored",
     backend: str = "numpyro",
     prior_draws: int = 2000,
     cores: int | None = None,
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""NUTS posterior of :math:`\alpha` and of :math:`E[x\mid\alpha]` from a ``dirichlet_logmean`` release.
 
@@ -370,7 +373,24 @@ def fit(
     release : Release
         A ``dirichlet_logmean`` release; ``n``, ``a``, the Laplace scale and :math:`s_L` are read
         from it.
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4).
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated.
+    progressbar : bool
+        Show the sampler's progress bar (default False).
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of NUTS's step size adapted during warmup; default
+        (None) 0.8 (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``alpha`` has bulk ESS below 100
+        per chain or R-hat above 1.01 (default True).
     prior : {"p1", "p3", "p4"} or GammaCopulaPrior
         ``p1``: independent Gamma(1, 0.1), every part of the release observed. ``p3`` / ``p4``:
         elicited from ``D1`` of a split release (:func:`elicit_prior`), ``D2`` observed. A
@@ -383,7 +403,10 @@ def fit(
     prior_draws : int
         DPBoots replicates used to elicit p3 / p4.
     cores : int, optional
-        {cores_doc}
+        ``backend="pymc"`` with PyMC's own NUTS only: worker processes for the chains. Default
+        (None): one per chain up to the CPU count, or 1 (chains in sequence, in-process) when JAX is
+        already loaded, since forking a process with JAX's threads running can deadlock. Refused
+        with ``backend="numpyro"``.
 
     Returns
     -------
@@ -446,7 +469,10 @@ def fit(
     parts = logmean_parts(_OWNER, release)  # fail early on a bad release
     moments = v.choice(_OWNER, "moments", moments, ("censored", "asymptotic"))
     backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
-    st = check_settings(_OWNER, **sampling)
+    st = check_settings(
+        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
     prior_draws = v.integer(_OWNER, "prior_draws", prior_draws, minimum=10)
     pr, obs = _prior_and_parts(release, prior, prior_draws, np.random.default_rng(st.seed))
     for p in obs:

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .._engine import (
     MixingBlock,
-    SamplingOptions,
     check_settings,
     finish_fit,
     group,
     numpyro_nuts,
     pymc_cores,
     pymc_sample,
-    sampling_keywords,
     set_group,
 )
 from .._engine._x64 import float64
@@ -262,17 +260,22 @@ _relaxed_model = model
 
 
 @float64
-@sampling_keywords(checked="a leaf cell count of ``counts``")
 def fit(
     release: NoisyHierarchy,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     method: str = "integer",
     prior: str = "hierarchical",
     model: Callable[[], Any] | None = None,
     sweeps: int = 1,
     backend: str = "numpyro",
     cores: int | None = None,
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""Posterior of the true leaf cell counts of a hierarchy release, every draw meeting the exact totals.
 
@@ -291,7 +294,24 @@ def fit(
     ----------
     release : NoisyHierarchy
         With the root level's totals published exactly.
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4).
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated.
+    progressbar : bool
+        Show the sampler's progress bar (default False).
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of NUTS's step size adapted during warmup; default
+        (None) 0.8 (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when a leaf cell count of ``counts``
+        has bulk ESS below 100 per chain or R-hat above 1.01 (default True).
     method : {"integer", "relaxed"}
         The integer model (default) or the continuous relaxation (:func:`model`; ``backend="pymc"``
         needs it).
@@ -317,7 +337,10 @@ def fit(
         With ``method="relaxed"``: NumPyro NUTS (chains vectorized; :func:`model`) or PyMC NUTS (the
         same model in PyMC). The integer route runs in JAX (NumPyro for its NUTS step).
     cores : int, optional
-        {cores_doc}
+        ``backend="pymc"`` with PyMC's own NUTS only: worker processes for the chains. Default
+        (None): one per chain up to the CPU count, or 1 (chains in sequence, in-process) when JAX is
+        already loaded, since forking a process with JAX's threads running can deadlock. Refused
+        with ``backend="numpyro"``.
 
     Returns
     -------
@@ -378,7 +401,10 @@ def fit(
     ``tests/hierarchy/test_integer.py`` runs it.)
     """
     owner = "hierarchy.fit"
-    st = check_settings(owner, **sampling)
+    st = check_settings(
+        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
     v.choice(owner, "method", method, METHODS)
     v.choice(owner, "prior", prior, PRIORS)
     v.choice(owner, "backend", backend, BACKENDS)

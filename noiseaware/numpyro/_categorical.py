@@ -13,7 +13,6 @@ from numpyro.distributions.distribution import Distribution
 from numpyro.distributions.util import validate_sample
 
 from .._core import _specs
-from .._core._docs import shared_doc
 from .._core._randomized import randomized_response_answer_probs
 
 __all__ = ["RandomizedResponse"]
@@ -21,11 +20,16 @@ __all__ = ["RandomizedResponse"]
 _RR = _specs.SPECS["RandomizedResponse"]
 
 
-@shared_doc
 class RandomizedResponse(Distribution):
     r"""The released answer of k-ary randomized response, given the true category probabilities.
 
-    {randomized_response_law}
+    .. math:: P(Y = y \mid \pi) = \sum_{i} \pi_i Q[i, y] = o + (p - o)\,\pi_y,\qquad o = \frac{1-p}{k-1},
+
+    with :math:`Q` the mechanism's transition matrix (truthful with probability ``p``, each other
+    category with probability ``o``; Warner 1965; Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data
+    Augmentation for Private Posterior Estimation in R*, Example 1). The true category is summed out
+    exactly, so NUTS samples the parameters behind ``probs`` directly (no data augmentation). Support
+    ``0..k-1``; ``probs`` may come from a softmax (or, with ``k = 2``, logistic) regression.
 
     Parameters
     ----------
@@ -40,7 +44,8 @@ class RandomizedResponse(Distribution):
 
     Raises
     ------
-    {randomized_response_raises}
+    NoiseawareValueError
+        If ``probs`` has fewer than 2 categories (or not ``k``), or a concrete ``p`` lies outside ``[1/k, 1)``.
 
     Examples
     --------

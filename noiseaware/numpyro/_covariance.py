@@ -19,18 +19,21 @@ from numpyro.distributions.distribution import Distribution
 from .._core import _specs
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
 from .._core._covariance_release import entry_params
-from .._core._docs import shared_doc
 
 __all__ = ["NoisyCovarianceEntries"]
 
 _SPEC = _specs.SPECS["NoisyCovarianceEntries"]
 
 
-@shared_doc
 class NoisyCovarianceEntries(Distribution):
     r"""Noisy entries of :math:`S = X^\top X/n`, :math:`x_i \sim N(0, \Sigma)`, moment-matched (NumPyro).
 
-    {covariance_entries_law}
+    .. math:: y \sim N\bigl(\Sigma_{\mathcal S},\ \mathrm{diag}(1/\lambda) + C(\Sigma)/n\bigr),\quad
+              C_{(jk),(lm)} = \Sigma_{jl}\Sigma_{km} + \Sigma_{jm}\Sigma_{kl}
+
+    (Isserlis; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via
+    Gaussian Graphical Models*, the measurements after Prop. 4.2's combination). Support: real vectors of
+    length ``m`` (one per measured entry).
 
     Parameters
     ----------
@@ -45,7 +48,8 @@ class NoisyCovarianceEntries(Distribution):
 
     Raises
     ------
-    {covariance_entries_raises}
+    NoiseawareValueError, NoiseawareTypeError
+        Bad ``n``, ``pairs`` or ``precision``.
 
     Examples
     --------

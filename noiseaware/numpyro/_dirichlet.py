@@ -18,7 +18,6 @@ from numpyro.distributions.util import validate_sample
 from .. import _validation as v
 from .._core import _dirichlet as core
 from .._core import _specs
-from .._core._docs import shared_doc
 from .._core._noise import NOISE_LAWS
 from ..exceptions import NoiseawareValueError
 
@@ -63,11 +62,17 @@ def _latent_sites(
     return numpyro.deterministic(f"{name}_s0", mean + jnp.linalg.cholesky(cov) @ z)
 
 
-@shared_doc
 class LaplaceCensoredDirichletStat(Distribution):
     r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, Guo et al. (2022) eq. (6).
 
-    {dirichlet_stat_law}
+    .. math:: S_L = S_0 + \varepsilon,\qquad S_0\sim N\!\bigl(\mu(\alpha),\ \Sigma(\alpha)/n\bigr),
+              \qquad \varepsilon_j\overset{iid}{\sim}\mathrm{Laplace}(0,\ \text{scale}),
+
+    with ``scale = -d log(a) / (n epsilon_1)`` (Algorithm 1). ``moments="censored"`` (default)
+    uses the mean and covariance of :math:`\log\max(x_j, a)` under the Beta marginals
+    (Supplement S1), so a large threshold ``a`` does not bias ``alpha``; ``moments="asymptotic"``
+    is the paper's uncensored :math:`\mu=\psi(\alpha)-\psi(\alpha_0)`,
+    :math:`\Sigma=\mathrm{diag}\,\psi_1(\alpha)-\psi_1(\alpha_0)`.
 
     **One protocol in both PPLs.** The density of :math:`S_L` is a d-dimensional convolution of
     a correlated Gaussian with independent Laplace noise and has no closed form (its

@@ -34,7 +34,6 @@ from numpyro.distributions.util import validate_sample
 
 from .. import _core
 from .._core import _specs
-from .._core._docs import shared_doc
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
@@ -81,11 +80,20 @@ class _FisherCount(Distribution):
         return self._moments()[1]
 
 
-@shared_doc
 class NoisyHypergeom(_FisherCount):
     r"""Noisy Fisher noncentral hypergeometric count ``T + D``.
 
-    {hypergeom_law}
+    ``T`` is the number of marked balls among ``m`` drawn from an urn of ``N`` with ``K`` marked,
+    with odds ratio ``exp(log_odds)`` (Fisher's noncentral hypergeometric law), and ``D`` is
+    two-sided geometric noise (``alpha``) or discrete Gaussian noise (``sigma``):
+
+    .. math:: P(\tilde T = y) = \sum_t \frac{\binom{K}{t}\binom{N-K}{m-t} e^{t\psi}}{\sum_s
+              \binom{K}{s}\binom{N-K}{m-s} e^{s\psi}}\; g(y - t),
+
+    the exact marginal of Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference
+    for Gaussian Copula Correlations*, eq. (17) with exact margins (so odd ``N`` is exact). Both sums
+    run over static windows of ``O(sqrt N)`` terms at their modes, with a proven bound below 1e-13 on
+    the relative dropped mass.
 
     Parameters
     ----------
@@ -195,11 +203,15 @@ class NoisyHypergeom(_FisherCount):
 promote_batch_shape.register(NoisyHypergeom, promote_batch_shape_optional)
 
 
-@shared_doc
 class NoisyTwoWayTable(NoisyHypergeom):
     r"""Noisy high-high count of the median-split 2x2 table of a Gaussian-copula pair.
 
-    {two_way_law}
+    ``NoisyHypergeom(N=n, K=ceil(n/2), m=ceil(n/2), log_odds=psi(r), alpha)`` with
+
+    .. math:: \psi(r) = 2\log\frac{\pi + 2\arcsin r}{\pi - 2\arcsin r},
+
+    Wang, Feldman & Reiter (2026), *Differentially Private Bayesian Inference for Gaussian Copula
+    Correlations*, eqs. (7)-(10) and (17) (odd ``n``: ``(n+1)/2`` records above the median, §3.1).
 
     Parameters
     ----------
@@ -212,7 +224,9 @@ class NoisyTwoWayTable(NoisyHypergeom):
         Geometric noise parameter in (0, 1) (``release.mechanism.alpha``); or give
         ``epsilon_per_pair``.
     epsilon_per_pair : array_like of float, optional
-        {two_way_epsilon_per_pair}
+        The budget of this pair's count: ``alpha = exp(-epsilon_per_pair)``. Not the total
+        ``epsilon`` of ``privatize``, which is split over the ``p(p-1)/2`` pairs; ``epsilon=``
+        is refused for that reason.
     validate_args : bool, optional
 
     Examples
@@ -260,11 +274,15 @@ class NoisyTwoWayTable(NoisyHypergeom):
         return observe(name, cls(r, **args, **kwargs), values, obs)
 
 
-@shared_doc
 class CompositeCopulaLikelihood(_FisherCount):
     r"""Pairwise composite likelihood of a Gaussian-copula correlation matrix, Wang et al. (2026) eq. (18).
 
-    {composite_law}
+    .. math:: f_{CL}(\tilde{\mathcal T}\mid R) = \prod_{j<j'} P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'}),
+
+    each factor the :class:`NoisyTwoWayTable` law, all pairs in one batched call; draws are
+    independent across pairs (the composite model). The value is the vector of the ``k`` noisy
+    counts in the order of ``pairs`` (default: the row-major upper triangle,
+    ``numpy.triu_indices(p, 1)``, the order of a ``"median_pairs"`` release).
 
     Use with ``LKJCholesky``: ``R = L @ L.T``.
 
@@ -279,7 +297,8 @@ class CompositeCopulaLikelihood(_FisherCount):
         ``epsilon_per_pair``.
     pairs : array_like of int, shape (k, 2), optional
     epsilon_per_pair : array_like of float, optional
-        {composite_epsilon_per_pair}
+        Each pair's budget, ``alpha = exp(-epsilon_per_pair)``; ``privatize``'s total
+        ``epsilon`` is ``k`` times it (``epsilon=`` is refused so the two cannot be confused).
     validate_args : bool, optional
 
     Examples

@@ -19,7 +19,6 @@ from numpyro.distributions.util import validate_sample
 
 from .. import _validation as v
 from .._core import _noisy, _specs
-from .._core._docs import shared_doc
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 __all__ = ["Noisy"]
@@ -68,11 +67,21 @@ def _noisy_noise_draw(spec: Any, shape: tuple[int, ...], key: Any) -> Any:
     return noise_from_key(key, spec.family, spec.par, shape)
 
 
-@shared_doc
 class Noisy(Distribution):
     r"""The noisy version ``Y = X + D`` of a discrete NumPyro distribution ``X``.
 
-    {noisy_law}
+    ``D`` is independent two-sided geometric (``alpha``) or discrete Gaussian (``sigma``) noise,
+    one draw per cell, as added by the geometric / discrete Gaussian mechanisms to released
+    counts. The log-pmf is the exact convolution
+
+    .. math:: \log P(Y = y) = \operatorname{logsumexp}_k\,[\log P(X = k) + \log g(y - k)]
+
+    over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
+    ``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
+    every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
+    (``docs/noisy.md``). A multinomial base (noise on each of its ``K`` cells) is summed exactly
+    over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation, refused for
+    ``N > 999``.
 
     Parameters
     ----------
@@ -82,7 +91,15 @@ class Noisy(Distribution):
         ``Multinomial``, ...): any distribution with a discrete support and event shape ``()``,
         or a multinomial. Its parameters may be traced (they get gradients); its batch shape is
         the batch shape of the result.
-    {noisy_noise_parameters}
+    noise : mapping or Release, optional
+        ``{"family": "geometric", "alpha": a}`` (or ``"epsilon"`` and ``"sensitivity"``),
+        ``{"family": "discrete_gaussian", "sigma": s}``, or a ``"counts"``
+        :class:`~noiseaware.Release` (its mechanism's ``alpha`` / ``sigma``).
+    alpha, sigma, epsilon : float, optional
+        Shortcuts for ``noise``; give exactly one of ``noise``, ``alpha``, ``sigma``, ``epsilon``
+        (``alpha = exp(-epsilon / sensitivity)``). Concrete numbers (they fix the window).
+    sensitivity : float, default 1
+    tol : float, default 1e-12
     validate_args : bool, optional
 
     Raises

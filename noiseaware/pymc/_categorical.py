@@ -12,7 +12,6 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .._core import _specs
-from .._core._docs import shared_doc
 
 __all__ = ["RandomizedResponse"]
 
@@ -41,11 +40,16 @@ def _static_k(probs: Any) -> int | None:
     return None if k is None else int(k)
 
 
-@shared_doc
 class RandomizedResponse(pm.Discrete):
     r"""The released answer of k-ary randomized response, given the true category probabilities.
 
-    {randomized_response_law}
+    .. math:: P(Y = y \mid \pi) = \sum_{i} \pi_i Q[i, y] = o + (p - o)\,\pi_y,\qquad o = \frac{1-p}{k-1},
+
+    with :math:`Q` the mechanism's transition matrix (truthful with probability ``p``, each other
+    category with probability ``o``; Warner 1965; Eng, Awan, Gong, Ju & Rao (2024), *dapper: Data
+    Augmentation for Private Posterior Estimation in R*, Example 1). The true category is summed out
+    exactly, so NUTS samples the parameters behind ``probs`` directly (no data augmentation). Support
+    ``0..k-1``; ``probs`` may come from a softmax (or, with ``k = 2``, logistic) regression.
 
     Parameters
     ----------
@@ -58,7 +62,8 @@ class RandomizedResponse(pm.Discrete):
 
     Raises
     ------
-    {randomized_response_raises}
+    NoiseawareValueError
+        If ``probs`` has fewer than 2 categories (or not ``k``), or a concrete ``p`` lies outside ``[1/k, 1)``.
 
     Examples
     --------

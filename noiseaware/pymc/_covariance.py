@@ -18,7 +18,6 @@ import pytensor.tensor as pt
 from .._core import _specs, get_backend
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
 from .._core._covariance_release import entry_params
-from .._core._docs import shared_doc
 
 __all__ = ["NoisyCovarianceEntries"]
 
@@ -61,11 +60,15 @@ def _support_point(rv: Any, size: Any, sigma: Any, precision: Any, *, rows: np.n
     return sized(size, sigma[..., rows, cols] + pt.zeros_like(precision), (rows.size,))
 
 
-@shared_doc
 class NoisyCovarianceEntries:
     r"""Noisy entries of :math:`S = X^\top X/n`, :math:`x_i \sim N(0, \Sigma)`, moment-matched (PyMC).
 
-    {covariance_entries_law}
+    .. math:: y \sim N\bigl(\Sigma_{\mathcal S},\ \mathrm{diag}(1/\lambda) + C(\Sigma)/n\bigr),\quad
+              C_{(jk),(lm)} = \Sigma_{jl}\Sigma_{km} + \Sigma_{jm}\Sigma_{kl}
+
+    (Isserlis; Ferrando, Fuentes, Mullins, Musco & Sheldon (2026), *Private Adaptive Covariance Estimation via
+    Gaussian Graphical Models*, the measurements after Prop. 4.2's combination). Support: real vectors of
+    length ``m`` (one per measured entry).
 
     A ``pm.CustomDist`` whose ``logp`` is the backend-neutral core and whose draws use the NumPy
     core (prior / posterior predictive work). Same parameters as the NumPyro class.
@@ -83,7 +86,8 @@ class NoisyCovarianceEntries:
 
     Raises
     ------
-    {covariance_entries_raises}
+    NoiseawareValueError, NoiseawareTypeError
+        Bad ``n``, ``pairs`` or ``precision``.
 
     Examples
     --------

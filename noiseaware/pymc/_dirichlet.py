@@ -17,7 +17,6 @@ from pytensor.tensor.linalg import cholesky
 from .. import _validation as v
 from .._core import _dirichlet as core
 from .._core import _specs
-from .._core._docs import shared_doc
 from .._core._noise import NOISE_LAWS
 from ..exceptions import NoiseawareValueError
 
@@ -67,11 +66,17 @@ def _marginal_graph(alpha: Any, scale: Any, size: Any, *, n: int, a: float, mome
     return s0 + pm.Laplace.dist(0.0, _checked_scale(scale), shape=s0.shape)
 
 
-@shared_doc
 class LaplaceCensoredDirichletStat:
     r"""Noisy censored mean-log statistic of ``n`` Dirichlet records, Guo et al. (2022) eq. (6), for PyMC.
 
-    {dirichlet_stat_law}
+    .. math:: S_L = S_0 + \varepsilon,\qquad S_0\sim N\!\bigl(\mu(\alpha),\ \Sigma(\alpha)/n\bigr),
+              \qquad \varepsilon_j\overset{iid}{\sim}\mathrm{Laplace}(0,\ \text{scale}),
+
+    with ``scale = -d log(a) / (n epsilon_1)`` (Algorithm 1). ``moments="censored"`` (default)
+    uses the mean and covariance of :math:`\log\max(x_j, a)` under the Beta marginals
+    (Supplement S1), so a large threshold ``a`` does not bias ``alpha``; ``moments="asymptotic"``
+    is the paper's uncensored :math:`\mu=\psi(\alpha)-\psi(\alpha_0)`,
+    :math:`\Sigma=\mathrm{diag}\,\psi_1(\alpha)-\psi_1(\alpha_0)`.
 
     **One protocol in both PPLs.** ``LaplaceCensoredDirichletStat(name, alpha, n, a, scale,
     observed=...)`` is a distribution like any other: ``name`` is an observed ``pm.CustomDist``

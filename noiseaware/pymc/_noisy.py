@@ -20,7 +20,6 @@ from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.random.utils import normalize_size_param
 
 from .._core import _noisy, _specs
-from .._core._docs import shared_doc
 from .._core._pytensor_compat import rv_with_next_rng
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._integer import discrete_gaussian, two_sided_geometric
@@ -141,11 +140,21 @@ def _noisy_logcdf(op: Any, value: Any, rng: Any, base: Any, code: Any, par: Any,
     return _noisy.noisy_logcdf(PT, spec, value, lambda v_: _pm_logcdf(base, v_, warn_rvs=False))
 
 
-@shared_doc
 class Noisy(Distribution):
     r"""The noisy version ``Y = X + D`` of a discrete PyMC distribution ``X`` (cf. ``pm.Censored``).
 
-    {noisy_law}
+    ``D`` is independent two-sided geometric (``alpha``) or discrete Gaussian (``sigma``) noise,
+    one draw per cell, as added by the geometric / discrete Gaussian mechanisms to released
+    counts. The log-pmf is the exact convolution
+
+    .. math:: \log P(Y = y) = \operatorname{logsumexp}_k\,[\log P(X = k) + \log g(y - k)]
+
+    over a window of ``2w + 1`` latent counts around ``y`` (shifted into the base's support),
+    ``w`` fixed by the concrete noise parameter and ``tol``: relative error at most ``tol`` for
+    every observation with ``log p(y) >= -40`` and for any base law, with a proven bound
+    (``docs/noisy.md``). A multinomial base (noise on each of its ``K`` cells) is summed exactly
+    over the simplex by a dynamic programme, ``O(K (N+1)^2)`` per observation, refused for
+    ``N > 999``.
 
     Draws are a base draw plus a noise draw, so prior and posterior predictive sampling work;
     ``logcdf`` is available for scalar bases that have one.
@@ -157,7 +166,15 @@ class Noisy(Distribution):
         ``pm.NegativeBinomial``, ``pm.ZeroInflatedPoisson``, ``pm.BetaBinomial``,
         ``pm.Categorical``, ``pm.Multinomial``, ...); its parameters get gradients. It is
         resized, like ``pm.Censored``'s, so it becomes independent of the variable passed.
-    {noisy_noise_parameters}
+    noise : mapping or Release, optional
+        ``{"family": "geometric", "alpha": a}`` (or ``"epsilon"`` and ``"sensitivity"``),
+        ``{"family": "discrete_gaussian", "sigma": s}``, or a ``"counts"``
+        :class:`~noiseaware.Release` (its mechanism's ``alpha`` / ``sigma``).
+    alpha, sigma, epsilon : float, optional
+        Shortcuts for ``noise``; give exactly one of ``noise``, ``alpha``, ``sigma``, ``epsilon``
+        (``alpha = exp(-epsilon / sensitivity)``). Concrete numbers (they fix the window).
+    sensitivity : float, default 1
+    tol : float, default 1e-12
 
     Raises
     ------

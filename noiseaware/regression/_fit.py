@@ -2,14 +2,13 @@ r"""Noise-aware posterior of a linear regression from a ``"regression"`` release
 
 from __future__ import annotations
 
-from typing import Any, Unpack
+from typing import Any
 
 from .. import _validation as v
 from .._core._regression import original_parameters
 from .._core._regression_release import RegressionStatistics, read_regression
 from .._engine import (
     MixingBlock,
-    SamplingOptions,
     check_settings,
     finish_fit,
     group,
@@ -17,7 +16,6 @@ from .._engine import (
     pymc_cores,
     pymc_sample,
     release_attrs,
-    sampling_keywords,
     set_group,
 )
 from .._engine._x64 import float64
@@ -87,14 +85,19 @@ def _statistics(owner: str, release: Any) -> RegressionStatistics:
 
 
 @float64
-@sampling_keywords(checked="``beta`` or ``sigma``")
 def fit(
     release: Any,
     prior: RegressionPrior | None = None,
     *,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 1000,
+    seed: int | None = None,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+    check_mixing: bool = True,
     backend: str = "numpyro",
     cores: int | None = None,
-    **sampling: Unpack[SamplingOptions],
 ) -> Any:
     r"""NUTS posterior of :math:`\beta, \sigma` (and the covariates' law) given a regression release.
 
@@ -114,11 +117,31 @@ def fit(
         :func:`~noiseaware.regression.read_regression` record.
     prior : RegressionPrior, optional
         Default: the scales from the release's public bounds.
-    {sampling_parameters}
+    chains : int
+        Number of chains (default 4).
+    draws : int
+        Kept draws per chain (default 1000).
+    warmup : int
+        Warmup (tuning) iterations per chain, run before the kept draws (default 1000).
+    seed : int, optional
+        Random seed; drawn from the operating system when omitted. The seed used is recorded in
+        ``noiseaware.results.settings(result).seed`` and ``result.attrs["noiseaware_seed"]``, so
+        that any run can be repeated.
+    progressbar : bool
+        Show the sampler's progress bar (default False).
+    target_accept : float, optional
+        Target acceptance probability, in (0, 1), of NUTS's step size adapted during warmup; default
+        (None) 0.8 (``NUTS_TARGET_ACCEPT``, the default of Stan, PyMC and NumPyro).
+    check_mixing : bool
+        Warn (:class:`~noiseaware.exceptions.MixingWarning`) when ``beta`` or ``sigma`` has bulk ESS
+        below 100 per chain or R-hat above 1.01 (default True).
     backend : {"numpyro", "pymc"}
         NumPyro NUTS (chains vectorized) or PyMC NUTS.
     cores : int, optional
-        {cores_doc}
+        ``backend="pymc"`` with PyMC's own NUTS only: worker processes for the chains. Default
+        (None): one per chain up to the CPU count, or 1 (chains in sequence, in-process) when JAX is
+        already loaded, since forking a process with JAX's threads running can deadlock. Refused
+        with ``backend="numpyro"``.
 
     Returns
     -------
@@ -173,7 +196,10 @@ def fit(
     (Skipped in the doctest run: compiling NUTS takes tens of seconds; ``tests/regression`` runs it.)
     """
     owner = "regression.fit"
-    st = check_settings(owner, **sampling)
+    st = check_settings(
+        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        target_accept=target_accept, check_mixing=check_mixing,
+    )
     v.choice(owner, "backend", backend, BACKENDS)
     cores = pymc_cores(owner, backend, cores)
     stats = _statistics(owner, release)
