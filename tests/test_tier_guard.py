@@ -54,3 +54,25 @@ def test_within_budget_or_outside_the_tier_passes(tmp_path: pathlib.Path) -> Non
     assert _run(tmp_path, 0.0, "-m", "not slow").returncode == 0
     full = _run(tmp_path, _over_budget(), "-m", "slow")  # make test-full is not guarded
     assert full.returncode == 0 and "contributor tier" not in full.stdout
+
+
+def test_the_allowance_is_the_load_while_the_test_ran(monkeypatch) -> None:
+    """A test that ran while the machine was busy gets that load's allowance; one that ran on a quiet machine does not."""
+    from types import SimpleNamespace
+
+    from tests import tier_guard as g
+
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.delenv("NOISEAWARE_TIER_SECONDS", raising=False)
+    monkeypatch.setattr(g, "_durations", {"busy": 30.0, "quiet": 30.0})
+    monkeypatch.setattr(g, "_loads", {"busy": 2.0, "quiet": 0.5})  # load per core when each test's reports came
+    monkeypatch.setattr(g, "_load_start", [0.5])
+    monkeypatch.setattr(g, "_load_per_core", lambda: 0.5)  # quiet again at the end
+    lines: list[str] = []
+    writer = SimpleNamespace(line=lambda text, **kw: lines.append(text))
+    config = SimpleNamespace(getoption=lambda name, default="": "not slow", get_terminal_writer=lambda: writer)
+    session = SimpleNamespace(config=config, exitstatus=0)
+    g.pytest_sessionfinish(session, 0)
+    assert session.exitstatus == 1
+    text = "\n".join(lines)
+    assert "quiet" in text and "busy" not in text  # 30 s > 20 s x 1; 30 s < 20 s x 2
