@@ -57,7 +57,7 @@ def test_within_budget_or_outside_the_tier_passes(tmp_path: pathlib.Path) -> Non
 
 
 def test_the_allowance_is_the_load_while_the_test_ran(monkeypatch) -> None:
-    """A test that ran while the machine was busy gets that load's allowance; one that ran on a quiet machine does not."""
+    """A test that ran while the machine was busy gets that load's allowance; one on a quiet machine does not."""
     from types import SimpleNamespace
 
     from tests import tier_guard as g

@@ -5,10 +5,10 @@ test of it may grow large: each may take at most :data:`TIER_TEST_SECONDS` on it
 compilation and sampling, charged to the first test that needs it), call and teardown together -- times the load
 allowance ``max(1, load / cores)``, the 1-minute load average per core, the highest of those read at the session's
 start, at its end and when the test's own reports arrived (a shared 2-core machine at load 4 allows 40 s: other jobs
-on the machine slow a test down as much as a larger program would). A test over it fails the session, named with its time: move
-it to ``make test-full`` (``@pytest.mark.slow``) or make it smaller. Only a run of the tier (``-m "not slow"``) is
-guarded; ``NOISEAWARE_TIER_SECONDS`` sets another budget (``tests/test_tier_guard.py`` uses it). Doctests, which
-cannot carry a marker, are put in the full tier here (:data:`FULL_TIER_DOCTESTS`).
+on the machine slow a test down as much as a larger program would). A test over it fails the session, named with
+its time: move it to ``make test-full`` (``@pytest.mark.slow``) or make it smaller. Only a run of the tier
+(``-m "not slow"``) is guarded; ``NOISEAWARE_TIER_SECONDS`` sets another budget (``tests/test_tier_guard.py`` uses
+it). Doctests, which cannot carry a marker, are put in the full tier here (:data:`FULL_TIER_DOCTESTS`).
 """
 
 from __future__ import annotations
