@@ -39,7 +39,7 @@ _BLOCK = MixingBlock.nuts(
 )
 #: The sampler block of the integer route, as :func:`fit`'s mixing check names it.
 _INTEGER_BLOCK = MixingBlock(
-    "the integer count sweep (Metropolis transfers of people between leaf cells of a root unit, then NUTS "
+    "the integer count sweep (heat-bath transfers of people between leaf cells of a root unit, then NUTS "
     "on the rate model's parameters given the counts when there is one)",
     "Run more draws (and warmup); every draw is a full sweep over the tree, so the integer counts of a "
     "large file mix in about as many sweeps as a small one's.",
@@ -282,8 +282,8 @@ def fit(
     ``method="integer"`` (the default) samples the integer model itself: non-negative integer leaf
     cell counts, each root unit's summing to its exact total, a prior on them, and the exact
     discrete Gaussian likelihood of every noisy measurement (the noise-law registry's log-pmf at
-    integers). Metropolis moves transfer people between leaf cells of one root unit, many at once on
-    disjoint parts of the tree, so every draw meets the totals by construction; with a prior on
+    integers). Heat-bath moves along lines that keep the totals transfer people between leaf cells of
+    one root unit, many at once on disjoint parts of the tree, so every draw meets the totals by construction; with a prior on
     rates, NUTS updates the rates' parameters given the counts in between (a Gibbs sampler). See
     ``docs/published-hierarchy.md`` for the moves and how they mix. ``method="relaxed"`` is the continuous
     relaxation of :func:`model` (NUTS on real counts, then :func:`round_to_totals`): an approximation, good for
@@ -349,8 +349,8 @@ def fit(
         under ArviZ 0.x), as ``pm.sample`` does. Integer route: posterior variable ``counts``
         (int64, dims ``(chain, draw, leaf, cell)``, coordinates the release's finest units and its
         cell queries), meeting the exact totals in every draw, plus the rate model's sites
-        (``log_rate`` with dims ``(leaf, cell)``); ``sample_stats``: ``accept_rate`` (the count
-        moves' mean acceptance probability per sweep), and with rates ``diverging`` and ``n_steps``
+        (``log_rate`` with dims ``(leaf, cell)``); ``sample_stats``: ``accept_rate`` (the mean
+        probability that a count move leaves its current point, per sweep), and with rates ``diverging`` and ``n_steps``
         of the NUTS step. Relaxed route: ``counts`` (the relaxed, real leaf cell counts, same dims)
         and ``integer_counts`` (their integers of :func:`round_to_totals`), both meeting the exact
         totals in every draw, plus the prior's own variables. Group

@@ -13,36 +13,54 @@ log-pmf is the noise-law registry's ``NOISE_LAWS["discrete_gaussian"]``, exact a
 
 **Moves.** Every move transfers :math:`k` people from one leaf cell to another leaf cell of the same
 root unit, so every root total holds in every draw by construction. A *sweep* is a fixed sequence of
-phases; each phase proposes many moves at once on disjoint parts of the tree and accepts each by
-Metropolis-Hastings:
+phases; each phase picks many *lines* at once on disjoint parts of the tree and moves each along its line
+by a heat-bath draw:
 
 * *sibling transfer* at level :math:`l \ge 1`: the units of level :math:`l` are paired at random
-  within their parent; for each pair :math:`(u, u')` a random leaf :math:`t` below :math:`u` and
-  :math:`t'` below :math:`u'` and a random cell :math:`c`: :math:`k` people go from :math:`(t, c)` to
+  within their parent (a random permutation of each parent's children cut into consecutive pairs, so every
+  unit is in a line each phase); for each pair :math:`(u, u')` a random leaf :math:`t` below :math:`u` and
+  :math:`t'` below :math:`u'` and a random cell :math:`c`: people go from :math:`(t, c)` to
   :math:`(t', c)`. The totals and cell ``c`` change on the two paths from :math:`t` and :math:`t'` up
   to :math:`u` and :math:`u'`; above them the changes cancel;
 * *sibling swap* at level :math:`l \ge 1`: the same pairs, two cells :math:`c \ne c'`;
-  :math:`(t, c) \to (t, c')` and :math:`(t', c') \to (t', c)` by :math:`k`: every total is unchanged;
+  :math:`(t, c) \to (t, c')` and :math:`(t', c') \to (t', c)`: every total is unchanged;
 * *root move*: in each root unit, two random leaves and two random cells, :math:`(t, c) \to (t', c')`
   (the move that changes a root unit's cell composition, and on its own already connects all
   allocations of :math:`T_s`).
 
-Within a phase the moves touch disjoint leaf cells and disjoint measurements (the pairs' subtrees are
-disjoint, and the shared ancestors see a change of 0), so the target's ratio factorizes over the moves
-and accepting each on its own ratio is a product of Metropolis kernels, each reversible for the
-target: the phase leaves the posterior invariant. Proposals are symmetric (the pairs, leaves, cells
-and :math:`k` are drawn independently of the counts, the sign :math:`\pm 1` with probability 1/2), so
-the acceptance probability is :math:`\min\{1, p(n') L(n') / (p(n) L(n))\}`, 0 when a count would go
-below 0. The log-likelihood ratio of a move touches only the rows (a unit's total and cells) on its two
-leaf-to-root paths: :math:`O(\text{depth} \times \text{cells})` work per move, with the table of true
-counts of every level kept in the state and updated by the accepted moves.
+**Heat bath on a random window.** A line is the counts :math:`n + j s\, d` (:math:`d` the move's unit
+direction, :math:`s` its stride, :math:`j` an integer). The move draws an offset :math:`o` uniformly in
+:math:`\{0, \dots, W-1\}` (:data:`WINDOW` :math:`= W`) and then the new point among the :math:`W`
+points :math:`j = -o, \dots, W - 1 - o` with probability proportional to the target :math:`p(n) L(n)`
+(0 where a count would go below 0). The window contains the current point and is chosen with the same
+probability :math:`1/W` from each of its points, so the move is a Gibbs step on the pair (counts,
+window) and leaves the posterior invariant (reversible); the lines, strides and offsets are drawn
+independently of the counts. Along a line the discrete Gaussian log-pmf is a quadratic in the
+(integer) true count, its normalizer depending on :math:`\sigma` only, so the log-likelihood is
+evaluated at :math:`j = -1, 0, 1` with the registry's log-pmf and is exact at every :math:`j` from
+those three values; the prior's terms are evaluated at each :math:`j` on the (at most two) leaf
+cells of each row that change. Within a phase the lines touch disjoint leaf cells and disjoint
+measurements (the pairs' subtrees are disjoint, and the shared ancestors see a change of 0), so the
+target factorizes over the lines and the phase is a product of such kernels. The log-target of a line
+touches only the rows (a unit's total and cells) on its two leaf-to-root paths:
+:math:`O(\text{depth} \times \text{cells} + W)` work per line, with the table of true counts of
+every level kept in the state and updated by the moves.
 
-**Step sizes.** :math:`k = 1 + \lfloor E\, h \rfloor` with :math:`E \sim \mathrm{Exp}(1)`: a move
-moves by about :math:`h` people. Each phase's :math:`h` starts at the smallest noise :math:`\sigma` of
-the measurements it touches (a count pinned to :math:`\pm\sigma` should move by about :math:`\sigma`)
-and is adapted in warmup by dual averaging towards an acceptance probability of
-:data:`~noiseaware._engine.RWM_TARGET_ACCEPT` (Hoffman & Gelman 2014, §3.2; the engine's
-:func:`~noiseaware._engine._adapt.adapt_step`), then frozen.
+**Why it mixes.** The parameterisation is the integer counts themselves, moved along lines that keep
+every exact total; the tract totals are each a line's coordinate in the sibling transfers. A Metropolis
+move proposes one :math:`k` and is refused most of the time at its best scale; the heat bath draws from
+the line's conditional over :math:`W` points instead, which for a window spanning a few conditional
+standard deviations is close to an exact draw along the line, and every tract is on a line in each
+leaf phase. What is left is the coupling with the rates (one NUTS step per iteration given the counts)
+and the correlation between a tract's total and its cells; the measured figures are in
+``docs/published-hierarchy.md`` and ``docs/benchmarks.md``.
+
+**Step sizes.** The stride is :math:`s = 1 + \lfloor E\, h \rfloor` with :math:`E \sim \mathrm{Exp}(1)`
+(random, so that every integer point of a line is reachable). Each phase's :math:`h` starts at the
+smallest noise :math:`\sigma` of the measurements it touches and is adapted in warmup by dual averaging
+(Hoffman & Gelman 2014, §3.2; the engine's :func:`~noiseaware._engine._adapt.adapt_step`) towards a
+probability :data:`MOVE_TARGET` of leaving the current point: a small stride leaves it often but moves
+little, a large one rarely; then frozen.
 
 **Priors.** ``"uniform"``: uniform over the compositions of each :math:`T_s` into its :math:`K_s`
 leaf cells (Dirichlet-multinomial with :math:`\alpha = 1`); the prior ratio is 1 on the support.
@@ -69,7 +87,7 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import RWM_TARGET_ACCEPT, ProgramCache, SamplingSettings, jit
+from .._engine import ProgramCache, SamplingSettings, jit
 from ._record import NoisyHierarchy
 
 __all__ = ["PROGRAMS", "ROOT_MOVES", "IntegerTree", "hierarchical_log_rate", "integer_tree", "sample_integer"]
@@ -83,6 +101,10 @@ LEAF_TRANSFERS = 4
 #: Sibling-move phases per sweep at each level between the root and the leaves (cheap: few units; they
 #: are the moves that mix the cell composition of those units).
 INNER_TRANSFERS = 8
+#: Points of a line that one heat-bath move weighs (the current point among them).
+WINDOW = 9
+#: Target probability that a heat-bath move leaves its current point (the stride's adaptation).
+MOVE_TARGET = 0.6
 #: Largest step scale (people per move) the adaptation may reach.
 _MAX_SCALE = 1e6
 
@@ -220,15 +242,14 @@ def _leaf_under(key: Any, units: Any, lev: int, tree: Any) -> Any:
 
 
 def _propose(kind: str, lev: int, ks: Any, n_units: tuple[int, ...], C: int, scale: Any, tree: Any) -> tuple[Any, ...]:
-    """The moves of one phase: ``(ta, tb, valid, lo, da, db)``.
+    """The lines of one phase: ``(ta, tb, ca, cb, valid, lo, da, db)``.
 
-    The leaves, which moves are real, the first level they touch, and the changes of the leaf cells of ``ta``
-    and ``tb``.
-    A root move takes ``k`` people from leaf cell ``(ta, ca)`` to ``(tb, cb)`` of the same root unit; a pair move
-    pairs the units of level ``lev`` at random within their parent and transfers one cell (``-k e_c`` at ``ta``,
-    ``+k e_c`` at ``tb``) or swaps two (``k (e_c' - e_c)`` at ``ta``, the opposite at ``tb``), keeping the
-    parent's row.
-    ``k`` is a random sign times ``1 + floor(Exponential * scale)``: a symmetric proposal.
+    The leaves, the cells that change, which lines are real, the first level they touch, and the changes of the
+    leaf cells of ``ta`` and ``tb`` for one step along the line (the stride times a unit direction).
+    A root line moves people from leaf cell ``(ta, ca)`` to ``(tb, cb)`` of the same root unit; a pair line
+    pairs the units of level ``lev`` at random within their parent and transfers one cell (``-e_c`` at ``ta``,
+    ``+e_c`` at ``tb``) or swaps two (``e_c' - e_c`` at ``ta``, the opposite at ``tb``), keeping the parent's row.
+    The stride is ``1 + floor(Exponential * scale)``: drawn independently of the counts.
     """
     import jax.numpy as jnp
     from jax import random
@@ -249,66 +270,84 @@ def _propose(kind: str, lev: int, ks: Any, n_units: tuple[int, ...], C: int, sca
         pos = jnp.arange(n_l, dtype=jnp.int32)
         nxt = jnp.minimum(pos + 1, n_l - 1)
         rank = pos - tree[f"sibling_start_{lev}"][spar]
-        valid = (rank % 2 == 0) & (pos + 1 < n_l) & (spar[nxt] == spar)
+        first = (rank % 2 == 0) & (pos + 1 < n_l) & (spar[nxt] == spar)
+        # the pairs' first members, compacted (at most n_l // 2 of them): no work on the second members
+        n_p = max(n_l // 2, 1)
+        at = jnp.nonzero(first, size=n_p, fill_value=0)[0].astype(jnp.int32)
+        valid = jnp.arange(n_p) < jnp.sum(first)
+        order, nxt = order[at], order[jnp.minimum(at + 1, n_l - 1)]
         ta = _leaf_under(ks[1], order, lev, tree)
-        tb = _leaf_under(ks[2], order[nxt], lev, tree)
-        ca = random.randint(ks[3], (n_l,), 0, C)
+        tb = _leaf_under(ks[2], nxt, lev, tree)
+        ca = random.randint(ks[3], (n_p,), 0, C)
         # half the pairs swap two cells (c != c'), the others transfer one cell: both keep the parent's row
-        swap = random.bernoulli(ks[4], 0.5 if C > 1 else 0.0, (n_l,))
-        cb = jnp.where(swap, (ca + 1 + random.randint(random.fold_in(ks[4], 1), (n_l,), 0, max(C - 1, 1))) % C, ca)
+        swap = random.bernoulli(ks[4], 0.5 if C > 1 else 0.0, (n_p,))
+        cb = jnp.where(swap, (ca + 1 + random.randint(random.fold_in(ks[4], 1), (n_p,), 0, max(C - 1, 1))) % C, ca)
         lo = lev
-    sign = jnp.where(random.bernoulli(ks[5], 0.5, ca.shape), 1.0, -1.0)
-    k = sign * (1.0 + jnp.floor(random.exponential(ks[6], ca.shape, dtype=jnp.float64) * scale))
+    stride = 1.0 + jnp.floor(random.exponential(ks[6], ca.shape, dtype=jnp.float64) * scale)
     ea, eb = eye[ca], eye[cb]
     if kind == "pair":
-        da = k[:, None] * (jnp.where(swap[:, None], eb, 0.0) - ea)
+        da = stride[:, None] * (jnp.where(swap[:, None], eb, 0.0) - ea)
         db = -da
     else:
-        da, db = -k[:, None] * ea, k[:, None] * eb
-    return ta, tb, valid, lo, da, db
+        da, db = -stride[:, None] * ea, stride[:, None] * eb
+    return ta, tb, ca, cb, valid, lo, da, db
 
 
 def _phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scale: Any, tree: Any, data: Any, *,
            n_units: tuple[int, ...], C: int, rates: bool) -> tuple[list[Any], Any]:
-    """One phase's moves (:func:`_propose`), accepted by Metropolis-Hastings on the measurements of their paths.
+    """One phase's lines (:func:`_propose`), each moved by a heat-bath draw over a random window of its points.
 
-    The log-ratio reads only the table rows on each move's two leaf-to-root paths (at a shared ancestor the two
-    changes add up), the leaf rows' support (counts >= 0) and, with rates, the multinomial prior's ratio.
+    The window is the :data:`WINDOW` points ``x + (j - o) * step``, ``j = 0..WINDOW-1``, with the offset ``o``
+    uniform and independent of the counts, so the current point ``j = o`` is in it and the window is chosen with
+    the same probability from each of its points; the new point is drawn with probability proportional to the
+    target over the window (Gumbel-max). The log-target reads only the table rows on each line's two
+    leaf-to-root paths (at a shared ancestor the two changes add up), the leaf rows' support (counts >= 0) and,
+    with rates, the multinomial prior. Returns the tables and the mean probability of leaving the current point.
     """
+    import jax
     import jax.numpy as jnp
     from jax import random
     from jax.scipy.special import gammaln
 
-    ks = random.split(key, 8)
-    ta, tb, valid, lo, da, db = _propose(kind, lev, ks, n_units, C, scale, tree)
+    ks = random.split(key, 9)
+    ta, tb, ca, cb, valid, lo, da, db = _propose(kind, lev, ks, n_units, C, scale, tree)
     ra, rb = _row_delta(da), _row_delta(db)
-    log_ratio = jnp.zeros(valid.shape, dtype=jnp.float64)
-    ok = valid
+    off = random.randint(ks[7], valid.shape, 0, WINDOW)
+    kk = (jnp.arange(WINDOW)[None, :] - off[:, None]).astype(jnp.float64)  # (moves, window): steps from here
+    unit = jnp.array([-1.0, 0.0, 1.0])[None, :, None]
+    f = jnp.zeros((valid.shape[0], 3), dtype=jnp.float64)  # the log-likelihood one step back, here, one on
+    leaf = len(n_units) - 1
+    logp = jnp.zeros(kk.shape, dtype=jnp.float64)
+    ok = jnp.ones(kk.shape, dtype=bool)
     updates = []
     for m in range(lo, len(n_units)):
         a, b = tree["anc"][m][ta], tree["anc"][m][tb]
         same = (a == b)[:, None]
         dam = ra + jnp.where(same, rb, 0.0)
         dbm = jnp.where(same, 0.0, rb)
-        tab_a, tab_b = tables[m][a], tables[m][b]
-        new_a, new_b = tab_a + dam, tab_b + dbm
-        log_ratio += jnp.sum(_loglik(m, a, new_a, data) - _loglik(m, a, tab_a, data), axis=1)
-        log_ratio += jnp.sum(_loglik(m, b, new_b, data) - _loglik(m, b, tab_b, data), axis=1)
-        if m == len(n_units) - 1:  # the leaf rows: the support (counts >= 0) and the prior's ratio
-            ok = ok & jnp.all(new_a[:, 1:] >= 0, axis=1) & jnp.all(new_b[:, 1:] >= 0, axis=1)
-            if rates:
-                for t, old, new, d in ((a, tab_a, new_a, dam), (b, tab_b, new_b, dbm)):
-                    o, nw = old[:, 1:], jnp.maximum(new[:, 1:], 0.0)
-                    log_ratio += jnp.sum(gammaln(o + 1.0) - gammaln(nw + 1.0) + d[:, 1:] * log_rate[t], axis=1)
+        for rows, d in ((a, dam), (b, dbm)):
+            row = tables[m][rows]
+            f += jnp.sum(_loglik(m, rows[:, None], row[:, None, :] + unit * d[:, None, :], data), axis=2)
+            if m == leaf:  # the cells that change: the support (counts >= 0) and the multinomial prior
+                for c, w in ((ca, jnp.ones(ca.shape)), (cb, (ca != cb).astype(jnp.float64))):
+                    n_c = jnp.take_along_axis(row[:, 1:], c[:, None], axis=1)
+                    new = n_c + kk * jnp.take_along_axis(d[:, 1:], c[:, None], axis=1) * w[..., None]
+                    ok = ok & (new >= 0)
+                    if rates:
+                        lam = jnp.take_along_axis(log_rate[rows], c[:, None], axis=1)
+                        nw = jnp.maximum(new, 0.0)
+                        logp += w[..., None] * (nw * lam - gammaln(nw + 1.0))
         updates.append((m, a, b, dam, dbm))
-    log_ratio = jnp.where(ok, log_ratio, -jnp.inf)
-    accept = jnp.log(random.uniform(ks[7], valid.shape, dtype=jnp.float64)) < log_ratio
-    prob = jnp.where(ok, jnp.exp(jnp.minimum(log_ratio, 0.0)), 0.0)
-    prob = jnp.sum(jnp.where(valid, prob, 0.0)) / jnp.maximum(jnp.sum(valid), 1)
-    acc = accept[:, None].astype(jnp.float64)
+    # the discrete Gaussian log-pmf is quadratic in its (integer) location: exact from three points
+    slope, curve = (f[:, 2:] - f[:, :1]) / 2.0, f[:, 2:] + f[:, :1] - 2.0 * f[:, 1:2]
+    logp = jnp.where(ok, logp + kk * slope + 0.5 * kk * kk * curve, -jnp.inf)
+    pick = jnp.argmax(logp + random.gumbel(ks[8], logp.shape, dtype=jnp.float64), axis=1)
+    k = jnp.where(valid, jnp.take_along_axis(kk, pick[:, None], axis=1)[:, 0], 0.0)[:, None]
+    stay = jnp.exp(jnp.take_along_axis(logp, off[:, None], axis=1)[:, 0] - jax.nn.logsumexp(logp, axis=1))
+    prob = jnp.sum(jnp.where(valid, 1.0 - stay, 0.0)) / jnp.maximum(jnp.sum(valid), 1)
     tables = list(tables)
     for m, a, b, dam, dbm in updates:
-        tables[m] = tables[m].at[a].add(acc * dam).at[b].add(acc * dbm)
+        tables[m] = tables[m].at[a].add(k * dam).at[b].add(k * dbm)
     return tables, prob
 
 
@@ -434,7 +473,7 @@ def _build_program(n_units: tuple[int, ...], C: int, settings: SamplingSettings,
                     return tabs, mean + p / sweeps
 
                 tables, probs = lax.fori_loop(0, sweeps, more, (list(tables), jnp.zeros(n_phase)))
-            adapt = adapt_step(adapt, i, probs, RWM_TARGET_ACCEPT, warmup)
+            adapt = adapt_step(adapt, i, probs, MOVE_TARGET, warmup)
             out: dict[str, Any] = {"counts": tables[-1][:, 1:].astype(jnp.int32), "accept_rate": jnp.mean(probs)}
             if rates:
                 args = (tables[-1][:, 1:], leaf_root)
