@@ -8,20 +8,159 @@ the noise scale multiplied alike, and the public entry :math:`(Z'^\top Z')_{00} 
 The noise stays independent across entries only in these units (the moments of ``Z`` itself,
 :math:`B^\top Z'^\top Z' B` with :math:`B = I + e_0 s^\top`, mix them), so the likelihood reads the
 shifted moments and the shift (:func:`noiseaware._core._regression.centred_parameters`).
+
+The release's metadata is declared once, here, by :class:`RegressionMetadata`: the curator's writer
+(:mod:`noiseaware._privatize._regression`) builds it and stores :meth:`RegressionMetadata.to_dict`, the
+loader's schema (:mod:`noiseaware._statistics._regression`) checks a record by building it with
+:meth:`RegressionMetadata.from_dict` (each field by its field type of :mod:`noiseaware._core._fields`),
+and the readers (:func:`read_regression`, the estimators of :mod:`noiseaware.regression`) read its
+attributes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..exceptions import NoiseawareValueError
+from ._fields import (
+    BOOL,
+    ENTRY_ORDER,
+    NAMES,
+    OPEN_UNIT,
+    POSITIVE,
+    STR,
+    STR_LIST,
+    FieldType,
+    Float,
+    ListOf,
+    OneOf,
+    read_fields,
+)
 from ._record import ReleaseRecord, as_release
 
-__all__ = ["RegressionStatistics", "read_regression"]
+__all__ = ["INTERCEPT", "METHODS", "RegressionMetadata", "RegressionStatistics", "read_regression"]
 
-_INTERCEPT = "(intercept)"
+#: The name of the constant intercept column in a regression release.
+INTERCEPT = "(intercept)"
+
+#: The methods of a regression release.
+METHODS = ("ssp", "adassp", "pace_ggm")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegressionMetadata:
+    r"""The metadata of a ``"regression"`` release, declared once: each field, its type and its range.
+
+    Attributes
+    ----------
+    method : str
+        ``"ssp"``, ``"adassp"`` or ``"pace_ggm"``.
+    columns : tuple of str
+        The columns of ``W``: ``"(intercept)"`` first if ``intercept``, the predictors, the response last.
+    response : str
+        The response's name (the last column).
+    predictors : tuple of str
+        The columns between the intercept and the response.
+    intercept : bool
+        Whether ``W`` has the constant column of ones.
+    bounds : tuple of float
+        The half-width :math:`b_j > 0` of each column's range (the intercept's 1.0 first).
+    shift : tuple of float or None
+        The mid-point :math:`s_j` of each column's range (the intercept's 0.0 first); None in a record
+        written without it (shift 0).
+    clip : bool
+        Whether the curator clipped the data to the ranges.
+    entry_order : str
+        :data:`~noiseaware._core._fields.ENTRY_ORDER`, the order of the released entries.
+    scaling : str
+        The scaling in words (``W = (Z - shift) / bounds``).
+    rho, delta : float or None
+        The budget and AdaSSP's failure probability of methods ``"adassp"`` and ``"pace_ggm"``.
+    design : tuple of str or None
+        The design's columns (every column but the response) of method ``"pace_ggm"``.
+    simulation, source : str or None
+        The simulation note of a seeded release; the provenance of one made elsewhere.
+
+    Examples
+    --------
+    >>> md = RegressionMetadata.from_dict({
+    ...     "method": "ssp", "columns": ["(intercept)", "x", "y"], "response": "y", "predictors": ["x"],
+    ...     "intercept": True, "bounds": [1.0, 2.0, 3.0], "clip": False, "entry_order": ENTRY_ORDER,
+    ...     "scaling": "W = (Z - shift) / bounds"})
+    >>> md.columns, md.bounds, md.shift
+    (('(intercept)', 'x', 'y'), (1.0, 2.0, 3.0), None)
+    >>> RegressionMetadata.from_dict({**md.to_dict(), "bounds": [1.0, -2.0, 3.0]})
+    Traceback (most recent call last):
+    ...
+    noiseaware.exceptions.ReleaseFormatError: Release: metadata.bounds[1] must be > 0; got metadata.bounds[1]=-2.0.
+    """
+
+    method: str
+    columns: tuple[str, ...]
+    response: str
+    predictors: tuple[str, ...]
+    intercept: bool
+    bounds: tuple[float, ...]
+    shift: tuple[float, ...] | None = None
+    clip: bool
+    entry_order: str
+    scaling: str
+    rho: float | None = None
+    delta: float | None = None
+    design: tuple[str, ...] | None = None
+    simulation: str | None = None
+    source: str | None = None
+
+    #: The statistic these fields describe.
+    STATISTIC: ClassVar[str] = "regression"
+    #: The fields every record holds, with their types (checked in this order).
+    REQUIRED: ClassVar[Mapping[str, FieldType]] = MappingProxyType({
+        "method": OneOf(METHODS),
+        "columns": NAMES,
+        "response": STR,
+        "predictors": STR_LIST,
+        "intercept": BOOL,
+        "bounds": ListOf(Float(gt=0.0)),
+        "clip": BOOL,
+        "entry_order": OneOf((ENTRY_ORDER,)),
+        "scaling": STR,
+    })
+    #: The fields a record may hold (besides ``simulation`` and ``source``, which any statistic may).
+    OPTIONAL: ClassVar[Mapping[str, FieldType]] = MappingProxyType({
+        "rho": POSITIVE,
+        "delta": OPEN_UNIT,
+        "design": STR_LIST,
+        "shift": ListOf(Float()),
+    })
+
+    @classmethod
+    def from_dict(cls, metadata: Mapping[str, Any]) -> RegressionMetadata:
+        """The typed record of a release's metadata, each field checked by its field type.
+
+        Raises
+        ------
+        ReleaseFormatError
+            An unknown or missing key, or a value out of its field's type or range (the loader's
+            message: ``"Release: metadata.<key> <rule>; got ..."``).
+        """
+        typed = read_fields(metadata, cls.REQUIRED, cls.OPTIONAL, cls.STATISTIC)
+        seqs = {"columns", "predictors", "bounds", "shift", "design"}
+        values: dict[str, Any] = {k: tuple(x) if k in seqs else x for k, x in typed.items()}
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON metadata: the fields in declaration order, lists for tuples, absent fields left out."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            x = getattr(self, f.name)
+            if x is not None:
+                out[f.name] = list(x) if isinstance(x, tuple) else x
+        return out
 
 
 @dataclass(frozen=True)
@@ -114,20 +253,18 @@ def read_regression(release: ReleaseRecord) -> RegressionStatistics:
     rel = as_release(owner, release)
     if rel.statistic != "regression":
         raise NoiseawareValueError(f"{owner}: release must be a 'regression' release; got statistic={rel.statistic!r}.")
-    meta = rel.metadata
-    method = str(meta["method"])
-    if method == "pace_ggm":
+    md = RegressionMetadata.from_dict(rel.metadata)
+    if md.method == "pace_ggm":
         raise NoiseawareValueError(
             f"{owner}: release must hold every entry of Z^T Z with a fixed noise law; got method='pace_ggm' (its "
             "entries were selected adaptively and only some measured). Release with method='ssp' or "
             "method='adassp' for a noise-aware posterior; pace_ggm_regression gives this release's point estimate."
         )
-    cols = tuple(str(c) for c in meta["columns"])
-    intercept = bool(meta["intercept"])
+    cols, intercept = md.columns, md.intercept
     k = len(cols)
     n = int(rel.n)  # type: ignore[arg-type]
-    b = np.asarray(meta["bounds"], dtype=np.float64)
-    shift = np.asarray(meta.get("shift", [0.0] * k), dtype=np.float64)
+    b = np.asarray(md.bounds, dtype=np.float64)
+    shift = np.asarray(md.shift if md.shift is not None else [0.0] * k, dtype=np.float64)
     pairs = [(j, m) for j in range(k) for m in range(j + 1) if not (intercept and j == 0)]
     rows = np.array([j for j, _ in pairs], dtype=np.int64)
     cidx = np.array([m for _, m in pairs], dtype=np.int64)
@@ -145,12 +282,12 @@ def read_regression(release: ReleaseRecord) -> RegressionStatistics:
     return RegressionStatistics(
         n=n,
         columns=cols,
-        response=str(meta["response"]),
+        response=md.response,
         intercept=intercept,
         family=str(mech.family),
         moments=moments,
         scale=scale,
-        method=method,
+        method=md.method,
         bounds=b,
         shift=shift,
     )

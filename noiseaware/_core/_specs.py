@@ -596,35 +596,39 @@ def _cov_logp(bk: Backend, value: Any, *, sigma: Any, n: Any, rows: Any, cols: A
 
 # NoisySufficientStatistics -------------------------------------------------------
 def _reg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    # the noisy Z^T Z and its per-entry noise (a regression release of method ssp / adassp)
+    # the noisy Z^T Z, its per-entry noise and the ranges' shift (a regression release of method ssp / adassp)
     from ._regression import released_entries
     from ._regression_release import read_regression
 
     st = read_regression(release)
     rows, cols = released_entries(len(st.columns), st.intercept)
-    args = {"n": st.n, "scale": np.asarray(st.scale), "intercept": st.intercept, "family": st.family}
+    args = {"n": st.n, "scale": np.asarray(st.scale), "intercept": st.intercept, "family": st.family,
+            "shift": st.shift}
     return args, np.asarray(st.moments)[rows, cols]
 
 
 def _reg_prepare(
-    beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any = True, family: Any = "gaussian"
+    beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any = True, family: Any = "gaussian",
+    *, shift: Any = None,
 ) -> dict[str, Any]:
-    from ._regression import statistics_params
+    from ._regression import shift_param, statistics_params
 
     nn, rows, cols, noise, icpt, fam = statistics_params("NoisySufficientStatistics", n, scale, intercept, family)
+    sh = shift_param("NoisySufficientStatistics", shift, int(np.max(rows)) + 1, icpt)
     if fam != "gaussian":
         raise NoiseawareValueError(
             "NoisySufficientStatistics: the law of Laplace-noised statistics has no closed form; its log-density "
             "needs the latent statistics (the front ends' from_release adds them)."
         )
     return {"beta": _f(beta), "sigma": _f(sigma), "mu_x": _f(mu_x), "cov_x": _f(cov_x), "n": float(nn), "rows": rows,
-            "cols": cols, "noise": noise, "intercept": icpt}
+            "cols": cols, "noise": noise, "intercept": icpt, "shift": sh}
 
 
 def _reg_logp(bk: Backend, value: Any, *, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: float, rows: Any,
-              cols: Any, noise: Any, intercept: bool) -> Any:
-    from ._regression import RegressionParameters, StatisticsLayout, gaussian_statistics_logp
+              cols: Any, noise: Any, intercept: bool, shift: np.ndarray | None = None) -> Any:
+    from ._regression import RegressionParameters, StatisticsLayout, centred_parameters, gaussian_statistics_logp
 
+    beta, mu_x = centred_parameters(bk, beta, mu_x, shift)  # the shifted rows' parameters
     params, layout = RegressionParameters(beta, sigma, mu_x, cov_x), StatisticsLayout(n, rows, cols, intercept)
     return gaussian_statistics_logp(bk, value, params, layout, bk.asarray(noise))
 
@@ -736,9 +740,9 @@ SPECS: dict[str, DistSpec] = {
         ),
         DistSpec(
             name="NoisySufficientStatistics",
-            params=("beta", "sigma", "mu_x", "cov_x", "n", "scale", "intercept", "family"),
+            params=("beta", "sigma", "mu_x", "cov_x", "n", "scale", "intercept", "family", "shift"),
             rules={"sigma": "sigma must be > 0", "cov_x": "cov_x must be symmetric"},
-            data=("n", "scale", "intercept", "family"),
+            data=("n", "scale", "intercept", "family", "shift"),
             event_dim=1,
             discrete=False,
             release_args=_reg_release,

@@ -2,7 +2,9 @@
 
 Each statistic is a function ``fn(data, ctx, mechanism, options) -> Release`` registered with
 :func:`statistic` under the name of its schema in :mod:`noiseaware._statistics` (the release
-side's typed description of the same statistic). The function builds its mechanism(s) first,
+side's typed description of the same statistic): :data:`REGISTRY` holds one
+:class:`StatisticEntry` (schema and writer) per name, and ``privatize``'s :data:`STATISTICS` is a
+view of its writers. The function builds its mechanism(s) first,
 charges the caller's budget through :meth:`Context.charge` — before any noise is drawn — and then
 draws the noise (:func:`finish` does the last two steps for single-mechanism statistics).
 """
@@ -20,14 +22,16 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .._statistics import SIMULATION_NOTE
+from .._statistics import SCHEMAS, SIMULATION_NOTE, StatisticSchema
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning
 from ..mechanisms import Guarantee, Mechanism
 from ..release import Release, expected_guarantee, release_size_bound
 
 __all__ = [
+    "REGISTRY",
     "STATISTICS",
     "Context",
+    "StatisticEntry",
     "StatisticFn",
     "censoring_counts",
     "check_size",
@@ -132,15 +136,76 @@ class Context:
 
 StatisticFn = Callable[[Any, Context, "str | None", dict[str, Any]], Release]
 
-#: Registry: statistic name -> implementation (names match :data:`noiseaware._statistics.SCHEMAS`).
-STATISTICS: dict[str, StatisticFn] = {}
+@dataclass(frozen=True)
+class StatisticEntry:
+    """One statistic ``privatize`` accepts: its schema (the loader's checks) and the curator's writer.
+
+    Attributes
+    ----------
+    schema : StatisticSchema
+        :data:`noiseaware._statistics.SCHEMAS`'s entry of the same name (the schemas sit below the
+        :class:`~noiseaware.Release` that checks them, the writers above it, so the schema is looked up,
+        never written twice).
+    write : callable
+        ``write(data, ctx, mechanism, options) -> Release``.
+    releases : tuple of str
+        Every statistic a release of this writer may hold: its own, its schema's components (and
+        theirs), and the ``also`` names the writer emits under another name.
+    """
+
+    schema: StatisticSchema
+    write: StatisticFn
+    releases: tuple[str, ...]
 
 
-def statistic(name: str) -> Callable[[StatisticFn], StatisticFn]:
-    """Decorator registering a statistic for :func:`noiseaware.privatize`."""
+#: The registry: statistic name -> :class:`StatisticEntry` (schema and writer), one per statistic ``privatize``
+#: accepts; filled by :func:`statistic`.
+REGISTRY: dict[str, StatisticEntry] = {}
+
+
+class _Writers(Mapping[str, StatisticFn]):
+    """The writers of :data:`REGISTRY`, by name: a read-only view, not a second registry."""
+
+    def __getitem__(self, name: str) -> StatisticFn:
+        return REGISTRY[name].write
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(REGISTRY)
+
+    def __len__(self) -> int:
+        return len(REGISTRY)
+
+
+#: ``privatize``'s dispatch: statistic name -> writer, derived from :data:`REGISTRY`.
+STATISTICS: Mapping[str, StatisticFn] = _Writers()
+
+
+def _reachable(name: str) -> list[str]:
+    out, todo = [], [name]
+    while todo:
+        x = todo.pop(0)
+        if x not in out:
+            out.append(x)
+            todo.extend(SCHEMAS[x].components)
+    return out
+
+
+def statistic(name: str, *, also: Sequence[str] = ()) -> Callable[[StatisticFn], StatisticFn]:
+    """Decorator registering the writer of statistic ``name`` (and of the ``also`` statistics it emits).
+
+    Raises
+    ------
+    TypeError
+        At import: ``name`` or an ``also`` name has no schema in :data:`noiseaware._statistics.SCHEMAS`,
+        or ``name`` is registered twice.
+    """
+    missing = [x for x in (name, *also) if x not in SCHEMAS]
+    if missing or name in REGISTRY:
+        raise TypeError(f"statistic({name!r}): no schema for {missing}" if missing else f"{name!r} registered twice")
 
     def deco(fn: StatisticFn) -> StatisticFn:
-        STATISTICS[name] = fn
+        releases = tuple(dict.fromkeys(x for y in (name, *also) for x in _reachable(y)))
+        REGISTRY[name] = StatisticEntry(SCHEMAS[name], fn, releases)
         return fn
 
     return deco

@@ -378,7 +378,7 @@ def _correlation_release(ctx: Context, table: DPCopulaTable, plan: _Plan) -> Rel
     return ctx.release(stat, noisy, plan.labels_p, mech, "sequential", g, n, plan.meta_c)
 
 
-@statistic("dpcopula")
+@statistic("dpcopula", also=("dpcopula_hybrid",))
 def _dpcopula(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """Li et al. (2014) DPCopula release: noisy margins (main values) and noisy correlations (component).
 

@@ -62,6 +62,7 @@ its share in float64).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -69,6 +70,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._core._regression_release import RegressionMetadata
 from .._statistics import (
     EIGEN_SHARE,
     ENTRY_ORDER,
@@ -281,18 +283,19 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     wtw = w.T @ w
     truth = wtw[rows, cols_idx]
     labels = [(cols[j], cols[m]) for j, m in ent]
-    meta: dict[str, Any] = {
-        "method": method,
-        "columns": cols,
-        "response": cols[-1],
-        "predictors": cols[intercept:-1],
-        "intercept": intercept,
-        "bounds": b.tolist(),
-        "shift": shift.tolist(),
-        "clip": bool(options.get("clip", False)),
-        "entry_order": ENTRY_ORDER,
-        "scaling": _SCALING,
-    }
+    md = RegressionMetadata(
+        method=method,
+        columns=tuple(cols),
+        response=cols[-1],
+        predictors=tuple(cols[intercept:-1]),
+        intercept=intercept,
+        bounds=tuple(b.tolist()),
+        shift=tuple(shift.tolist()),
+        clip=bool(options.get("clip", False)),
+        entry_order=ENTRY_ORDER,
+        scaling=_SCALING,
+    )
+    meta = md.to_dict()
     if method == "ssp":
         fam = v.choice(owner, "mechanism", mechanism or ("laplace" if ctx.epsilon is not None else "gaussian"),
                        ("gaussian", "laplace"))
@@ -311,7 +314,8 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     delta = v.open_unit(owner, "delta", options.get("delta", DEFAULT_DELTA))
     rho_eig = rho * EIGEN_SHARE
     rho_rest = fit_sum(rho, [], rho - rho_eig, [rho_eig])
-    meta.update(rho=rho, delta=delta)
+    md = dataclasses.replace(md, rho=rho, delta=delta)
+    meta = md.to_dict()
     design = cols[:-1]
     eig_mech = GaussianMechanism.from_rho(rho_eig, regression_eigen_sensitivity(k - 1))
     lam_min = np.array([float(np.linalg.eigvalsh(wtw[:-1, :-1])[0])])
@@ -338,5 +342,5 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     sub = Context(epsilon=None, rho=rho_rest, rng=ctx.rng, budget=None)
     pace = STATISTICS["pace_ggm"](w, sub, None, {"bound": 1.0, "columns": cols, "alpha": alpha, "beta": beta, "T": T})
     g = eig_mech.guarantee().compose(pace.guarantee)
-    meta["design"] = design
+    meta = dataclasses.replace(md, design=tuple(design)).to_dict()
     return ctx.release("regression", eig_value, [("lambda_min",)], eig_mech, "joint", g, n, meta, components=[pace])

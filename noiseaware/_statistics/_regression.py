@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core._regression_release import INTERCEPT, METHODS, RegressionMetadata
 from ._rules import (
-    ENTRY_ORDER,
     IMPLAUSIBLE_LOG2,
     additive_noise_reach,
     regression_eigen_sensitivity,
@@ -33,16 +33,7 @@ from ._rules import (
     regression_sensitivity,
 )
 from ._schema import (
-    BOOL,
-    NAMES,
-    OPEN_UNIT,
-    POSITIVE,
-    STR,
     STR_LIST,
-    FieldType,
-    Float,
-    ListOf,
-    OneOf,
     StatisticSchema,
     _check_labels,
     _check_sensitivity,
@@ -52,12 +43,6 @@ from ._schema import (
 )
 
 __all__ = ["INTERCEPT", "MAX_MOMENT", "METHODS", "MIN_NOISE_SCALE", "moment_rule", "regression_entries"]
-
-#: The name of the constant intercept column in a regression release.
-INTERCEPT = "(intercept)"
-
-#: The methods of a regression release.
-METHODS = ("ssp", "adassp", "pace_ggm")
 
 #: The share of rho the minimum-eigenvalue release gets (``adassp`` and ``pace_ggm``), as in Wang (2018)
 #: Algorithm 2 and Ferrando et al. (2026) App. G.
@@ -135,23 +120,23 @@ def moment_rule(
     return None
 
 
-def _check_w_columns(meta: Mapping[str, Any]) -> tuple[int, list[str], bool]:
+def _check_w_columns(md: RegressionMetadata) -> tuple[int, list[str], bool]:
     """``(k, columns, intercept)``: the columns of ``W``, agreeing with the intercept, predictors and response."""
-    cols, intercept = meta["columns"], meta["intercept"]
+    cols, intercept = list(md.columns), md.intercept
     k = len(cols)
     if k < 2 + intercept:
         _fail("metadata.columns", "must hold the intercept (if any), >= 1 predictor and the response", cols)
     if (cols[0] == INTERCEPT) != intercept or INTERCEPT in cols[intercept:]:
         _fail("metadata.columns", f"must start with {INTERCEPT!r} exactly when metadata.intercept is true", cols)
-    if meta["response"] != cols[-1]:
-        _fail("metadata.response", f"must be the last column {cols[-1]!r}", meta["response"])
-    if meta["predictors"] != cols[intercept:-1]:
+    if md.response != cols[-1]:
+        _fail("metadata.response", f"must be the last column {cols[-1]!r}", md.response)
+    if list(md.predictors) != cols[intercept:-1]:
         _fail("metadata.predictors", f"must be the columns between intercept and response {cols[intercept:-1]}",
-              meta["predictors"])
-    bounds = meta["bounds"]
+              list(md.predictors))
+    bounds = list(md.bounds)
     if len(bounds) != k or (intercept and bounds[0] != 1.0):
         _fail("metadata.bounds", f"must hold {k} bounds > 0, the intercept's 1.0 first if present", bounds)
-    shift = meta.get("shift")
+    shift = None if md.shift is None else list(md.shift)
     if shift is not None:
         s, h = np.asarray(shift, dtype=np.float64), np.asarray(bounds, dtype=np.float64)
         if len(shift) != k or (intercept and s[0] != 0.0) or (not intercept and np.any(s != 0.0)):
@@ -184,14 +169,14 @@ def _check_entries(release: Any, k: int, cols: list[str], intercept: bool) -> No
         )
 
 
-def _check_budget(release: Any, meta: Mapping[str, Any], method: str) -> float:
+def _check_budget(release: Any, md: RegressionMetadata, method: str) -> float:
     """``metadata.rho`` (and ``delta``) of the adaptive methods; returns the eigenvalue release's rho."""
     if release.mechanism.family != "gaussian":
         _fail("mechanism.family", f"must be 'gaussian' for method {method!r} (rho-zCDP)", release.mechanism.family)
-    for key in ("rho", "delta"):
-        if key not in meta:
+    for key, x in (("rho", md.rho), ("delta", md.delta)):
+        if x is None:
             _fail(f"metadata.{key}", f"is missing (required for method {method!r})", None)
-    rho = meta["rho"]
+    rho = float(md.rho)  # type: ignore[arg-type]
     g = release.guarantee
     if g.rho is None or g.epsilon is not None or g.rho > rho * (1.0 + 1e-12) or not _close(g.rho, rho):
         _fail("guarantee", f"must be rho-zCDP with rho = metadata.rho = {rho!r}", g.to_dict())
@@ -226,12 +211,12 @@ def _check_eigen_release(c: Any, where: str, n: int, design: list[str], rho_eig:
         _fail(f"{where}.mechanism.sigma", f"must give rho / 3 = {rho_eig!r}", c.mechanism.sigma)
 
 
-def _check_regression(release: Any, meta: Mapping[str, Any]) -> None:
-    n, method = release.n, meta["method"]
-    k, cols, intercept = _check_w_columns(meta)
-    broken = moment_rule(n, meta["bounds"], intercept, release.mechanism, meta.get("shift"))
+def _check_regression(release: Any, md: RegressionMetadata) -> None:
+    n, method = release.n, md.method
+    k, cols, intercept = _check_w_columns(md)
+    broken = moment_rule(n, md.bounds, intercept, release.mechanism, md.shift)
     if broken is not None:
-        _fail("metadata.bounds", broken, meta["bounds"])
+        _fail("metadata.bounds", broken, list(md.bounds))
     fam = release.mechanism.family
     comps = release.components
     if method == "ssp":
@@ -242,25 +227,25 @@ def _check_regression(release: Any, meta: Mapping[str, Any]) -> None:
             _check_sensitivity(release, regression_sensitivity(k), "k (L2, unique entries of W^T W)")
         else:
             _check_sensitivity(release, regression_l1_sensitivity(k, intercept), "k**2 - [intercept] (L1)")
-        for key in ("rho", "delta", "alpha", "beta", "T"):
-            if key in meta:
-                _fail(f"metadata.{key}", "must not be given for method 'ssp'", meta[key])
+        for key, x in (("rho", md.rho), ("delta", md.delta)):
+            if x is not None:
+                _fail(f"metadata.{key}", "must not be given for method 'ssp'", x)
         return
-    rho_eig = _check_budget(release, meta, method)
+    rho_eig = _check_budget(release, md, method)
     if method == "adassp":
         _check_entries(release, k, cols, intercept)
         _check_sensitivity(release, regression_sensitivity(k), "k (L2, unique entries of W^T W)")
         if len(comps) != 1:
             _fail("components", "must hold the one regression_eigen release of method 'adassp'", len(comps))
         _check_eigen_release(comps[0], "components[0]", n, cols[:-1], rho_eig)
-        if not _close(release.mechanism.rho, meta["rho"] - rho_eig):
+        if not _close(release.mechanism.rho, md.rho - rho_eig):  # type: ignore[operator]
             _fail("mechanism.sigma", "must give 2 rho / 3 to the sufficient statistics", release.mechanism.sigma)
         return
     # pace_ggm: the values are the eigenvalue measurement, the component the PACE-GGM release of W
     _check_eigen_values(release, k - 1)  # the design's columns, intercept included
     if not _close(release.mechanism.rho, rho_eig):
         _fail("mechanism.sigma", f"must give rho / 3 = {rho_eig!r} to the minimum eigenvalue", release.mechanism.sigma)
-    design = meta.get("design")
+    design = None if md.design is None else list(md.design)
     if design != cols[:-1]:
         _fail("metadata.design", f"must be the design columns {cols[:-1]}", design)
     if len(comps) != 1 or comps[0].statistic != "pace_ggm":
@@ -269,34 +254,21 @@ def _check_regression(release: Any, meta: Mapping[str, Any]) -> None:
     if pg.n != n or list(pg.metadata["columns"]) != cols or pg.metadata["bound"] != 1.0 or "center" in pg.metadata:
         _fail("components[0]", f"must be the uncentred pace_ggm release of W (columns {cols}, bound 1, n = {n})",
               [pg.n, pg.metadata["columns"], pg.metadata["bound"]])
-    if not _close(pg.metadata["rho"], meta["rho"] - rho_eig):
+    if not _close(pg.metadata["rho"], md.rho - rho_eig):  # type: ignore[operator]
         _fail("components[0].metadata.rho", "must be 2 rho / 3", pg.metadata["rho"])
 
 
-def _check_eigen(release: Any, meta: Mapping[str, Any]) -> None:
-    _check_eigen_values(release, len(meta["design"]))
+def _check_eigen(release: Any, eigen_meta: Mapping[str, Any]) -> None:
+    """The ``regression_eigen`` release (its own statistic, with the one field ``design``)."""
+    _check_eigen_values(release, len(eigen_meta["design"]))
 
-
-#: The fields of every regression release.
-_COMMON: dict[str, FieldType] = {
-    "method": OneOf(METHODS),
-    "columns": NAMES,
-    "response": STR,
-    "predictors": STR_LIST,
-    "intercept": BOOL,
-    "bounds": ListOf(Float(gt=0.0)),
-    "clip": BOOL,
-    "entry_order": OneOf((ENTRY_ORDER,)),
-    "scaling": STR,
-}
 
 #: The regression statistics, by schema.
 SCHEMAS: tuple[StatisticSchema, ...] = (
     StatisticSchema(
         "regression",
         families=("gaussian", "laplace"),
-        required=_COMMON,
-        optional={"rho": POSITIVE, "delta": OPEN_UNIT, "design": STR_LIST, "shift": ListOf(Float())},
+        declaration=RegressionMetadata,
         min_n=2,
         check=_check_regression,
         components=("regression_eigen", "pace_ggm"),

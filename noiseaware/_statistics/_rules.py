@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._core._fields import ENTRY_ORDER
+
 __all__ = [
     "ENTRY_ORDER",
     "IMPLAUSIBLE_LOG2",
@@ -88,11 +90,6 @@ def kendall_sensitivity(n: int) -> float:
     0.4
     """
     return 4.0 / n
-
-
-
-#: Order of the ``d(d+1)/2`` unique entries of a second-moment matrix in a release.
-ENTRY_ORDER = "lower triangle j >= k, row-major: (0,0), (1,0), (1,1), (2,0), ...; index = j(j+1)/2 + k"
 
 
 def entry_index(j: int, k: int) -> int:

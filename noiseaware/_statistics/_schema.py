@@ -1,28 +1,77 @@
 """The schema types: what a release of one statistic may hold, its field types and the rules every family shares.
 
 A schema states each metadata field once, with a field type that knows its range (:class:`Int`,
-:class:`Float`, :class:`OneOf`, :class:`ListOf`, :class:`Record`); :meth:`StatisticSchema.validate`
-checks them all in one loop. Field types and messages come from :mod:`noiseaware._validation` (one
-message shape, ``"Release: <field> <rule>; got <field>=<value>."``); every failure is a
+:class:`Float`, :class:`OneOf`, :class:`ListOf`, :class:`Record`), or names the statistic's typed
+declaration that states them (``declaration=``, a frozen record with ``REQUIRED``, ``OPTIONAL`` and
+``from_dict``, such as :class:`noiseaware._core._regression_release.RegressionMetadata`);
+:meth:`StatisticSchema.validate` checks them all in one loop (:func:`noiseaware._core._fields.read_fields`).
+The field types live in :mod:`noiseaware._core._fields`, below the readers that use them, and are
+re-exported here; their messages come from :mod:`noiseaware._validation` (one message shape,
+``"Release: <field> <rule>; got <field>=<value>."``); every failure is a
 :class:`~noiseaware.exceptions.ReleaseFormatError` naming the field and the rule.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
-from .. import _validation as v
-from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
+from .._core._fields import (
+    ANY_LIST,
+    BOOL,
+    COMMON_OPTIONAL,
+    FLOAT,
+    FLOAT_LIST,
+    INT,
+    INT_LIST,
+    NAMES,
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
+    STR,
+    STR_LIST,
+    FieldType,
+    Float,
+    Instance,
+    Int,
+    ListOf,
+    OneOf,
+    Record,
+    read_fields,
+)
+from .._core._fields import fail as _fail
 from ._rules import IMPLAUSIBLE_LOG2, noise_reach
 
-__all__ = ["FieldType", "StatisticSchema"]
+#: The schema type, and the field types of :mod:`noiseaware._core._fields` that the family modules use.
+__all__ = [
+    "ANY_LIST",
+    "BOOL",
+    "COMMON_OPTIONAL",
+    "FLOAT",
+    "FLOAT_LIST",
+    "FieldType",
+    "Float",
+    "INT",
+    "INT_LIST",
+    "Instance",
+    "Int",
+    "ListOf",
+    "NAMES",
+    "NONNEGATIVE",
+    "OPEN_UNIT",
+    "OneOf",
+    "POSITIVE",
+    "Record",
+    "STR",
+    "STR_LIST",
+    "StatisticSchema",
+    "read_fields",
+]
 
 #: Relative tolerance for floats that the loader recomputes from other fields.
 _RTOL = 1e-9
@@ -33,168 +82,9 @@ SIMULATION_NOTE = (
     "Not a private release: never publish it."
 )
 
-_OWNER = "Release"
-#: Longest shown value in a message (a release can hold long lists).
-_SHOWN = 120
-
-
-def _fail(field_name: str, rule: str, value: Any) -> NoReturn:
-    raise ReleaseFormatError(v.message(_OWNER, field_name, rule, value, limit=_SHOWN))
-
-
-@contextlib.contextmanager
-def _as_format_error() -> Iterator[None]:
-    """A failed argument check of :mod:`noiseaware._validation` is a malformed release here."""
-    try:
-        yield
-    except ReleaseFormatError:
-        raise
-    except (NoiseawareValueError, NoiseawareTypeError) as exc:
-        raise ReleaseFormatError(str(exc)) from None
-
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_RTOL, abs_tol=0.0)
-
-
-# ----------------------------------------------------------------------------- field types
-#: A field type: takes the JSON path and the value, returns the typed value or raises.
-FieldType = Callable[[str, Any], Any]
-
-
-@dataclass(frozen=True)
-class Int:
-    """An integer (a float such as ``3.0`` is refused, as is a bool) in ``[minimum, maximum]``."""
-
-    minimum: int | None = None
-    maximum: int | None = None
-
-    def __call__(self, name: str, x: Any) -> int:
-        with _as_format_error():
-            return v.integer(_OWNER, name, x, minimum=self.minimum, maximum=self.maximum, integral_floats=False)
-
-
-@dataclass(frozen=True)
-class Float:
-    """A finite number, bounded below by ``gt`` (open) or ``ge`` (closed), above by ``lt`` or ``le``.
-
-    Examples
-    --------
-    >>> Float(gt=0.0, le=1.0)("metadata.rate", 1)
-    1.0
-    >>> Float(gt=0.0, le=1.0)("metadata.rate", 1.5)
-    Traceback (most recent call last):
-    ...
-    noiseaware.exceptions.ReleaseFormatError: Release: metadata.rate must be in (0, 1]; got metadata.rate=1.5.
-    """
-
-    gt: float | None = None
-    ge: float | None = None
-    lt: float | None = None
-    le: float | None = None
-
-    @property
-    def rule(self) -> str:
-        """The bounds in words: ``"> 0"``, ``"in (0, 1)"``, ``""`` when unbounded."""
-        lo = f"({self.gt:g}" if self.gt is not None else None if self.ge is None else f"[{self.ge:g}"
-        hi = f"{self.lt:g})" if self.lt is not None else None if self.le is None else f"{self.le:g}]"
-        if lo is not None and hi is not None:
-            return f"in {lo}, {hi}"
-        if lo is not None:
-            return f"{'>' if lo[0] == '(' else '>='} {lo[1:]}"
-        if hi is not None:
-            return f"{'<' if hi[-1] == ')' else '<='} {hi[:-1]}"
-        return ""
-
-    def __call__(self, name: str, x: Any) -> float:
-        with _as_format_error():
-            out = v.finite(_OWNER, name, x)
-        if (
-            (self.gt is not None and not out > self.gt)
-            or (self.ge is not None and not out >= self.ge)
-            or (self.lt is not None and not out < self.lt)
-            or (self.le is not None and not out <= self.le)
-        ):
-            _fail(name, f"must be {self.rule}", x)
-        return out
-
-
-@dataclass(frozen=True)
-class Instance:
-    """A value of one Python type as JSON reads it (``str``, ``bool``), named in words for the message."""
-
-    kind: type
-    words: str
-
-    def __call__(self, name: str, x: Any) -> Any:
-        if not isinstance(x, self.kind):
-            _fail(name, f"must be {self.words}", x)
-        return x
-
-
-@dataclass(frozen=True)
-class OneOf:
-    """One of the listed strings."""
-
-    options: tuple[str, ...]
-
-    def __call__(self, name: str, x: Any) -> str:
-        if not isinstance(x, str) or x not in self.options:
-            rule = f"must be {self.options[0]!r}" if len(self.options) == 1 else f"must be one of {list(self.options)}"
-            _fail(name, rule, x)
-        return x
-
-
-@dataclass(frozen=True)
-class ListOf:
-    """A list of ``item`` values (any values when ``item`` is None), of a given length or at least ``min_length``."""
-
-    item: FieldType | None = None
-    min_length: int = 0
-    length: int | None = None
-    unique: bool = False
-
-    def __call__(self, name: str, x: Any) -> list[Any]:
-        if not isinstance(x, Sequence) or isinstance(x, str):
-            _fail(name, "must be a list", x)
-        out = list(x) if self.item is None else [self.item(f"{name}[{i}]", e) for i, e in enumerate(x)]
-        if self.length is not None and len(out) != self.length:
-            _fail(name, f"must hold {self.length} entries", x)
-        if len(out) < self.min_length:
-            _fail(name, f"must hold at least {self.min_length} entr{'y' if self.min_length == 1 else 'ies'}", x)
-        if self.unique and len(set(out)) != len(out):
-            _fail(name, "must hold unique entries", out)
-        return out
-
-
-@dataclass(frozen=True)
-class Record:
-    """An object with exactly the keys of ``fields``, each of its type."""
-
-    fields: Mapping[str, FieldType]
-
-    def __call__(self, name: str, x: Any) -> dict[str, Any]:
-        if not isinstance(x, Mapping) or set(x) != set(self.fields):
-            _fail(name, f"must be an object with keys {sorted(self.fields)}", x)
-        return {key: typ(f"{name}.{key}", x[key]) for key, typ in self.fields.items()}
-
-
-INT: FieldType = Int()
-FLOAT: FieldType = Float()
-POSITIVE: FieldType = Float(gt=0.0)
-NONNEGATIVE: FieldType = Float(ge=0.0)
-OPEN_UNIT: FieldType = Float(gt=0.0, lt=1.0)
-STR: FieldType = Instance(str, "a string")
-BOOL: FieldType = Instance(bool, "true or false")
-ANY_LIST: FieldType = ListOf()
-STR_LIST: FieldType = ListOf(STR)
-FLOAT_LIST: FieldType = ListOf(FLOAT)
-INT_LIST: FieldType = ListOf(INT)
-#: Column names: strings, none repeated.
-NAMES: FieldType = ListOf(STR, unique=True)
-
-#: Metadata keys any statistic may carry (free text): the simulation note, and provenance.
-_COMMON_OPTIONAL: dict[str, FieldType] = {"simulation": STR, "source": STR}
 
 
 @dataclass(frozen=True)
@@ -220,12 +110,17 @@ class StatisticSchema:
     min_n : int or None
         The smallest ``Release.n`` the statistic allows; None when ``n`` may be absent.
     check : callable, optional
-        ``check(release, meta)``, ``meta`` the typed metadata values: the cross-field rules
-        (sensitivity, shapes, labels, ...); raises :class:`ReleaseFormatError`.
+        ``check(release, meta)``, ``meta`` the typed metadata values (the declaration's record when
+        ``declaration`` is given): the cross-field rules (sensitivity, shapes, labels, ...); raises
+        :class:`ReleaseFormatError`.
     components : tuple of str
         Statistics that may appear in ``Release.components``.
     sensitivity : str
         The sensitivity rule under :data:`NEIGHBOURS`, for the docs.
+    declaration : type, optional
+        The statistic's typed metadata record: its ``REQUIRED`` and ``OPTIONAL`` field types become
+        ``required`` and ``optional`` (which must then be left empty) and :meth:`validate` reads the
+        metadata with its ``from_dict``, so that the loader's checks are the declaration's.
     """
 
     name: str
@@ -234,9 +129,19 @@ class StatisticSchema:
     required: Mapping[str, FieldType] = field(default_factory=dict)
     optional: Mapping[str, FieldType] = field(default_factory=dict)
     min_n: int | None = 1
-    check: Callable[[Any, Mapping[str, Any]], None] | None = None
+    check: Callable[[Any, Any], None] | None = None
     components: tuple[str, ...] = ()
     sensitivity: str = ""
+    declaration: Any = None
+
+    def __post_init__(self) -> None:
+        if self.declaration is not None:
+            if self.required or self.optional:
+                raise TypeError(
+                    f"StatisticSchema {self.name!r}: fields in declaration= or in required=/optional=, not both"
+                )
+            object.__setattr__(self, "required", MappingProxyType(dict(self.declaration.REQUIRED)))
+            object.__setattr__(self, "optional", MappingProxyType(dict(self.declaration.OPTIONAL)))
 
     def validate(self, release: Any) -> None:
         """Raise :class:`ReleaseFormatError` unless ``release`` satisfies this schema."""
@@ -254,17 +159,11 @@ class StatisticSchema:
             if release.n is None:
                 _fail("n", f"must be given for statistic {self.name!r}", None)
             Int(minimum=self.min_n)("n", release.n)
-        meta = release.metadata
-        fields = {**self.required, **self.optional, **_COMMON_OPTIONAL}
-        unknown = sorted(set(meta) - set(fields))
-        if unknown:
-            _fail("metadata", f"has unknown key(s) {unknown} for statistic {self.name!r}", dict(meta))
-        typed: dict[str, Any] = {}
-        for key, typ in fields.items():
-            if key in meta:
-                typed[key] = typ(f"metadata.{key}", meta[key])
-            elif key in self.required:
-                _fail(f"metadata.{key}", f"is missing (required for statistic {self.name!r})", None)
+        meta: Any
+        if self.declaration is not None:
+            meta = self.declaration.from_dict(release.metadata)
+        else:
+            meta = MappingProxyType(read_fields(release.metadata, self.required, self.optional, self.name))
         for i, c in enumerate(release.components):
             if c.statistic not in self.components:
                 _fail(
@@ -273,7 +172,7 @@ class StatisticSchema:
                     c.statistic,
                 )
         if self.check is not None:
-            self.check(release, MappingProxyType(typed))
+            self.check(release, meta)
 
 
 # ----------------------------------------------------------------------------- shared rules

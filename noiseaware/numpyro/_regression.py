@@ -29,7 +29,6 @@ from .._core._regression import (
     statistics_params,
     sum_moments,
 )
-from .._core._regression_release import read_regression
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["NoisySufficientStatistics"]
@@ -205,7 +204,7 @@ class NoisySufficientStatistics(Distribution):
         With Laplace noise it first adds the latent site ``{name}_w ~ N(0, I)``.
         """
         args, values = _SPEC.release_args(cls.__name__, release)
-        kwargs.setdefault("shift", read_regression(release).shift)
+        kwargs.setdefault("shift", args.pop("shift"))
         if args["family"] == "laplace" and kwargs.get("latent") is None:
             m = int(np.size(values))
             kwargs["latent"] = numpyro.sample(f"{name}_w", dist.Normal(jnp.zeros(m), 1.0).to_event(1))

@@ -27,7 +27,6 @@ from .._core._regression import (
     statistics_params,
     sum_moments,
 )
-from .._core._regression_release import read_regression
 
 __all__ = ["NoisySufficientStatistics"]
 
@@ -193,6 +192,6 @@ class NoisySufficientStatistics:
         is read too: ``beta``, ``mu_x``, ``cov_x`` are in the data's units.
         """
         args, values = _SPEC.release_args(cls.__name__, release)
-        kwargs.setdefault("shift", read_regression(release).shift)
+        kwargs.setdefault("shift", args.pop("shift"))
         kwargs.setdefault("observed", values)
         return cls(name, beta, sigma, mu_x, cov_x, **args, **kwargs)

@@ -59,7 +59,7 @@ from .._core._covariance_release import measurements
 from .._core._maxent import reconstruct_entries
 from .._core._record import as_release
 from .._core._regression import original_parameters
-from .._core._regression_release import RegressionStatistics, read_regression
+from .._core._regression_release import RegressionMetadata, RegressionStatistics, read_regression
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["RegressionEstimateResult", "adassp", "adassp_ridge", "ols_from_statistics", "pace_ggm_regression"]
@@ -237,15 +237,17 @@ def adassp_ridge(
     return lam, low
 
 
-def _release(owner: str, release: Any, method: str) -> Any:
+def _release(owner: str, release: Any, method: str) -> tuple[Any, RegressionMetadata]:
+    """The release and its typed metadata, if it is a ``"regression"`` release of ``method``."""
     rel = as_release(owner, release)
-    if rel.statistic != "regression" or rel.metadata.get("method") != method:
-        got = rel.statistic if rel.statistic != "regression" else f"method={rel.metadata.get('method')!r}"
+    md = RegressionMetadata.from_dict(rel.metadata) if rel.statistic == "regression" else None
+    if md is None or md.method != method:
+        got = rel.statistic if md is None else f"method={md.method!r}"
         raise NoiseawareValueError(
             f"{owner}: release must be a 'regression' release of method={method!r}; got {got}. Release with "
             f"privatize(..., statistic='regression', method={method!r})."
         )
-    return rel
+    return rel, md
 
 
 def adassp(release: Any) -> RegressionEstimateResult:
@@ -273,12 +275,12 @@ def adassp(release: Any) -> RegressionEstimateResult:
     (('(intercept)', 'x0', 'x1', 'x2'), [0.0, 0.5, -0.3, 0.1])
     """
     owner = "adassp"
-    rel = _release(owner, release, "adassp")
+    rel, md = _release(owner, release, "adassp")
     st = read_regression(rel)
     eig = rel.components[0]
     lam, low = adassp_ridge(
         float(eig.values[0]), float(eig.mechanism.sigma), float(rel.mechanism.sigma), len(st.columns) - 1,
-        float(rel.metadata["delta"]),
+        float(md.delta),  # type: ignore[arg-type]
     )
     s, b = _scaled(st)
     coef, moments = _data_units(_solve(owner, s, lam, b, st.intercept), st.moments, st.shift, st.intercept)
@@ -309,19 +311,19 @@ def pace_ggm_regression(release: Any) -> RegressionEstimateResult:
     [0.5, -0.3]
     """
     owner = "pace_ggm_regression"
-    rel = _release(owner, release, "pace_ggm")
-    meta = rel.metadata
-    cols = tuple(str(c) for c in meta["columns"])
+    rel, md = _release(owner, release, "pace_ggm")
+    cols = md.columns
     k = len(cols)
     n = int(rel.n)
     m = measurements(rel.components[0])
     s = n * reconstruct_entries(m.d, m.pairs, m.y, m.precision)
-    intercept = bool(meta["intercept"])
+    intercept = md.intercept
     if intercept:
         s[0, 0] = float(n)
     stat_sigma = k / math.sqrt(2.0 * float(rel.components[0].metadata["rho"]))
-    lam, low = adassp_ridge(float(rel.values[0]), float(rel.mechanism.sigma), stat_sigma, k - 1, float(meta["delta"]))
-    b = np.asarray(meta["bounds"], dtype=np.float64)
-    shift = np.asarray(meta.get("shift", [0.0] * k), dtype=np.float64)
+    lam, low = adassp_ridge(float(rel.values[0]), float(rel.mechanism.sigma), stat_sigma, k - 1,
+                            float(md.delta))  # type: ignore[arg-type]
+    b = np.asarray(md.bounds, dtype=np.float64)
+    shift = np.asarray(md.shift if md.shift is not None else [0.0] * k, dtype=np.float64)
     coef, moments = _data_units(_solve(owner, s, lam, b, intercept), s * np.outer(b, b), shift, intercept)
-    return RegressionEstimateResult(coef, cols[:-1], str(meta["response"]), "pace_ggm", lam, low, moments)
+    return RegressionEstimateResult(coef, cols[:-1], md.response, "pace_ggm", lam, low, moments)
