@@ -283,12 +283,12 @@ def fit(
     cell counts, each root unit's summing to its exact total, a prior on them, and the exact
     discrete Gaussian likelihood of every noisy measurement (the noise-law registry's log-pmf at
     integers). Heat-bath moves along lines that keep the totals transfer people between leaf cells of
-    one root unit, many at once on disjoint parts of the tree, so every draw meets the totals by construction; with a prior on
-    rates, NUTS updates the rates' parameters given the counts in between (a Gibbs sampler). See
-    ``docs/published-hierarchy.md`` for the moves and how they mix. ``method="relaxed"`` is the continuous
-    relaxation of :func:`model` (NUTS on real counts, then :func:`round_to_totals`): an approximation, good for
-    counts of tens and more and off for small counts (a cell's posterior mean 0.12 against 0.21 on a tree of 14
-    people).
+    one root unit, many at once on disjoint parts of the tree, so every draw meets the totals by
+    construction; with a prior on rates, NUTS updates the rates' parameters given the counts in between
+    (a Gibbs sampler). See ``docs/published-hierarchy.md`` for the moves and how they mix.
+    ``method="relaxed"`` is the continuous relaxation of :func:`model` (NUTS on real counts, then
+    :func:`round_to_totals`): an approximation, good for counts of tens and more and off for small
+    counts (a cell's posterior mean 0.12 against 0.21 on a tree of 14 people).
 
     Parameters
     ----------
