@@ -12,7 +12,9 @@ estimation for hierarchical data*, the Census Bureau's estimate from them.
 It is the analyst's side of the contract for noise someone else drew: the record carries the
 noisy values and everything needed to model the noise (family ``"discrete_gaussian"``, the
 ``variance`` of each level and query, which totals are exact, who made the release, whether it
-was a seeded simulation), and it is checked field by field on construction and on load.
+was a seeded simulation), and it is checked field by field on construction and on load, with the
+field types and the one message shape of :class:`noiseaware.Release`'s metadata
+(:mod:`noiseaware._core._fields`, owner ``"NoisyHierarchy"``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +31,10 @@ import numpy as np
 from .. import _external
 from .. import _validation as v
 from .._core._backend import get_backend
+from .._core._fields import BOOL, NAME, STR, Array, FieldType, Float, Int, ListOf, OneOf, fail, read_record
 from .._core._noise import discrete_gaussian_variance, rho_of_sigma
 from .._io import JSONRecord
 from .._statistics import IMPLAUSIBLE_LOG2
-from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
 __all__ = ["SCHEMA", "NoisyHierarchy"]
 
@@ -41,16 +43,27 @@ SCHEMA = "noiseaware.hierarchy"
 _SCHEMA_VERSION = 1
 _FAMILY = "discrete_gaussian"
 _OWNER = "NoisyHierarchy"
-_KEYS = {
-    "schema", "schema_version", "family", "levels", "units", "parents", "queries", "values", "variance",
-    "secure", "simulation", "provenance",
+#: The largest published variance (a discrete Gaussian's sigma**2 that float64 represents with room to spare).
+_MAX_VARIANCE = 1e30
+#: The record's fields and their types (the structure between them: :meth:`NoisyHierarchy._check_structure`).
+_FIELDS: dict[str, FieldType] = {
+    "levels": ListOf(NAME, min_length=2, unique=True),
+    "units": ListOf(ListOf(NAME, min_length=1, unique=True)),
+    "parents": ListOf(Array(Int(minimum=0), ndim=1)),
+    "queries": ListOf(NAME, min_length=2, unique=True),
+    "values": ListOf(Array(Int(), ndim=2)),
+    "variance": Array(Float(ge=0.0, le=_MAX_VARIANCE), ndim=2),
+    "secure": BOOL,
+    "simulation": BOOL,
+    "provenance": STR,
 }
-
-
-def _bad(field: str, rule: str, got: Any) -> ReleaseFormatError:
-    shown = repr(got)
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return ReleaseFormatError(f"{_OWNER}: field '{field}' {rule}; got {shown}.")
+#: The header of the JSON record (:meth:`NoisyHierarchy.to_dict`), before its fields.
+_HEADER: dict[str, FieldType] = {
+    "schema": OneOf((SCHEMA,)),
+    "schema_version": Int(minimum=_SCHEMA_VERSION, maximum=_SCHEMA_VERSION),
+    "family": OneOf((_FAMILY,)),
+}
+_WHAT = f"schema {SCHEMA!r}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,59 +148,53 @@ class NoisyHierarchy(JSONRecord):
     provenance: str
 
     def __post_init__(self) -> None:
-        levels = self._names("levels", self.levels)
-        if len(levels) < 2:
-            raise _bad("levels", "must name at least two levels (root and leaves)", self.levels)
-        L = len(levels)
-        units = tuple(self._names(f"units[{lev}]", u) for lev, u in zip(levels, _seq("units", self.units, L)))
-        queries = self._names("queries", self.queries)
-        if len(queries) < 2 or queries[0] != "total":
-            raise _bad("queries", "must be ('total', cell, ...) with at least one cell", self.queries)
-        Q = len(queries)
-        parents = []
-        for lev, p in enumerate(_seq("parents", self.parents, L - 1), start=1):
-            arr = _int_array(f"parents[{lev - 1}]", p, (len(units[lev]),))
-            n_up = len(units[lev - 1])
-            if arr.size and (arr.min() < 0 or arr.max() >= n_up):
-                raise _bad(f"parents[{lev - 1}]", f"must hold indices of level {levels[lev - 1]!r} in [0, {n_up})", p)
-            if np.min(np.bincount(arr, minlength=n_up)) == 0:
-                raise _bad(f"parents[{lev - 1}]", f"must give every unit of level {levels[lev - 1]!r} a child", p)
+        typed = read_record({name: getattr(self, name) for name in _FIELDS}, _FIELDS, {}, what=_WHAT, owner=_OWNER)
+        typed["levels"], typed["queries"] = tuple(typed["levels"]), tuple(typed["queries"])
+        typed["units"] = tuple(tuple(u) for u in typed["units"])
+        typed["parents"], typed["values"] = tuple(typed["parents"]), tuple(typed["values"])
+        self._check_structure(typed)
+        _external.check_record_provenance(_OWNER, typed["provenance"])
+        _external.check_secure_maker(_OWNER, typed["provenance"], typed["secure"])
+        for arr in (typed["variance"], *typed["parents"], *typed["values"]):
             arr.setflags(write=False)
-            parents.append(arr)
-        vals = []
-        for lev, x in enumerate(_seq("values", self.values, L)):
-            arr = _int_array(f"values[{lev}]", x, (len(units[lev]), Q))
-            arr.setflags(write=False)
-            vals.append(arr)
-        var = _real_array("variance", self.variance)
-        if var.shape != (L, Q) or not np.all(np.isfinite(var)) or np.any(var < 0):
-            raise _bad("variance", f"must be finite and >= 0 with shape ({L}, {Q})", self.variance)
-        zero = var == 0
-        if zero[1:].any() or zero[0, 1:].any():
-            raise _bad("variance", "may be 0 (an invariant) only at the root level's 'total'", var.tolist())
-        if np.any((var > 0) & (var < 1e-6)) or np.any(var > 1e30):
-            raise _bad("variance", "must be 0 or in [1e-6, 1e30] (a representable discrete Gaussian)", var.tolist())
-        var.setflags(write=False)
-        for name in ("secure", "simulation"):
-            if not isinstance(getattr(self, name), bool):
-                raise _bad(name, "must be true or false", getattr(self, name))
-        if self.secure and self.simulation:
-            raise _bad("secure", "cannot be true for a seeded simulation ('simulation' is true)", self.secure)
-        _external.check_record_provenance(_OWNER, self.provenance)
-        _external.check_secure_maker(_OWNER, self.provenance, self.secure)
-        for name, val in (("levels", levels), ("units", units), ("queries", queries), ("parents", tuple(parents)),
-                          ("values", tuple(vals)), ("variance", var)):
+        for name, val in typed.items():
             object.__setattr__(self, name, val)
         self._check_consistency()
 
     @staticmethod
-    def _names(field: str, names: Any) -> tuple[str, ...]:
-        if isinstance(names, str | bytes) or not isinstance(names, Sequence):
-            raise _bad(field, "must be a sequence of strings", names)
-        out = tuple(names)
-        if not out or not all(isinstance(s, str) and s for s in out) or len(set(out)) != len(out):
-            raise _bad(field, "must be non-empty, unique, non-empty strings", names)
-        return out
+    def _check_structure(typed: Mapping[str, Any]) -> None:
+        """The rules between the typed fields: one entry per level, the tree, the shapes, where invariants sit."""
+        levels, units, queries = typed["levels"], typed["units"], typed["queries"]
+        L, Q = len(levels), len(queries)
+        for name, count in (("units", L), ("parents", L - 1), ("values", L)):
+            if len(typed[name]) != count:
+                fail(name, f"must hold {count} entries (one per level{' below the root' * (name == 'parents')})",
+                     typed[name], _OWNER)
+        if queries[0] != "total":
+            fail("queries", "must be ('total', cell, ...) with at least one cell", list(queries), _OWNER)
+        for lev, arr in enumerate(typed["parents"], start=1):
+            name, n_up = f"parents[{lev - 1}]", len(units[lev - 1])
+            if arr.shape != (len(units[lev]),):
+                fail(name, f"must have shape {(len(units[lev]),)} (one parent per unit of level {levels[lev]!r})",
+                     arr.shape, _OWNER)
+            if arr.max(initial=0) >= n_up:
+                fail(name, f"must hold indices of level {levels[lev - 1]!r} in [0, {n_up})", arr.tolist(), _OWNER)
+            if np.min(np.bincount(arr, minlength=n_up)) == 0:
+                fail(name, f"must give every unit of level {levels[lev - 1]!r} a child", arr.tolist(), _OWNER)
+        for lev, arr in enumerate(typed["values"]):
+            if arr.shape != (len(units[lev]), Q):
+                fail(f"values[{lev}]", f"must have shape {(len(units[lev]), Q)}", arr.shape, _OWNER)
+        var = typed["variance"]
+        if var.shape != (L, Q):
+            fail("variance", f"must have shape ({L}, {Q}) (levels, queries)", var.shape, _OWNER)
+        zero = var == 0
+        if zero[1:].any() or zero[0, 1:].any():
+            fail("variance", "may be 0 (an invariant) only at the root level's 'total'", var.tolist(), _OWNER)
+        if np.any((var > 0) & (var < 1e-6)):
+            fail("variance", f"must be 0 or in [1e-6, {_MAX_VARIANCE:g}] (a representable discrete Gaussian)",
+                 var.tolist(), _OWNER)
+        if typed["secure"] and typed["simulation"]:
+            fail("secure", "cannot be true for a seeded simulation ('simulation' is true)", True, _OWNER)
 
     def _check_consistency(self) -> None:
         r"""The values are counts that sum up the tree, each within the reach of its noise.
@@ -219,14 +226,14 @@ class NoisyHierarchy(JSONRecord):
             y, s2 = self.values[lev], var[lev]
             exact = s2 == 0
             if exact.any() and np.any(y[:, exact] < 0):
-                raise _bad(f"values[{lev}]", "must be >= 0 where published exactly (a count)", y.tolist())
+                fail(f"values[{lev}]", "must be >= 0 where published exactly (a count)", y.tolist(), _OWNER)
             low = -_reach(s2)
             bad = ~exact[None, :] & (y < low[None, :])
             if bad.any():
                 u, q = map(int, np.argwhere(bad)[0])
-                raise _bad(f"values[{lev}][{u}][{q}]", f"must be >= {int(low[q])}: a count (>= 0) plus discrete "
-                           f"Gaussian noise of variance {s2[q]:g}, below {int(low[q])} with probability below "
-                           f"2**-{IMPLAUSIBLE_LOG2}", int(y[u, q]))
+                fail(f"values[{lev}][{u}][{q}]", f"must be >= {int(low[q])}: a count (>= 0) plus discrete "
+                     f"Gaussian noise of variance {s2[q]:g}, below {int(low[q])} with probability below "
+                     f"2**-{IMPLAUSIBLE_LOG2}", int(y[u, q]), _OWNER)
             _check_zero(f"values[{lev}]", "the sum of its cells minus its total",
                         ys[lev][:, 1:].sum(axis=1) - ys[lev][:, 0], np.full(len(y), float(s2.sum())), exact_int)
         root = self.root_totals()
@@ -239,9 +246,9 @@ class NoisyHierarchy(JSONRecord):
                 bad = y > top
                 if bad.any():
                     u, q = map(int, np.argwhere(bad)[0])
-                    raise _bad(f"values[{lev}][{u}][{q}]", f"must be <= {int(top[u, q])}: a count below the exact "
-                               f"total {int(root[anc[u]])} of its root unit, plus noise of variance {s2[q]:g}",
-                               int(y[u, q]))
+                    fail(f"values[{lev}][{u}][{q}]", f"must be <= {int(top[u, q])}: a count below the exact "
+                         f"total {int(root[anc[u]])} of its root unit, plus noise of variance {s2[q]:g}",
+                         int(y[u, q]), _OWNER)
             n_up = len(self.units[lev - 1])
             sums = np.zeros((n_up, Q), dtype=exact_int)
             if exact_int is object:
@@ -462,23 +469,14 @@ class NoisyHierarchy(JSONRecord):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NoisyHierarchy:
-        """Rebuild and check a record from :meth:`to_dict`'s mapping; unknown or missing keys are refused."""
-        if not isinstance(data, Mapping):
-            raise _bad("(record)", "must be a JSON object", type(data).__name__)
-        keys = set(data)
-        if keys != _KEYS:
-            raise _bad("(keys)", f"must be exactly {sorted(_KEYS)}", sorted(map(str, keys ^ _KEYS)))
-        version = data["schema_version"]
-        if data["schema"] != SCHEMA or type(version) is not int or version != _SCHEMA_VERSION:
-            got = (data["schema"], version)
-            raise _bad("schema", f"must be {SCHEMA!r} version {_SCHEMA_VERSION}", got)
-        if data["family"] != _FAMILY:
-            raise _bad("family", f"must be {_FAMILY!r} (the noise law modelled here)", data["family"])
-        return cls(
-            levels=data["levels"], units=data["units"], parents=data["parents"], queries=data["queries"],
-            values=data["values"], variance=data["variance"], secure=data["secure"],
-            simulation=data["simulation"], provenance=data["provenance"],
-        )
+        """Rebuild and check a record from :meth:`to_dict`'s mapping; unknown or missing keys are refused.
+
+        The header (``schema``, ``schema_version``, ``family``) and every field are read by their field
+        types (:mod:`noiseaware._core._fields`, the rules of a :class:`noiseaware.Release`'s metadata),
+        then the record is built and checked as on construction.
+        """
+        typed = read_record(data, {**_HEADER, **_FIELDS}, {}, what=_WHAT, owner=_OWNER)
+        return cls(**{name: typed[name] for name in _FIELDS})
 
     def to_json(
         self, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False, allow_simulation: bool = False
@@ -536,31 +534,6 @@ class NoisyHierarchy(JSONRecord):
         return rec
 
 
-def _seq(field: str, x: Any, n: int) -> tuple[Any, ...]:
-    if isinstance(x, str | bytes) or not isinstance(x, Sequence) or len(x) != n:
-        raise _bad(field, f"must be a sequence of {n} entries (one per level)", x)
-    return tuple(x)
-
-
-def _int_array(field: str, x: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """An int64 array of ``shape`` by :func:`noiseaware._validation.integer_array`'s rule; bools refused."""
-    try:
-        arr = v.integer_array(_OWNER, f"field '{field}'", x, booleans=False)
-    except (NoiseawareValueError, NoiseawareTypeError) as exc:
-        raise ReleaseFormatError(str(exc)) from None
-    if arr.shape != shape:
-        raise _bad(field, f"must have shape {shape}", arr.shape)
-    return np.array(arr, dtype=np.int64, copy=True)
-
-
-def _real_array(field: str, x: Any) -> np.ndarray:
-    """A float64 array by :func:`noiseaware._validation.numeric_array`'s rule: no complex, bool, text, ragged rows."""
-    try:
-        return np.array(v.numeric_array(_OWNER, f"field '{field}'", x, booleans=False), dtype=np.float64, copy=True)
-    except (NoiseawareValueError, NoiseawareTypeError) as exc:
-        raise ReleaseFormatError(str(exc)) from None
-
-
 #: ``2 * 64 * log(2)``: ``R(V) = ceil(sqrt(_TAIL * V)) + 1`` bounds a discrete Gaussian sum's noise (``_reach``).
 _TAIL = 2.0 * IMPLAUSIBLE_LOG2 * math.log(2.0)
 
@@ -581,5 +554,5 @@ def _check_zero(field: str, what: str, diff: np.ndarray, variance: np.ndarray, e
         bad = np.abs(diff) > np.minimum(reach, 2.0**62).astype(np.int64)
     if bad.any():
         u = int(np.argmax(bad))
-        raise _bad(f"{field}[{u}]", f"must be consistent: {what} is 0 in the true counts, and its noise exceeds "
-                   f"{int(reach[u])} in magnitude with probability below 2**-{IMPLAUSIBLE_LOG2 - 1}", int(diff[u]))
+        fail(f"{field}[{u}]", f"must be consistent: {what} is 0 in the true counts, and its noise exceeds "
+             f"{int(reach[u])} in magnitude with probability below 2**-{IMPLAUSIBLE_LOG2 - 1}", int(diff[u]), _OWNER)

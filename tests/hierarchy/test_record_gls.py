@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import ast
+import copy
+import inspect
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
 
+import noiseaware as na
 from noiseaware._io import MAX_RELEASE_BYTES
 from noiseaware.exceptions import NoiseawareValueError, PrivacyWarning, ReleaseFormatError
-from noiseaware.hierarchy import NoisyHierarchy, aggregate, gls, gls_dense, round_to_totals, synthetic_nmf
+from noiseaware.hierarchy import NoisyHierarchy, _record, aggregate, gls, gls_dense, round_to_totals, synthetic_nmf
 from noiseaware.mechanisms import DiscreteGaussianMechanism
 
 
@@ -58,10 +64,10 @@ def test_from_json_reads_a_path_or_text_like_release(tmp_path, monkeypatch) -> N
         (lambda d: d["parents"][1].__setitem__(slice(0, 4), [1, 1, 1, 1]), "must give every unit of level 'county'"),
         (lambda d: d["values"][0][0].__setitem__(0, -3), "must be >= 0 where published exactly"),
         (lambda d: d["variance"][2].__setitem__(1, 0.0), "may be 0 .* only at the root level's 'total'"),
-        (lambda d: d["variance"][1].__setitem__(1, float("nan")), "must be finite and >= 0"),
+        (lambda d: d["variance"][1].__setitem__(1, float("nan")), r"variance\[1\]\[1\] must be finite"),
         (lambda d: d.update(secure=True), "cannot be true for a seeded simulation"),
         (lambda d: d.update(family="laplace"), "must be 'discrete_gaussian'"),
-        (lambda d: d.update(extra=1), r"field '\(keys\)'"),
+        (lambda d: d.update(extra=1), r"record has unknown key\(s\) \['extra'\]"),
         (lambda d: d["values"][2].pop(), r"must have shape \(24, 4\)"),
         (lambda d: d["values"][1][0].__setitem__(2, 1.5), "must hold integers"),
         (lambda d: d.update(queries=["a", "total", "b", "c"]), "must be \\('total', cell, ...\\)"),
@@ -73,6 +79,83 @@ def test_tampered_records_are_refused(edit, match) -> None:
     edit(d)
     with pytest.raises(ReleaseFormatError, match=match):
         NoisyHierarchy.from_dict(d)
+
+
+def _rule(message: str, field: str) -> str:
+    """The rule text of a record's message: what follows the field's name, up to ``"; got"``."""
+    found = re.search(rf"{re.escape(field)}'? (.*?); got", message)
+    assert found is not None, message
+    return found.group(1)
+
+
+def _release_dict() -> dict:
+    x = np.random.default_rng(0).normal(size=(50, 3))
+    return na.privatize(x, statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(1)).to_dict()
+
+
+def _set(d: dict, path: tuple, value: object) -> dict:
+    d = copy.deepcopy(d)
+    target = d
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return d
+
+
+def _drop(d: dict, path: tuple) -> dict:
+    d = copy.deepcopy(d)
+    target = d
+    for key in path[:-1]:
+        target = target[key]
+    del target[path[-1]]
+    return d
+
+
+# the same bad value in the same kind of field: (release edit, its field), (hierarchy edit, its field), the rule
+_SAME_RULE = [
+    (lambda d: _set(d, ("secure",), 1), "secure", lambda d: _set(d, ("secure",), 1), "secure",
+     "must be true or false"),
+    (lambda d: _set(d, ("metadata", "extra"), 1), "metadata", lambda d: _set(d, ("extra",), 1), "record",
+     "has unknown key(s) ['extra'] for"),
+    (lambda d: _drop(d, ("metadata", "p")), "metadata.p", lambda d: _drop(d, ("variance",)), "variance",
+     "is missing (required for"),
+    (lambda d: _set(d, ("metadata", "epsilon_per_pair"), float("nan")), "metadata values",
+     lambda d: _set(d, ("variance", 1, 1), float("nan")), "variance[1][1]", "must be finite"),
+    (lambda d: _set(d, ("metadata", "p"), 2.5), "metadata.p", lambda d: _set(d, ("schema_version",), 2.5),
+     "schema_version", "must be an integer"),
+    (lambda d: _set(d, ("metadata", "columns", 0), 7), "metadata.columns[0]",
+     lambda d: _set(d, ("provenance",), 7), "provenance", "must be a string"),
+    (lambda d: _set(d, ("metadata", "columns"), ["x0", "x0", "x2"]), "metadata.columns",
+     lambda d: _set(d, ("queries",), ["total", "a", "a", "b"]), "queries", "must hold unique entries"),
+]
+
+
+@pytest.mark.parametrize(("rel_edit", "rel_field", "h_edit", "h_field", "rule"), _SAME_RULE)
+def test_hierarchy_fields_break_the_same_rules_as_a_release(rel_edit, rel_field, h_edit, h_field, rule) -> None:
+    """A field of the hierarchy record and the same kind of field of a release refuse a bad value alike."""
+    with pytest.raises(ReleaseFormatError) as rel_err:
+        na.Release.from_dict(rel_edit(_release_dict()))
+    with pytest.raises(ReleaseFormatError) as h_err:
+        NoisyHierarchy.from_dict(h_edit(synthetic_nmf(2, 3, 4, rng=1).release.to_dict()))
+    rel_rule, h_rule = _rule(str(rel_err.value), rel_field), _rule(str(h_err.value), h_field)
+    assert rel_rule.startswith(rule) and h_rule.startswith(rule), (rel_rule, h_rule)
+    assert str(h_err.value).startswith(f"NoisyHierarchy: {h_field} {rule}")  # the one message shape, its owner
+    assert f"; got {h_field}=" in str(h_err.value)
+
+
+def test_hierarchy_record_has_no_error_helper_of_its_own() -> None:
+    """Every refusal of ``hierarchy/_record.py`` goes through ``_core._fields`` (its types and ``fail``)."""
+    tree = ast.parse(inspect.getsource(_record))
+    raises = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Raise)]
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    attrs = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert raises == [], f"raise statements at lines {raises}: refuse through _core._fields.fail"
+    assert not names & {"ReleaseFormatError", "NoiseawareValueError", "NoiseawareTypeError"}
+    assert "message" not in attrs  # no message built with _validation.message
+    fields_imports = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                      and node.module == "_core._fields" for alias in node.names}
+    assert {"fail", "read_record"} <= fields_imports
+    assert _record.fail.__module__ == "noiseaware._core._fields"
 
 
 def _dg_chi2(resid: np.ndarray, sigma: float) -> float:

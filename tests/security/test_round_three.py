@@ -196,7 +196,7 @@ def test_hierarchy_fields_are_typed_like_a_release(edit, field) -> None:
     d = _transcribed()
     NoisyHierarchy.from_dict(copy.deepcopy(d))
     edit(d)
-    with pytest.raises(ReleaseFormatError, match=re.escape(f"field '{field}'")):
+    with pytest.raises(ReleaseFormatError, match=re.escape(f"NoisyHierarchy: {field}")):
         NoisyHierarchy.from_dict(d)
 
 
@@ -238,7 +238,7 @@ def test_hierarchy_state_totals_must_agree_with_their_counties() -> None:
     d = _transcribed()
     # the state total and its cells raised together by 400 (the cells still sum to the total), its counties not
     d["values"][0][0] = [d["values"][0][0][0] + 400, d["values"][0][0][1] + 400, *d["values"][0][0][2:]]
-    with pytest.raises(ReleaseFormatError, match=r"field 'values\[0\]\[0\]' must be consistent: its children's"):
+    with pytest.raises(ReleaseFormatError, match=r"NoisyHierarchy: values\[0\]\[0\] must be consistent: its children"):
         NoisyHierarchy.from_dict(d)
     d = _transcribed()
     d["values"][2][0][0] += 500  # one tract's total, beyond its cells
@@ -380,5 +380,5 @@ def test_hierarchy_sums_are_exact_near_the_int64_limit() -> None:
     NoisyHierarchy.from_dict(rec)
     rec["values"][1][1][0] += 1000
     rec["values"][1][1][1] += 1000  # the county's cells still sum to its total; the state's children do not
-    with pytest.raises(ReleaseFormatError, match=r"values\[0\]\[0\]' must be consistent"):
+    with pytest.raises(ReleaseFormatError, match=r"values\[0\]\[0\] must be consistent"):
         NoisyHierarchy.from_dict(rec)
