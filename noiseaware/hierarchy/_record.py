@@ -472,7 +472,7 @@ class NoisyHierarchy(JSONRecord):
         """Rebuild and check a record from :meth:`to_dict`'s mapping; unknown or missing keys are refused.
 
         The header (``schema``, ``schema_version``, ``family``) and every field are read by their field
-        types (:mod:`noiseaware._core._fields`, the rules of a :class:`noiseaware.Release`'s metadata),
+        types (the same rules as a :class:`noiseaware.Release`'s metadata, with the same message shape),
         then the record is built and checked as on construction.
         """
         typed = read_record(data, {**_HEADER, **_FIELDS}, {}, what=_WHAT, owner=_OWNER)
