@@ -78,8 +78,17 @@ def test_a_users_own_cache_dir_is_left_alone(tmp_path):
     assert not ours.exists()
 
 
-def test_the_cache_is_off_unless_asked_for():
+def test_the_cache_is_off_unless_asked_for(monkeypatch):
     # JAX's own default: a crash in XLA's deserializer of cached programs loses the user's process (config docstring)
+    monkeypatch.delenv(config.JAX_CACHE_ENV, raising=False)
+    monkeypatch.setitem(config._STATE, "override", None)
+    assert config.jax_cache_dir() is None
+    monkeypatch.setenv(config.JAX_CACHE_ENV, "1")
+    assert config.jax_cache_dir() == config.default_jax_cache_dir().absolute()
+
+
+@pytest.mark.slow  # a fresh interpreter: configure() with nothing set leaves JAX's cache off
+def test_a_fresh_process_runs_without_the_cache():
     default = _child(None)
     assert default["dir"] is None and default["hits"] == 0 and default["x64"]
 
