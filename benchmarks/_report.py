@@ -1,4 +1,4 @@
-"""Shared helpers for benchmark scripts: the machine, the load, and the JSON result records.
+"""Shared helpers for benchmark scripts: the machine and the JSON result records (``_study`` reads the load).
 
 Every benchmark script writes its figures as one JSON record, ``benchmarks/results/<name>.json``
 (``write_section`` / ``write_run`` / ``write_record``); ``benchmarks/render_docs.py`` renders
@@ -22,7 +22,6 @@ import os
 import platform
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,8 +42,12 @@ def raw_path(filename: str) -> Path:
     return results_dir() / "raw" / filename
 
 
-def machine() -> str:
-    """One line describing the CPU, core count, Python and key library versions."""
+def machine(versions: tuple[str, ...] | None = None) -> str:
+    """One line describing the CPU, core count, Python and key library versions.
+
+    The libraries are JAX, NumPyro and PyMC where this process has imported them; ``versions`` names
+    distributions to report instead, imported or not (their installed versions, or "not installed").
+    """
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -54,16 +57,20 @@ def machine() -> str:
     except OSError:
         pass
     libs = []
-    for name in ("jax", "numpyro", "pymc"):
-        mod = sys.modules.get(name)
-        if mod is not None:
-            libs.append(f"{name} {getattr(mod, '__version__', '?')}")
+    if versions is not None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        for dist in versions:
+            try:
+                libs.append(f"{dist} {version(dist)}")
+            except PackageNotFoundError:
+                libs.append(f"{dist} not installed")
+    else:
+        for name in ("jax", "numpyro", "pymc"):
+            mod = sys.modules.get(name)
+            if mod is not None:
+                libs.append(f"{name} {getattr(mod, '__version__', '?')}")
     return ", ".join([cpu, f"{os.cpu_count()} cores", f"Python {sys.version.split()[0]}", *libs, platform.system()])
-
-
-def load() -> str:
-    """The machine's ``uptime`` line (load averages), to record before and after a run."""
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 # -- Markdown report -> record ------------------------------------------------------------------------

@@ -12,7 +12,6 @@ Prints one JSON line: the tool's version and the seconds it took.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
@@ -20,6 +19,7 @@ import warnings
 from importlib import metadata
 from pathlib import Path
 
+import _study
 import numpy as np
 import pandas as pd
 
@@ -58,10 +58,9 @@ def run_privbayes(df: pd.DataFrame, eps: float, n: int, seed: int) -> pd.DataFra
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = _study.parser(__doc__, write=None, seed="required")
     ap.add_argument("tool", choices=["mst", "aim", "privbayes"])
     ap.add_argument("--eps", type=float, required=True)
-    ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("src", type=Path)
     ap.add_argument("dst", type=Path)
@@ -81,4 +80,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    _study.main(main, configure_jax=False)  # never noiseaware: this runs in the synthesizer's environment

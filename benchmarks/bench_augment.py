@@ -23,40 +23,27 @@ Measured, in the same run:
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 # every run compiles cold: "including compilation" must not read programs an earlier run left in JAX's
 # persistent cache (noiseaware's default); set NOISEAWARE_JAX_CACHE yourself to measure with it
 os.environ.setdefault("NOISEAWARE_JAX_CACHE", "0")
-import jax
+import _study
+import numpy as np
 
-jax.config.update("jax_enable_x64", True)
-import numpy as np  # noqa: E402
+import noiseaware as na
+from noiseaware.augment import AugmentationModel, sample
+from noiseaware.datasets import ucb_admissions
+from noiseaware.mechanisms import RandomizedResponse
 
-import noiseaware as na  # noqa: E402
-from noiseaware.augment import AugmentationModel, sample  # noqa: E402
-from noiseaware.datasets import ucb_admissions  # noqa: E402
-from noiseaware.mechanisms import RandomizedResponse  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "examples"))
-from _report import machine, write_section  # noqa: E402
-from dapper_ucb_rr import BITS, answers, dirichlet_posterior, records_from_cells, table_model  # noqa: E402
+sys.path.insert(0, str(_study.EXAMPLES))
+from dapper_ucb_rr import BITS, answers, dirichlet_posterior, records_from_cells, table_model
 
 TARGET = 1e6  # record updates per second (issue 5, part 5)
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "n/a"
 
 
 def example_a(seed: int) -> tuple[AugmentationModel, na.Release, int]:
@@ -141,19 +128,17 @@ def time_python(fn, sdp: np.ndarray, sweeps: int, seed: int) -> tuple[float, int
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = _study.parser(__doc__, seed=1)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--short", type=int, default=1000, help="draws of the short run (warmup 0)")
     p.add_argument("--long", type=int, default=6000, help="draws of the long run (warmup 0)")
     p.add_argument("--repeats", type=int, default=3, help="timed pairs of (short, long) runs; medians reported")
     p.add_argument("--numpy-sweeps", type=int, default=30, help="sweeps of the per-record NumPy loop")
     p.add_argument("--tight-sweeps", type=int, default=1000, help="sweeps of the tight Python loop")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--write", type=Path, default=None, help="write the 'augment' section of this Markdown file")
     args = p.parse_args(argv)
     given = sys.argv[1:] if argv is None else argv
     command = " ".join([".venv/bin/python benchmarks/bench_augment.py", *given])
-    load_start = loadavg()
+    run = _study.Run(args, uptime=False)
     aug, release, n = example_a(args.seed)
     sdp = np.asarray(release.values)
     c = args.chains
@@ -177,7 +162,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     tn, un, an = time_python(python_numpy_loop, sdp, args.numpy_sweeps, args.seed)
     tt, ut, at = time_python(python_tight_loop, sdp, args.tight_sweeps, args.seed)
     rate_numpy, rate_tight = un / tn, ut / tt
-    load_end = loadavg()
+    load_start, load_end = run.before, run.stop().after
 
     res = {
         "jax_excluding_compilation": marginal,
@@ -201,7 +186,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 Command: `{command}`
 
-Machine: {machine()}. Load average (`/proc/loadavg`, 1/5/15 min) at start {load_start}, at end
+Machine: {_study.machine()}. Load average (`/proc/loadavg`, 1/5/15 min) at start {load_start}, at end
 {load_end} -- the 2 cores are shared with other jobs, so absolute times drift; compare the ratios.
 
 Model: seed 001 §5 Example 1 on the full UC Berkeley admissions table (N = {n}), randomized
@@ -240,13 +225,10 @@ Python loop, {marginal / rate_tight:.1f}x: that loop already has the O(1) update
 proposals and no per-record function calls, so what remains is the Python interpreter's cost per
 record (and it runs one chain; `sample` runs {c}).
 """
-        write_section(args.write, "augment", md)
+        run.record("augment", md)
         print(f"wrote section 'augment' of {args.write}")
     return res
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

@@ -11,24 +11,16 @@ whole support (every ``t``), measured in the same run.
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import platform
-import sys
 import time
 
+import _study
 import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+import numpy as np
 
-jax.config.update("jax_enable_x64", True)
-import jax.numpy as jnp  # noqa: E402
-import jax.scipy.special as jsp  # noqa: E402
-import numpy as np  # noqa: E402
-
-from noiseaware.numpyro import CompositeCopulaLikelihood, NoisyTwoWayTable  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _report import write_section  # noqa: E402
+from noiseaware.numpyro import CompositeCopulaLikelihood, NoisyTwoWayTable
 
 EPS_PAIR = 1.0
 
@@ -89,34 +81,12 @@ def composite_fn(n, p):
     return jax.jit(jax.value_and_grad(lp)), k
 
 
-def machine():
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, jax {jax.__version__}, {platform.system()}"
-
-
-def loadavg():
-    try:
-        with open("/proc/loadavg") as fh:
-            return " ".join(fh.read().split()[:3])
-    except OSError:
-        return "n/a"
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--write", default=None, help="write a Markdown report to this path")
+    ap = _study.parser(__doc__, write="str")
     ap.add_argument("--full-max", type=int, default=10**6, help="largest n for the full-sum baseline")
     args = ap.parse_args(argv)
     rows = []
-    load0 = loadavg()
+    run = _study.Run(args, uptime=False)
     for n in [10**3, 10**4, 10**5, 10**6]:
         h = math.ceil(n / 2)
         y = jnp.asarray(float(round(h * (0.5 + 0.3 / 3))))
@@ -142,19 +112,18 @@ def main(argv=None):
     R = jnp.asarray(np.corrcoef(rng.normal(size=(p, 3 * p))))
     y = jnp.full((k,), float(round(math.ceil(n / 2) * 0.5)))
     tc = timeit(cf, R, y, number=50)
-    load1 = loadavg()
+    load0, load1 = run.before, run.stop().after
     print(f"composite p={p} ({k} pairs) n={n}: {tc * 1e3:.3f} ms; load average {load0} -> {load1}", flush=True)
-    if args.write:
-        write(args.write, rows, tc, k, f"{load0} -> {load1}")
+    write(run, rows, tc, k, f"{load0} -> {load1}")
 
 
-def write(path, rows, tc, k, load):
+def write(run, rows, tc, k, load):
     lines = [
         "## Noise-aware distributions (`benchmarks/bench_distributions.py`)",
         "",
         "Command: `.venv/bin/python benchmarks/bench_distributions.py --write docs/benchmarks.md`",
         "",
-        f"Machine: {machine()}. JAX float64, jitted once, `value_and_grad` of the log-probability with",
+        f"Machine: {_study.machine()}. JAX float64, jitted once, `value_and_grad` of the log-probability with",
         "respect to r (one call = value + gradient), per-pair epsilon = 1; minimum over repeats (7; 5 for",
         "the full sum) of the mean over a batch of calls. Baseline: the same law summed over the whole support",
         "(a full sum over all t, written in the script from eq. 17), measured in the same run. Load average",
@@ -182,11 +151,8 @@ def write(path, rows, tc, k, load):
             f"{t1 * 1e6:.1f} µs at n = 10^6, while the full sum grows linearly."
         )
         lines.append("")
-    write_section(path, "distributions", "\n".join(lines))
+    run.record("distributions", "\n".join(lines))
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

@@ -10,25 +10,14 @@ Run:  .venv/bin/python benchmarks/bench_dpcopula.py --write docs/benchmarks.md
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
-import sys
 import time
-from pathlib import Path
 
+import _study
 import numpy as np
 import pandas as pd
 
 import noiseaware as na
 from noiseaware import copula
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import write_section
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "n/a"
 
 
 def s_two_way_table(x: np.ndarray, y: np.ndarray, kx: int, ky: int) -> int:
@@ -73,12 +62,11 @@ def data(n: int, m: int, seed: int = 0) -> pd.DataFrame:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--m", type=int, default=8)
-    ap.add_argument("--write", type=Path, help="record the results (a directory; a .md name means benchmarks/results)")
     a = ap.parse_args()
-    l0 = load()
+    run = _study.Run(a, uptime=False)
     df = data(a.n, a.m)
     doms = {c: range(0, 1000) for c in df.columns}
     t = time.perf_counter()
@@ -105,14 +93,13 @@ def main() -> None:
     _ = int(np.triu(sgn, 1).sum())
     t_sq = time.perf_counter() - t
     t_sq_1e6 = t_sq * (a.n / 4000) ** 2
-    l1 = load()
+    l0, l1 = run.before, run.stop().after
     lines = [
         "## DPCopula release and synthesis (`benchmarks/bench_dpcopula.py`)",
         "",
         "Command: `.venv/bin/python benchmarks/bench_dpcopula.py --write docs/benchmarks.md`",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {platform.system()}. Load average (1/5/15 min) at start {l0}, at end {l1} "
+        f"Machine: {_study.machine()}. Load average (1/5/15 min) at start {l0}, at end {l1} "
         "(2 shared cores: absolute times drift; the Kendall route ratio is from one run).",
         "",
         f"Data: n = {a.n:,} records, m = {a.m} integer attributes on 0..999 (Gaussian copula from "
@@ -134,12 +121,8 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    if a.write:
-        write_section(a.write, "dpcopula", text)
+    run.record("dpcopula", text)
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

@@ -9,33 +9,23 @@ Run:  .venv/bin/python benchmarks/bench_dpcopula_hybrid.py --write docs/benchmar
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
+import _study
 import numpy as np
 import pandas as pd
 
 import noiseaware as na
 from noiseaware import copula
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import write_section
-
-
-def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "n/a"
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__)
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--write", type=Path, help="record the results (a directory; a .md name means benchmarks/results)")
     a = ap.parse_args()
     from scipy import stats
 
-    l0 = load()
+    run = _study.Run(a, uptime=False)
     rng = np.random.default_rng(0)
     R = stats.random_correlation.rvs(np.linspace(0.3, 1.7, 8) * 8 / 8.0, random_state=0)
     z = rng.standard_normal((a.n, 8)) @ np.linalg.cholesky(R).T
@@ -57,7 +47,7 @@ def main() -> None:
     t = time.perf_counter()
     copula.synthesize(plain, a.n, seed=0)
     times["synthesize 10^6 rows, plain"] = time.perf_counter() - t
-    l1 = load()
+    l0, l1 = run.before, run.stop().after
     lines = [
         "## DPCopula hybrid (Algorithm 6) release and synthesis (`benchmarks/bench_dpcopula_hybrid.py`)",
         "",
@@ -78,12 +68,8 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    if a.write:
-        write_section(a.write, "dpcopula_hybrid", text)
+    run.record("dpcopula_hybrid", text)
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

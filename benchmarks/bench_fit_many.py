@@ -16,17 +16,12 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
+import _study
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 
 def alpha_mean(fit):
@@ -36,11 +31,10 @@ def alpha_mean(fit):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="str")
     ap.add_argument("--releases", type=int, default=24)
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--fit", default="dirichlet", choices=["dirichlet", "dirichlet.dpmcmc"])
-    ap.add_argument("--write")
     args = ap.parse_args(argv)
     os.environ["NOISEAWARE_JAX_CACHE"] = "0"  # inherited by the worker processes
     warnings.simplefilter("ignore")
@@ -55,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     kw = {"chains": 2, "warmup": 250, "draws": 250, "seed": 1, "progressbar": False}
     rows = []
     for w in [int(s) for s in args.workers.split(",")]:
-        load = os.getloadavg()[0]
+        load = _study.Load.now(uptime=False).one
         t0 = time.perf_counter()
         outs = list(fit_many(rels, args.fit, n_workers=w, processes=True, summarize=alpha_mean, **kw))
         wall = time.perf_counter() - t0
@@ -67,10 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         first = [v[0] for v in per_worker.values()]  # in completion order per worker: the compiling task first
         rest = [s for v in per_worker.values() for s in v[1:]]
         steady = float(np.median(rest)) if rest else float("nan")
-        rows.append((w, wall, ok, errors[:1], float(np.mean(first)), steady, load, os.getloadavg()[0]))
+        rows.append((w, wall, ok, errors[:1], float(np.mean(first)), steady, load, _study.Load.now(uptime=False).one))
         print(rows[-1], flush=True)
-    from _report import machine, write_section
-
     base = rows[0][1]
     lines = [
         f"## Many releases on Dask: fit_many throughput{'' if args.fit == 'dirichlet' else ', ' + args.fit} "
@@ -78,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         "Command: `.venv/bin/python benchmarks/bench_fit_many.py "
         f"--releases {args.releases}{'' if args.fit == 'dirichlet' else ' --fit ' + args.fit} "
         "--write docs/benchmarks.md`",
-        f"Machine: {machine()}; `LocalCluster` of worker processes, one thread each, started inside the timed call; "
+        f"Machine: {_study.machine()}; `LocalCluster` of worker processes, one thread each, started inside the "
+        "timed call; "
         "JAX persistent cache off (every worker compiles for itself).\n",
         f"{args.releases} `dirichlet_logmean` releases (d = 3, n = 1000, ε = 1), "
         f"`{'dirichlet.fit' if args.fit == 'dirichlet' else args.fit}` 2 chains × "
@@ -107,13 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.write:
-        write_section(args.write, "fit_many" if args.fit == "dirichlet" else "fit_many_dpmcmc", text)
+    _study.Run(args, uptime=False).record("fit_many" if args.fit == "dirichlet" else "fit_many_dpmcmc", text)
     return 0
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    sys.exit(main())
+    _study.main(main)

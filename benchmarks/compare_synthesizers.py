@@ -32,7 +32,6 @@ Run (default --out: benchmarks/results/raw/compare_synthesizers.jsonl)::
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -41,6 +40,7 @@ import time
 import warnings
 from pathlib import Path
 
+import _study
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,12 +115,10 @@ def run_tool(tool: str, c: np.ndarray, eps: float, seed: int, n: int) -> tuple[n
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write=None, reps=45, seed=2024)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--rho", type=float, default=0.5)
-    ap.add_argument("--reps", type=int, default=45)
-    ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--tools", default="mst,aim,privbayes")
     ap.add_argument("--coverage", type=Path, default=RAW / "dpcopula_coverage.jsonl")
     ap.add_argument("--out", type=Path, default=RAW / "compare_synthesizers.jsonl")
@@ -228,7 +226,4 @@ def summarize(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

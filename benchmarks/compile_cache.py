@@ -26,8 +26,7 @@ import time
 import warnings
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import _study
 
 
 def child(release_path: str, chains: int, draws: int, warmup: int) -> None:
@@ -65,14 +64,13 @@ def run_child(release: Path, env_cache: str, args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="str")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, default=5820)
     ap.add_argument("--p", type=int, default=7)
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=1000)
-    ap.add_argument("--write", help="Markdown file to write the section into")
     args = ap.parse_args(argv)
     if args.child:
         child(args.child, args.chains, args.draws, args.warmup)
@@ -102,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         rows = []
         for label, env_cache, which in steps:
-            load = os.getloadavg()[0]
+            load = _study.Load.now(uptime=False).one
             res = run_child(rels[which], env_cache, args)
             files = sum(1 for _ in cache.glob("*")) if cache.exists() else 0
             size = sum(f.stat().st_size for f in cache.glob("*")) if cache.exists() else 0
@@ -113,14 +111,12 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
 
-    from _report import machine, write_section
-
     base = rows[0][1]["fit_s"]
     lines = [
         "## Compilation cache: first vs second process (issue 15 item 2)\n",
         f"Command: `.venv/bin/python benchmarks/compile_cache.py --n {args.n} --p {args.p} --chains {args.chains} "
         f"--draws {args.draws} --warmup {args.warmup} --write docs/benchmarks.md`",
-        f"Machine: {machine()}; one fresh Python process per row, run in sequence; 1-minute load average "
+        f"Machine: {_study.machine()}; one fresh Python process per row, run in sequence; 1-minute load average "
         "before each row is recorded (the machine is shared).\n",
         f"`noiseaware.copula.fit` (NumPyro, {args.chains} × ({args.warmup} + {args.draws})) on a `median_pairs` "
         f"release, n = {args.n}, p = {args.p}. *fit* is the wall time of the call, compilation included; "
@@ -141,13 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.write:
-        write_section(args.write, "compile_cache", text)
+    _study.Run(args, uptime=False).record("compile_cache", text)
     return 0
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    sys.exit(main())
+    _study.main(main)

@@ -27,7 +27,6 @@ that took longest to compile over the whole run. It measures; it changes nothing
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import time
@@ -193,7 +192,9 @@ def summarize(directory: Path, top: int = 25) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    import _study  # here, not at the top: the plugin is also loaded from its file (tests/test_compile_profile.py)
+
+    parser = _study.parser(__doc__, write=None)
     parser.add_argument("directory", type=Path, help="the --compile-profile directory of a test run")
     parser.add_argument("--top", type=int, default=25, help="rows per table")
     args = parser.parse_args(argv)
@@ -201,4 +202,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import _study
+
+    _study.main(main, configure_jax=False)

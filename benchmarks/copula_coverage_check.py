@@ -8,25 +8,19 @@ Run:  .venv/bin/python benchmarks/copula_coverage_check.py --n 200 --eps 1 --rep
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
-from pathlib import Path
 
+import _study
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reproduce_copula as rc
 
 import noiseaware as na
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write=None, reps=4000, seed=7)
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--eps", type=float, default=1.0)
-    ap.add_argument("--reps", type=int, default=4000)
-    ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
     grid = rc.GridPosterior(a.n)
     cover, length, truth = [], [], []
@@ -50,7 +44,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

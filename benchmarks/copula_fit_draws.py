@@ -12,8 +12,7 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-
+import _study
 import numpy as np
 
 import noiseaware as na
@@ -22,8 +21,8 @@ from noiseaware.datasets import demo_copula_data
 CASES = [(400, 2, 2, "auto"), (600, 3, 2, "dense"), (600, 3, 1, "diagonal"), (500, 4, 3, "diagonal")]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main() -> int:
+    ap = _study.parser(__doc__, write=None)
     ap.add_argument("out")
     ap.add_argument("--compare", default=None)
     args = ap.parse_args()
@@ -42,10 +41,8 @@ def main() -> None:
         for k in sorted(out):
             diff = np.max(np.abs(out[k].astype(float) - other[k].astype(float)))
             print(f"{k}: max |difference| = {diff:.3g}")
+    return 0
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

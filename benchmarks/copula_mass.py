@@ -26,14 +26,12 @@ import time
 import warnings
 from pathlib import Path
 
+import _study
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
 
 
 def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.8, order: str = "pivoted") -> None:
     """Fit the release for seeds 0 .. seeds-1 in this process; a JSON line per fit."""
-    sys.path.insert(0, str(HERE))
     import speed_race as sr
 
     from noiseaware.copula import fit, pair_draws
@@ -55,9 +53,8 @@ def worker(dense: bool, seeds: int, release_path: str, target_accept: float = 0.
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = _study.parser(__doc__)
     p.add_argument("--seeds", type=int, default=7)
-    p.add_argument("--write", type=Path, help="Markdown file whose 'copula_mass' section is (re)written")
     p.add_argument("--target-accept", type=float, default=0.8,
                    help="NUTS step-size target of every fit (copula.fit's default 0.8)")
     p.add_argument("--variable-order", nargs="+", choices=["pivoted", "given"], default=["pivoted", "given"],
@@ -74,13 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.worker == "dense", args.seeds, args.release, args.target_accept, args.variable_order[0])
         return 0
-    sys.path.insert(0, str(HERE))
     import jax  # noqa: F401 -- for the versions machine() reports
     import numpyro  # noqa: F401
     import speed_race as sr
-    from _report import load
 
-    load0 = load()
+    run = _study.Run(args)
     rows: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "release.json")
@@ -98,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows[name] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
                 for r in rows[name]:
                     print(name, r, flush=True)
-    load1 = load()
+    load0, load1 = run.stop().loads
     draws = 4000
     lines = [
         "| adaptation, variable order | ESS per draw, seeds 0.. | min-max | mean | mean leapfrog "
@@ -117,18 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     table = "\n".join(lines)
     print(f"load before: {load0}\nload after: {load1}\n\n{table}")
-    if args.write:
-        from _report import write_run
-
-        about = ("n = 5,820, p = 7 (speed_race.py's release), 4 x (1000 + 1000), NumPyro; "
-                 "ESS = min bulk ESS over the 21 correlations.")
-        write_run(args.write, "copula_mass", "copula.fit: diagonal vs dense mass adaptation (issue 15 item 1)",
-                  "copula_mass.py", argv if argv is not None else sys.argv[1:], (load0, load1), table, about=about)
+    about = ("n = 5,820, p = 7 (speed_race.py's release), 4 x (1000 + 1000), NumPyro; "
+             "ESS = min bulk ESS over the 21 correlations.")
+    run.record_run("copula_mass", "copula.fit: diagonal vs dense mass adaptation (issue 15 item 1)", table,
+                   about=about, argv=argv, script="copula_mass.py")
     return 0
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    raise SystemExit(main())
+    _study.main(main)

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 
+import _study
 import numpy as np
 
 
@@ -104,7 +105,7 @@ def processes(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = _study.parser(__doc__, write=None)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--p", type=int, default=3)
     ap.add_argument("--draws", type=int, default=300)
@@ -114,16 +115,14 @@ def main() -> None:
     if args.child is not None:
         child(args)
         return
-    print(f"load before: {os.getloadavg()}")
+    run = _study.Run(args, uptime=False)
+    print(f"load before: {run.before.avg}")
     if args.processes:
         processes(args)
     else:
         one_process(args)
-    print(f"load after: {os.getloadavg()}")
+    print(f"load after: {run.stop().after.avg}")
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

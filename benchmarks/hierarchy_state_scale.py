@@ -15,17 +15,13 @@ Run::
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 import warnings
-from pathlib import Path
 from typing import Any
 
+import _study
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load, machine, results_dir, write_section
+from _study import machine
 
 from noiseaware import hierarchy
 
@@ -44,14 +40,10 @@ def tract_total_ess(res: Any) -> tuple[float, float]:
 
 def one_fit(shape: tuple[int, int, int], rng: int, args: argparse.Namespace) -> dict[str, Any]:
     rel = hierarchy.synthetic_nmf(*shape, cells=("a", "b", "c"), rng=rng).release
-    la0 = os.getloadavg()
-    c0 = time.process_time()
-    t0 = time.perf_counter()
-    res = hierarchy.fit(rel, chains=args.chains, draws=args.draws, warmup=args.warmup, sweeps=args.sweeps,
-                        seed=rng, check_mixing=False)
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - c0
-    la1 = os.getloadavg()
+    with _study.Run(args, uptime=False) as run:
+        res = hierarchy.fit(rel, chains=args.chains, draws=args.draws, warmup=args.warmup, sweeps=args.sweeps,
+                            seed=rng, check_mixing=False)
+    wall, cpu, la0, la1 = run.wall, run.cpu, run.before.avg, run.after.avg
     ess_min, ess_med = tract_total_ess(res)
     counts = np.asarray(res["posterior"]["counts"])
     return {
@@ -66,22 +58,21 @@ def one_fit(shape: tuple[int, int, int], rng: int, args: argparse.Namespace) -> 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="flag")
     ap.add_argument("--shape", nargs=3, type=int, default=[1, 100, 250])
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--sweeps", type=int, default=5)
-    ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     shape = tuple(args.shape)
-    up0 = load()
+    study = _study.Run(args)
     first = one_fit(shape, 1, args)  # type: ignore[arg-type]
     print(first, flush=True)
     second = one_fit(shape, 2, args)  # type: ignore[arg-type]
     print(second, flush=True)
-    up1 = load()
+    up0, up1 = study.stop().loads
     met = first["ess_min_tract_total"] >= 400 and first["wall_s"] <= 600
     rows = ["| file | noisy measurements | wall s (compile included) | CPU s | min / median bulk ESS, tract totals | "
             "programs compiled | load (1 min) before -> after |", "|---|---|---|---|---|---|---|"]
@@ -110,11 +101,9 @@ def main() -> None:
     headline = [f"{first['measurements']:,} measurements: {first['wall_s']:.0f} s with compilation, smallest "
                 f"tract-total ESS {first['ess_min_tract_total']:.0f}; a second file of the same shape "
                 f"{second['wall_s']:.0f} s, {second['compiled']} programs compiled"]
-    if args.write:
-        write_section(results_dir(), "hierarchy_state_scale", text, headline=headline)
-    else:
+    if not study.record("hierarchy_state_scale", text, headline=headline):
         print(text)
 
 
 if __name__ == "__main__":
-    main()
+    _study.main(main, configure_jax=False)

@@ -14,20 +14,16 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import shutil
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
+import _study
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 
 def _rss_mb() -> float:
@@ -111,27 +107,25 @@ def part2(n: int, p: int, rows_per_file: int, tmp_root: str | None) -> tuple[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="str")
     ap.add_argument("--n-mem", type=int, default=1_000_000)
     ap.add_argument("--n-parquet", type=int, default=10_000_000)
     ap.add_argument("--p", type=int, default=10)
     ap.add_argument("--chunk", type=int, default=100_000, help="rows per Dask block in part 1")
     ap.add_argument("--rows-per-file", type=int, default=1_000_000)
     ap.add_argument("--tmp", default=None, help="where to write the temporary Parquet files")
-    ap.add_argument("--write")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")  # simulation-release and utility notices
     import dask
 
     dask.config.set(scheduler="threads", num_workers=os.cpu_count())
-    load0 = os.getloadavg()[0]
+    run = _study.Run(args, uptime=False)
     rows = part1(args.n_mem, args.p, args.chunk)
     print("\n".join(rows), flush=True)
-    load1 = os.getloadavg()[0]
+    load1 = _study.Load.now(uptime=False).one
     _, info = part2(args.n_parquet, args.p, args.rows_per_file, args.tmp)
-    load2 = os.getloadavg()[0]
+    load0, load2 = run.before.one, run.stop().after.one
     print(info, flush=True)
-    from _report import machine, write_section
 
     gb = info["bytes"] / 1e9
     per_1e8 = info["priv_s"] * 1e8 / args.n_parquet
@@ -139,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         "## privatize on Dask: in memory vs Dask, and Parquet larger than memory (issue 15 item 5)\n",
         f"Command: `.venv/bin/python benchmarks/privatize_dask.py --n-mem {args.n_mem} --n-parquet {args.n_parquet} "
         f"--p {args.p} --write docs/benchmarks.md`",
-        f"Machine: {machine()}; Dask's threaded scheduler with {os.cpu_count()} threads; 1-minute load average "
+        f"Machine: {_study.machine()}; Dask's threaded scheduler with {os.cpu_count()} threads; 1-minute load average "
         f"{load0:.2f} at the start, {load1:.2f} after part 1, {load2:.2f} at the end (shared machine).\n",
         f"**Part 1**, same data and `rng` seed, Dask blocks of {args.chunk:,} rows (simulation mode, so the key stream "
         "is drawn in the driver as in memory; *secure* is the same Dask call with OpenDP noise and per-block keys):\n",
@@ -161,13 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.write:
-        write_section(args.write, "privatize_dask", text)
+    run.record("privatize_dask", text)
     return 0
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    sys.exit(main())
+    _study.main(main)

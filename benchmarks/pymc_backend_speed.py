@@ -24,17 +24,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
-import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
+import _study
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load, write_run
 
 import noiseaware as na
 from noiseaware import copula, covariance
@@ -85,15 +80,12 @@ def run_one(fit: Any, release: Any, backend: str, sampler: str | None, args: arg
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = _study.parser(__doc__, write="flag", seed=1)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
-    na.config.configure(cache=False)  # float64, one XLA device per core; no persistent cache (compiles count)
-    before, avg_before = load(), os.getloadavg()
+    run = _study.Run(args)
     rows = []
     verdicts = []
     for pname, (fit, release) in problems().items():
@@ -111,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             print(rows[-1], flush=True)
             if sampler == SAMPLERS[0]:
                 verdicts.append((pname, sampler, ratio, z))
-    after, avg_after = load(), os.getloadavg()
+    (before, after), avg_before, avg_after = run.stop().loads, run.before.avg, run.after.avg
     table = "\n".join(["| problem | backend | nuts_sampler | wall s (incl. compile) | min bulk ESS | ESS/s | "
                        "NumPyro ESS/s ÷ this | max agreement z |",
                        "|---|---|---|---:|---:|---:|---:|---:|", *rows])
@@ -130,12 +122,10 @@ def main(argv: list[str] | None = None) -> int:
              f"(a 2-core machine shared with other jobs).")
     print("\n".join(status))
     print(f"load before: {before}\nload after: {after}")
-    if args.write:
-        write_run("benchmarks/results", "pymc_backend_speed", "PyMC backend at NumPyro's speed",
-                  "pymc_backend_speed.py", sys.argv[1:] if argv is None else argv, (before, after),
-                  table + "\n\n" + "\n".join(status), about)
+    run.record_run("pymc_backend_speed", "PyMC backend at NumPyro's speed",
+                   table + "\n\n" + "\n".join(status), about, argv=argv)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _study.main(main, cache=False)  # float64, one XLA device per core; no persistent cache (compiles count)

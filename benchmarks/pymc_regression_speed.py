@@ -27,16 +27,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
+import _study
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load, write_run
 
 import noiseaware as na
 from noiseaware import regression
@@ -110,15 +106,12 @@ def run_one(route: str, release: Any, args: argparse.Namespace) -> dict[str, Any
 def main(argv: list[str] | None = None) -> int:
     import pytensor
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = _study.parser(__doc__, write="flag", seed=1)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
-    na.config.configure(cache=False)  # float64, one XLA device per core; no persistent cache (compiles count)
-    before, avg_before = load(), os.getloadavg()
+    run = _study.Run(args)
     rows, verdicts = [], []
     routes = ("numpyro", "pymc fit", "pm.sample")
     for family, release in releases().items():
@@ -137,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             print(rows[-1], flush=True)
             if route != "numpyro":
                 verdicts.append((family, route, first["used"], base["rate"] / rate, base["rate2"] / rate2, z))
-    after, avg_after = load(), os.getloadavg()
+    (before, after), avg_before, avg_after = run.stop().loads, run.before.avg, run.after.avg
     table = "\n".join([
         "| noise | route | NUTS | wall s (incl. compile) | wall s (2nd call) | pm.sample sampling_time s | "
         "min bulk ESS (slopes) | ESS/s | ESS/s (2nd call) | NumPyro ESS/s ÷ this | same, 2nd calls | "
@@ -161,12 +154,10 @@ def main(argv: list[str] | None = None) -> int:
              f"(a 2-core machine shared with other jobs).")
     print("\n".join(status))
     print(f"load before: {before}\nload after: {after}")
-    if args.write:
-        write_run("benchmarks/results", "pymc_regression_speed", "PyMC route on regression at NumPyro's speed",
-                  "pymc_regression_speed.py", sys.argv[1:] if argv is None else argv, (before, after),
-                  table + "\n\n" + "\n".join(status), about)
+    run.record_run("pymc_regression_speed", "PyMC route on regression at NumPyro's speed",
+                   table + "\n\n" + "\n".join(status), about, argv=argv)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _study.main(main, cache=False)  # float64, one XLA device per core; no persistent cache (compiles count)

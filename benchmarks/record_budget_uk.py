@@ -10,33 +10,26 @@ captures what it prints, and writes it with the command, the machine and the run
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(ROOT / "examples"))
+import _study
 
-from _report import machine, write_section  # noqa: E402
+sys.path.insert(0, str(_study.EXAMPLES))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``--write FILE`` and the example's own arguments after ``--``."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--write", type=Path, help="Markdown file whose 'budget_uk' section is (re)written")
+    p = _study.parser(__doc__)
     p.add_argument("example_args", nargs="*", help="arguments for examples/budget_uk.py (after --)")
     args = p.parse_args(argv)
     import budget_uk  # examples/budget_uk.py
 
     buf = io.StringIO()
-    t0 = time.perf_counter()
-    with contextlib.redirect_stdout(buf):
+    with _study.Run(args) as run, contextlib.redirect_stdout(buf):
         code = budget_uk.main(args.example_args)
-    elapsed = time.perf_counter() - t0
+    elapsed = run.wall
     out = buf.getvalue()
     print(out)
     if code != 0:
@@ -48,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             "## BudgetUK: DP posterior of mean budget shares and a two-group test (seed 004 §5.2 style)",
             "",
             f"Command: `{command}` (recorded by `benchmarks/record_budget_uk.py --write docs/reproduction.md`), "
-            f"{elapsed:.0f} s. Machine: {machine()}.",
+            f"{elapsed:.0f} s. Machine: {_study.machine()}.",
             "",
             "Output, as printed:",
             "",
@@ -57,10 +50,9 @@ def main(argv: list[str] | None = None) -> int:
             "```",
         ]
     )
-    if args.write:
-        write_section(args.write, "budget_uk", text)
+    run.record("budget_uk", text)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    _study.main(main, configure_jax=False)

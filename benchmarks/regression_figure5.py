@@ -29,23 +29,20 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one BLAS thread: small matrices, a shared 2-core machine
 
+import _study  # noqa: E402
 import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import machine, raw_path, write_section  # noqa: E402
+from _study import machine, raw_path  # noqa: E402
 
 import noiseaware as na  # noqa: E402
 from noiseaware import regression  # noqa: E402
@@ -133,8 +130,8 @@ def fmt(m: float, s: float) -> str:
     return f"{m:.4g} ± {s:.2g}"
 
 
-def report(rows: list[dict[str, Any]], names: list[str], rhos: list[float], trials: int, loads: tuple[str, str],
-           seconds: float, write: bool) -> str:
+def report(rows: list[dict[str, Any]], names: list[str], rhos: list[float], trials: int, run: _study.Run) -> str:
+    loads, seconds = (f"{run.before.one:.2f}", f"{run.after.one:.2f}"), run.wall
     cells = {(r["data"], r["rho"]): r for r in rows}
     tally: dict[str, int] = {}
     lower = 0
@@ -190,27 +187,25 @@ def report(rows: list[dict[str, Any]], names: list[str], rhos: list[float], tria
         "",
     ]
     text = "\n".join(lines)
-    if write:
+    if run.dest is not None:
         raw = raw_path("regression_figure5.json")
         raw.parent.mkdir(parents=True, exist_ok=True)
         raw.write_text(json.dumps(rows, indent=1) + "\n")
         headline = [lines[-4]]
-        write_section("docs/reproduction.md", "regression_figure5", text, headline=headline)
+        run.record("regression_figure5", text, headline=headline)
     return text
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="flag", quick="two data sets, two rhos, two trials; writes nothing")
     ap.add_argument("--data", nargs="*", default=list(DATASETS))
     ap.add_argument("--rhos", nargs="*", type=float, default=RHOS)
     ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--quick", action="store_true", help="two data sets, two rhos, two trials; writes nothing")
-    ap.add_argument("--write", action="store_true", help="write the record benchmarks/results/regression_figure5.json")
     args = ap.parse_args()
     if args.quick:
         args.data, args.rhos, args.trials, args.write = ["diabetes", "auto"], [1e-2, 1.0], 2, False
     warnings.simplefilter("ignore")  # simulation-mode notices; the study is in simulation mode by design
-    load0, t0 = f"{os.getloadavg()[0]:.2f}", time.perf_counter()
+    run = _study.Run(args, uptime=False)
     rows: list[dict[str, Any]] = []
     for k, name in enumerate(args.data):
         x, cols = load_data(name)
@@ -222,10 +217,9 @@ def main() -> None:
                    "source": source, **{key: [t[key] for t in trials] for key in trials[0]}}
             rows.append(row)
             print(json.dumps({k2: (np.mean(v) if isinstance(v, list) else v) for k2, v in row.items()}), flush=True)
-    load1 = f"{os.getloadavg()[0]:.2f}"
-    text = report(rows, args.data, args.rhos, args.trials, (load0, load1), time.perf_counter() - t0, args.write)
+    text = report(rows, args.data, args.rhos, args.trials, run.stop())
     print(text)
 
 
 if __name__ == "__main__":
-    main()
+    _study.main(main, configure_jax=False)  # NumPy only

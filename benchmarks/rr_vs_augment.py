@@ -20,31 +20,25 @@ means (which must agree: both target the same posterior).
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
+import _study
+import arviz as az
 import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+from _study import machine
+from numpyro.infer import MCMC, NUTS
 
-jax.config.update("jax_enable_x64", True)
-import arviz as az  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import numpyro  # noqa: E402
-import numpyro.distributions as dist  # noqa: E402
-from numpyro.infer import MCMC, NUTS  # noqa: E402
-
-import noiseaware as na  # noqa: E402
-import noiseaware.numpyro as nan  # noqa: E402
-from noiseaware.augment import AugmentationModel, sample  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _report import load, machine, write_section  # noqa: E402
+import noiseaware as na
+import noiseaware.numpyro as nan
+from noiseaware.augment import AugmentationModel, sample
 
 B0, B1, EPS = -0.5, 1.0, 1.0
 
@@ -106,23 +100,22 @@ def summary(idata: Any, seconds: float) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _study.parser(__doc__, write="flag")
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=1000)
-    ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     z, rel = data(args.n)
-    load0 = load()
+    study = _study.Run(args)
     rows: dict[str, list[dict[str, float]]] = {"marginal": [], "augment": []}
     for seed in (1, 2):
         for name, run in (("marginal", marginal), ("augment", augmented)):
             idata, secs = run(z, rel, args.chains, args.draws, args.warmup, seed)
             rows[name].append(summary(idata, secs))
             print(name, seed, rows[name][-1], flush=True)
-    load1 = load()
+    load0, load1 = study.stop().loads
     cmd = ".venv/bin/python benchmarks/rr_vs_augment.py " + " ".join(sys.argv[1:])
     lines = [
         "## Randomized response: NUTS on the exact marginal against data augmentation",
@@ -163,9 +156,8 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    if args.write:
-        write_section(HERE / "results", "rr_vs_augment", text)
+    study.record("rr_vs_augment", text)
 
 
 if __name__ == "__main__":
-    main()
+    _study.main(main, host_devices=None)  # float64; XLA's host devices left as they are

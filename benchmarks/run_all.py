@@ -15,14 +15,15 @@ code 2 (e.g. the speed race without PyStan) is reported as skipped.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+import _study
+
+HERE = _study.HERE
 RESULTS = HERE / "results"
 
 #: name -> argument list (the script first); ``--write <results>`` is appended where ``WRITES``.
@@ -49,8 +50,7 @@ QUICK: dict[str, list[str]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="the quick subset (make bench-quick)")
+    parser = _study.parser(__doc__, write=None, quick="the quick subset (make bench-quick)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory of the records (default: %(default)s)")
     parser.add_argument("--only", nargs="*", help="run only these benchmarks")
     args = parser.parse_args(argv)
@@ -79,4 +79,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _study.main(main, configure_jax=False)  # each benchmark runs in a process of its own

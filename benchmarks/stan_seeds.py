@@ -14,33 +14,28 @@ Needs PyStan (``pip install -e '.[bench]'``). Not run in CI::
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import sys
 import tempfile
 from pathlib import Path
 
+import _study
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = _study.parser(__doc__)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="Stan's random_seed values")
     p.add_argument("--timeout", type=float, default=3600.0, help="time limit per Stan run, seconds")
     p.add_argument("--jsonl", type=Path, help="append each seed's result to this file as it finishes")
-    p.add_argument("--write", type=Path, help="Markdown file whose 'stan_seeds' section is (re)written")
     args = p.parse_args(argv)
     if importlib.util.find_spec("stan") is None:
         print("PyStan is not installed: pip install -e '.[bench]'", file=sys.stderr)
         return 2
-    sys.path.insert(0, str(HERE))
     import speed_race as sr
-    from _report import load
 
-    load0 = load()
+    run = _study.Run(args)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "release.json")
@@ -53,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.jsonl:
                 with args.jsonl.open("a") as fh:
                     fh.write(json.dumps(res) + "\n")
-    load1 = load()
+    run.stop()
+    load0, load1 = run.loads
     ok = [r for r in rows if "error" not in r]
     lines = ["| seed | ESS per draw | max R-hat | mean leapfrog | sampling wall s |", "|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -68,18 +64,12 @@ def main(argv: list[str] | None = None) -> int:
                      f"{np.mean([r['mean_leapfrog'] for r in ok]):.1f} | |")
     table = "\n".join(lines)
     print(f"load before: {load0}\nload after: {load1}\n\n{table}")
-    if args.write:
-        from _report import write_run
-
-        about = ("n = 5,820, p = 7 (speed_race.py's release), 4 x (1000 + 1000), the paper's Stan program; "
-                 "ESS = min bulk ESS over the 21 correlations.")
-        write_run(args.write, "stan_seeds", "Stan's ESS per draw over seeds (issue 15 item 1)", "stan_seeds.py",
-                  argv if argv is not None else sys.argv[1:], (load0, load1), table, about=about)
+    about = ("n = 5,820, p = 7 (speed_race.py's release), 4 x (1000 + 1000), the paper's Stan program; "
+             "ESS = min bulk ESS over the 21 correlations.")
+    run.record_run("stan_seeds", "Stan's ESS per draw over seeds (issue 15 item 1)", table, about=about,
+                   argv=argv, script="stan_seeds.py")
     return 0
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    raise SystemExit(main())
+    _study.main(main)

@@ -12,11 +12,10 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-import os
 import time
 import warnings
 
+import _study
 import numpy as np
 
 import noiseaware as na
@@ -32,11 +31,12 @@ def release(epsilon: float, threshold: float | None, seed: int) -> na.Release:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = _study.parser(__doc__, write=None)
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--chains", type=int, default=2)
     args = ap.parse_args()
-    print(f"load before: {os.getloadavg()}")
+    run = _study.Run(args, uptime=False)
+    print(f"load before: {run.before.avg}")
     cases = [("eps=4, a default", release(4.0, None, 0)), ("eps=1, a=0.05", release(1.0, 0.05, 0))]
     print("| release | target_accept | divergences | min bulk ESS (alpha) | mean NUTS steps | 2nd call s | ESS/s |")
     print("|---|---|---|---|---|---|---|")
@@ -63,11 +63,8 @@ def main() -> None:
                 f"| {label} | {target} | {d['divergences']:.0f} | {d['ess_bulk_min']:.0f} | {steps:.1f} | "
                 f"{secs:.2f} | {d['ess_bulk_min'] / secs:.0f} |"
             )
-    print(f"load after: {os.getloadavg()}")
+    print(f"load after: {run.stop().after.avg}")
 
 
 if __name__ == "__main__":
-    import noiseaware.config
-
-    noiseaware.config.configure()  # the documented set-up: float64, host devices, compilation cache
-    main()
+    _study.main(main)
