@@ -46,8 +46,14 @@ lint: $(STAMP)
 # The two workers (and the tests' own subprocesses) share JAX's persistent compilation cache in a fresh directory made
 # for this run and removed after it: one worker loads what the other compiled, and no entry of another run, machine or
 # JAX is ever read. (The package leaves the cache off by default: noiseaware.config says why.)
+# XLA:CPU compiles the tier's programs with LLVM's cheapest optimization (TEST_XLA_FLAGS, put before the caller's own
+# XLA_FLAGS; what JAX's `jax_disable_most_optimizations` sets for smoke tests): the same programs, compiled in about
+# half the CPU time and run slower. Compilation is most of this tier's time and its programs run briefly.
+# `make test TEST_XLA_FLAGS=` runs the tier with XLA's default optimization, as `.ci/run` also does.
+TEST_XLA_FLAGS ?= --xla_backend_optimization_level=0
 test: $(STAMP) lint
 	@cache=$$(mktemp -d) && trap 'rm -rf "$$cache"' EXIT && set -x && \
+	flags="$(TEST_XLA_FLAGS)$${XLA_FLAGS:+ $$XLA_FLAGS}" && if [ -n "$$flags" ]; then export XLA_FLAGS="$$flags"; fi && \
 	NOISEAWARE_JAX_CACHE=$$cache $(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile --durations=15 noiseaware tests
 
 # Every test `make test` leaves out (the `slow` marker, pyproject.toml): statistical studies, the gallery, large programs.
