@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import current_owner, owned
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
 __all__ = ["DTYPES", "MAX_CELLS", "Domain", "domain_from_spec"]
@@ -69,7 +70,7 @@ class Domain:
     >>> d = Domain("interval", lower=0.0, upper=1.0, bins=4)
     >>> d.size, d.labels()[:2]
     (4, ['[0, 0.25)', '[0.25, 0.5)'])
-    >>> d.encode("demo", "x", np.array([0.0, 0.3, 1.0])).tolist()
+    >>> d.encode("x", np.array([0.0, 0.3, 1.0])).tolist()
     [0, 1, 3]
     """
 
@@ -117,6 +118,7 @@ class Domain:
         return {"kind": "values", "values": list(self.values)}
 
     @classmethod
+    @owned("Release")
     def from_dict(cls, d: Any, where: str) -> Domain:
         """Read and check the JSON form; a bad one is a :class:`ReleaseFormatError` naming ``where``."""
 
@@ -137,16 +139,17 @@ class Domain:
             raise bad(f"must have exactly the keys {sorted(keys)}")
         try:
             if kind == "integers":
-                return _integers("Release", where, d["lower"], d["upper"])
+                return _integers(where, d["lower"], d["upper"])
             if kind == "interval":
-                return _interval("Release", where, d["lower"], d["upper"], d["bins"])
-            return _values("Release", where, d["values"])
+                return _interval(where, d["lower"], d["upper"], d["bins"])
+            return _values(where, d["values"])
         except (NoiseawareValueError, NoiseawareTypeError) as exc:
             raise bad(f"is not a valid domain ({exc})") from exc
 
     # ------------------------------------------------------------------ data <-> cells
-    def encode(self, owner: str, name: str, column: Any) -> np.ndarray:
+    def encode(self, name: str, column: Any) -> np.ndarray:
         """Cell codes ``0..K-1`` of a data column; values outside the domain raise ``ValueError``."""
+        owner = current_owner()
         col = np.asarray(column)
         if self.kind == "values":
             import pandas as pd
@@ -165,7 +168,7 @@ class Domain:
                 f"{owner}: column {name!r} must be numeric for a {self.kind!r} domain; got dtype {col.dtype}."
             )
         if self.kind == "integers" and col.dtype.kind in "biu":
-            return self._integer_codes(owner, name, col)
+            return self._integer_codes(name, col)
         x = col.astype(np.float64)
         if not np.all(np.isfinite(x)):
             raise NoiseawareValueError(f"{owner}: column {name!r} has {int(np.sum(~np.isfinite(x)))} NaN/inf value(s).")
@@ -190,11 +193,11 @@ class Domain:
                     f"{owner}: column {name!r} has value(s) outside its stated domain [{self.lower}, {self.upper}], "
                     f"e.g. {big!r}; clip or drop them, or state a wider domain."
                 )
-            return self._integer_codes(owner, name, x.astype(np.int64))
+            return self._integer_codes(name, x.astype(np.int64))
         k = np.floor((x - lo) / self.width).astype(np.int64)
         return np.clip(k, 0, int(self.bins or 1) - 1)
 
-    def _integer_codes(self, owner: str, name: str, col: np.ndarray) -> np.ndarray:
+    def _integer_codes(self, name: str, col: np.ndarray) -> np.ndarray:
         """Codes ``x - lower`` of an integer column in an ``integers`` domain, in exact integer arithmetic.
 
         Comparing and subtracting in float64 would merge integers above ``2**53`` (a value just
@@ -204,14 +207,17 @@ class Domain:
         Examples
         --------
         >>> d = Domain("integers", lower=2**60, upper=2**60 + 2)
-        >>> d.encode("demo", "id", np.array([2**60, 2**60 + 2])).tolist()
+        >>> from noiseaware._validation import owner_scope
+        >>> d.encode("id", np.array([2**60, 2**60 + 2])).tolist()
         [0, 2]
         >>> try:
-        ...     d.encode("demo", "id", np.array([2**60 + 3]))
+        ...     with owner_scope("demo"):
+        ...         d.encode("id", np.array([2**60 + 3]))
         ... except ValueError as exc:
         ...     print(str(exc).split(", e.g.")[0])
         demo: column 'id' has 1 value(s) outside its stated domain [1152921504606846976, 1152921504606846978]
         """
+        owner = current_owner()
         lo, hi = int(self.lower), int(self.upper)
         if col.dtype.kind == "u":  # uint64 above 2**63 - 1 lies outside any int64 domain
             out = col > np.uint64(2**63 - 1)
@@ -309,7 +315,8 @@ def _short(values: Sequence[Any]) -> str:
     return repr(vals) if len(vals) <= 6 else repr(vals[:3])[:-1] + f", ... ({len(vals)} values)]"
 
 
-def _cells(owner: str, name: str, size: int) -> None:
+def _cells(name: str, size: int) -> None:
+    owner = current_owner()
     if size < 2:
         raise NoiseawareValueError(
             f"{owner}: domains[{name!r}] must have at least 2 cells; got {size}. A one-valued attribute carries "
@@ -323,7 +330,8 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int | np.integer) and not isinstance(x, bool)
 
 
-def _integers(owner: str, name: str, lower: Any, upper: Any) -> Domain:
+def _integers(name: str, lower: Any, upper: Any) -> Domain:
+    owner = current_owner()
     if not (_is_int(lower) and _is_int(upper)):
         raise NoiseawareTypeError(
             f"{owner}: domains[{name!r}] lower and upper must be integers for an integer domain; got "
@@ -334,31 +342,34 @@ def _integers(owner: str, name: str, lower: Any, upper: Any) -> Domain:
             f"{owner}: domains[{name!r}] lower and upper must lie in [-2**63, 2**63 - 1] (int64, where the codes "
             f"are computed exactly); got lower={lower!r}, upper={upper!r}."
         )
-    _cells(owner, name, int(upper) - int(lower) + 1)
+    _cells(name, int(upper) - int(lower) + 1)
     return Domain("integers", lower=int(lower), upper=int(upper))
 
 
-def _interval(owner: str, name: str, lower: Any, upper: Any, bins: Any) -> Domain:
-    lo, hi = _finite(owner, name, "lower", lower), _finite(owner, name, "upper", upper)
+def _interval(name: str, lower: Any, upper: Any, bins: Any) -> Domain:
+    owner = current_owner()
+    lo, hi = _finite(name, "lower", lower), _finite(name, "upper", upper)
     if not lo < hi:
         raise NoiseawareValueError(
             f"{owner}: domains[{name!r}] must have lower < upper; got lower={lower!r}, upper={upper!r}."
         )
     if not _is_int(bins):
         raise NoiseawareTypeError(f"{owner}: domains[{name!r}] bins must be an integer; got bins={bins!r}.")
-    _cells(owner, name, int(bins))
+    _cells(name, int(bins))
     if not math.isfinite((hi - lo) / int(bins)) or (hi - lo) / int(bins) <= 0:
         raise NoiseawareValueError(f"{owner}: domains[{name!r}] cells would have zero width; got bins={bins!r}.")
     return Domain("interval", lower=lo, upper=hi, bins=int(bins))
 
 
-def _finite(owner: str, name: str, what: str, x: Any) -> float:
+def _finite(name: str, what: str, x: Any) -> float:
+    owner = current_owner()
     if isinstance(x, bool) or not isinstance(x, int | float | np.integer | np.floating) or not math.isfinite(float(x)):
         raise NoiseawareValueError(f"{owner}: domains[{name!r}] {what} must be a finite number; got {what}={x!r}.")
     return float(x)
 
 
-def _values(owner: str, name: str, values: Any) -> Domain:
+def _values(name: str, values: Any) -> Domain:
+    owner = current_owner()
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
         raise NoiseawareTypeError(f"{owner}: domains[{name!r}] must list its values; got {values!r}.")
     vals = [v.item() if isinstance(v, np.generic) else v for v in values]
@@ -371,11 +382,11 @@ def _values(owner: str, name: str, values: Any) -> Domain:
             )
     if len({(type(x).__name__, x) for x in vals}) != len(vals) or len(set(vals)) != len(vals):
         raise NoiseawareValueError(f"{owner}: domains[{name!r}] values must be distinct; got {_short(vals)}.")
-    _cells(owner, name, len(vals))
+    _cells(name, len(vals))
     return Domain("values", values=tuple(vals))
 
 
-def domain_from_spec(owner: str, name: str, spec: Any) -> Domain:
+def domain_from_spec(name: str, spec: Any) -> Domain:
     """A :class:`Domain` from the curator's ``domains=`` entry for column ``name``.
 
     Accepted forms: ``range(L, U + 1)`` (integers ``L..U``), ``{"lower": L, "upper": U}`` with
@@ -390,27 +401,28 @@ def domain_from_spec(owner: str, name: str, spec: Any) -> Domain:
 
     Examples
     --------
-    >>> domain_from_spec("demo", "age", range(0, 100)).to_dict()
+    >>> domain_from_spec("age", range(0, 100)).to_dict()
     {'kind': 'integers', 'lower': 0, 'upper': 99}
-    >>> domain_from_spec("demo", "sex", ["f", "m"]).size
+    >>> domain_from_spec("sex", ["f", "m"]).size
     2
     """
+    owner = current_owner()
     if isinstance(spec, Domain):
         return Domain.from_dict(spec.to_dict(), f"domains[{name!r}]")
     if isinstance(spec, range):
         if spec.step != 1 or len(spec) == 0:
             raise NoiseawareValueError(f"{owner}: domains[{name!r}] range must have step 1; got {spec!r}.")
-        return _integers(owner, name, spec.start, spec.stop - 1)
+        return _integers(name, spec.start, spec.stop - 1)
     if isinstance(spec, Mapping):
         keys = set(spec)
         if keys == {"lower", "upper"}:
-            return _integers(owner, name, spec["lower"], spec["upper"])
+            return _integers(name, spec["lower"], spec["upper"])
         if keys == {"lower", "upper", "bins"}:
-            return _interval(owner, name, spec["lower"], spec["upper"], spec["bins"])
+            return _interval(name, spec["lower"], spec["upper"], spec["bins"])
         raise NoiseawareValueError(
             f"{owner}: domains[{name!r}] must be {{'lower', 'upper'}} (integers) or {{'lower', 'upper', 'bins'}} "
             f"(interval); got keys {sorted(map(str, keys))}."
         )
     if hasattr(spec, "tolist") and not isinstance(spec, np.ndarray):  # pandas Index / Categorical categories
         spec = list(spec.tolist())
-    return _values(owner, name, spec)
+    return _values(name, spec)

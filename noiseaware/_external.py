@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import _validation as v
+from ._validation import current_owner, owned
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 from .mechanisms import (
     DiscreteGaussianMechanism,
@@ -62,7 +63,7 @@ _MAP_RTOL = 1e-9
 _LOG_TAIL = 64.0 * math.log(2.0)
 
 
-def check_provenance(owner: str, provenance: Any, *, external: bool = False) -> str:
+def check_provenance(provenance: Any, *, external: bool = False) -> str:
     """``provenance`` if it is a non-empty printable text of at most :data:`MAX_PROVENANCE` characters.
 
     With ``external=True`` (the readers of releases made elsewhere) the name ``"noiseaware"`` (in any
@@ -70,16 +71,16 @@ def check_provenance(owner: str, provenance: Any, *, external: bool = False) -> 
     """
     if not isinstance(provenance, str):
         raise NoiseawareTypeError(
-            v.message(owner, "provenance", "must be a string naming who made the release", provenance, limit=200)
+            v.message("provenance", "must be a string naming who made the release", provenance, limit=200)
         )
     if not provenance.strip() or len(provenance) > MAX_PROVENANCE or not provenance.isprintable():
         raise NoiseawareValueError(
-            v.message(owner, "provenance", f"must be printable text of 1 to {MAX_PROVENANCE} characters", provenance,
+            v.message("provenance", f"must be printable text of 1 to {MAX_PROVENANCE} characters", provenance,
                       limit=200)
         )
     if external and provenance.strip().casefold() == NOISEAWARE:
         raise NoiseawareValueError(
-            v.message(owner, "provenance", f"must name who made the release; {NOISEAWARE!r} is reserved for releases "
+            v.message("provenance", f"must name who made the release; {NOISEAWARE!r} is reserved for releases "
                       "noiseaware drew itself (privatize)", provenance,
                       "Name the maker, e.g. 'OpenDP 0.16' or 'US Census Bureau 2020 NMF'.")
         )
@@ -91,13 +92,14 @@ def made_by_noiseaware(provenance: str) -> bool:
     return provenance == NOISEAWARE
 
 
-def check_secure_maker(owner: str, provenance: str, secure: bool) -> None:
+def check_secure_maker(provenance: str, secure: bool) -> None:
     """Refuse ``secure=True`` on a record whose ``provenance`` says noiseaware did not draw it.
 
     ``secure`` means noiseaware drew the noise with OpenDP's exact samplers; a record made
     elsewhere (OpenDP's own output, an agency's file) can state its law but not that. The one rule
     of :class:`~noiseaware.Release` and :class:`~noiseaware.hierarchy.NoisyHierarchy`.
     """
+    owner = current_owner()
     if secure and not made_by_noiseaware(provenance):
         raise ReleaseFormatError(
             f"{owner}: field 'secure' is true but field 'provenance' is {provenance!r}: only a record noiseaware drew "
@@ -106,32 +108,33 @@ def check_secure_maker(owner: str, provenance: str, secure: bool) -> None:
         )
 
 
-def check_record_provenance(owner: str, provenance: Any) -> str:
+def check_record_provenance(provenance: Any) -> str:
     """:func:`check_provenance` for a record's field: a failure is a :class:`ReleaseFormatError` naming the field."""
     try:
-        return check_provenance(owner, provenance)
+        return check_provenance(provenance)
     except (NoiseawareValueError, NoiseawareTypeError) as exc:
         raise ReleaseFormatError(str(exc)) from None
 
 
-def _labels(owner: str, labels: Any, size: int) -> list[tuple[str, ...]]:
+def _labels(labels: Any, size: int) -> list[tuple[str, ...]]:
     if labels is None:
         return [(str(i),) for i in range(size)]
     if isinstance(labels, str | bytes) or not isinstance(labels, Sequence | np.ndarray):
-        raise NoiseawareTypeError(v.message(owner, "labels", "must be a list with one label per value", labels))
+        raise NoiseawareTypeError(v.message("labels", "must be a list with one label per value", labels))
     out = [tuple(str(s) for s in (lab if isinstance(lab, list | tuple) else (lab,))) for lab in labels]
     if len(out) != size:
-        raise NoiseawareValueError(f"{owner}: labels must give one label per value ({size}); got {len(out)}.")
+        raise NoiseawareValueError(f"{current_owner()}: labels must give one label per value ({size}); got {len(out)}.")
     return out
 
 
-def _values(owner: str, values: Any, integer: bool) -> np.ndarray:
+def _values(values: Any, integer: bool) -> np.ndarray:
+    owner = current_owner()
     try:
         arr = np.atleast_1d(np.asarray(values))
     except (TypeError, ValueError) as exc:
         raise NoiseawareTypeError(f"{owner}: values must be an array of numbers; got {values!r}.") from exc
     if arr.dtype.kind not in "iuf" or arr.size == 0:
-        raise NoiseawareTypeError(v.message(owner, "values", "must be a non-empty array of numbers", values, limit=120))
+        raise NoiseawareTypeError(v.message("values", "must be a non-empty array of numbers", values, limit=120))
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise NoiseawareValueError(f"{owner}: values must be finite; got a NaN or infinity.")
     if integer:
@@ -145,7 +148,6 @@ def _values(owner: str, values: Any, integer: bool) -> np.ndarray:
 
 def _build(
     cls: type[R],
-    owner: str,
     values: np.ndarray,
     mech: Mechanism,
     *,
@@ -163,14 +165,14 @@ def _build(
     return cls(  # type: ignore[call-arg]
         statistic="counts" if integer else "vector",
         values=vals,
-        labels=_labels(owner, labels, values.size),
+        labels=_labels(labels, values.size),
         mechanism=mech,
         composition="joint",
         guarantee=mech.guarantee() if guarantee is None else guarantee,
         secure=False,
         n=n,
         metadata=meta,
-        provenance=check_provenance(owner, provenance, external=True),
+        provenance=check_provenance(provenance, external=True),
     )
 
 
@@ -191,7 +193,7 @@ _ADAPTERS = ("make_pureDP_to_zCDP", "make_zCDP_to_approxDP", "make_approximate",
 _DISTANCE_MAX: dict[str, int | float] = {"i32": 2**31 - 1, "i64": 2**63 - 1, "f64": sys.float_info.max}
 
 
-def _constructor(owner: str, measurement: Any) -> tuple[str, dict[str, Any]]:
+def _constructor(measurement: Any) -> tuple[str, dict[str, Any]]:
     """``(name, keyword arguments)`` of the OpenDP constructor that built ``measurement``; refuse every other kind.
 
     OpenDP's Python constructors record their own call on the measurement (``__opendp_dict__``, what
@@ -199,6 +201,7 @@ def _constructor(owner: str, measurement: Any) -> tuple[str, dict[str, Any]]:
     ``make_laplace``, ``make_geometric`` or ``make_gaussian`` (a combinator's, a chain's, a
     composition's, another mechanism's) adds noise of a law this reader cannot name.
     """
+    owner = current_owner()
     record = getattr(measurement, "__opendp_dict__", None)
     if not isinstance(record, Mapping) or not isinstance(record.get("__kwargs__"), Mapping):
         raise NoiseawareValueError(
@@ -240,11 +243,12 @@ def _constructor(owner: str, measurement: Any) -> tuple[str, dict[str, Any]]:
     return str(name), dict(record["__kwargs__"])
 
 
-def _opendp_shape(owner: str, measurement: Any) -> tuple[str, dict[str, Any], str, str, str]:
+def _opendp_shape(measurement: Any) -> tuple[str, dict[str, Any], str, str, str]:
     """``(constructor, its keyword arguments, carrier, distance type, measure)`` of a named noise measurement.
 
     Anything else is refused.
     """
+    owner = current_owner()
     try:
         from opendp.mod import Measurement
     except ImportError as exc:  # pragma: no cover - OpenDP is a dependency
@@ -254,7 +258,7 @@ def _opendp_shape(owner: str, measurement: Any) -> tuple[str, dict[str, Any], st
             f"{owner}: measurement must be an OpenDP Measurement (e.g. opendp.measurements.make_laplace(...)); "
             f"got {type(measurement).__name__}."
         )
-    name, kwargs = _constructor(owner, measurement)
+    name, kwargs = _constructor(measurement)
     domain = str(measurement.input_domain.type)
     metric = str(measurement.input_metric.type).split("<")[0]
     measure = str(measurement.output_measure.type)
@@ -284,14 +288,14 @@ def _opendp_shape(owner: str, measurement: Any) -> tuple[str, dict[str, Any], st
     return name, kwargs, carrier, distance, measure
 
 
-def _privacy_map(owner: str, measurement: Any, d_in: Any) -> float:
+def _privacy_map(measurement: Any, d_in: Any) -> float:
     try:
         return float(measurement.map(d_in))
     except Exception as exc:  # OpenDP raises its own OpenDPException (or a ValueError) on a bad distance
-        raise NoiseawareValueError(f"{owner}: OpenDP's privacy map refused d_in={d_in!r}: {exc}") from None
+        raise NoiseawareValueError(f"{current_owner()}: OpenDP's privacy map refused d_in={d_in!r}: {exc}") from None
 
 
-def _d_in(owner: str, d_in: Any, distance: str, geometric: bool) -> int | float:
+def _d_in(d_in: Any, distance: str, geometric: bool) -> int | float:
     """``d_in`` in the measurement's distance type, small enough that the map can be checked at ``3 d_in``.
 
     Integral for an integer distance and for the geometric law (whose sensitivity is an integer,
@@ -300,23 +304,24 @@ def _d_in(owner: str, d_in: Any, distance: str, geometric: bool) -> int | float:
     top = _DISTANCE_MAX[distance]
     rule = f"so that OpenDP's privacy map can be checked at 3 d_in in its distance type {distance}"
     if distance == "f64" and not geometric:
-        d = v.positive(owner, "d_in", d_in)
+        d = v.positive("d_in", d_in)
         if d > top / 3.0:
-            v.fail(owner, "d_in", f"must be at most {top / 3.0:.6g} {rule}", d_in)
+            v.refuse("d_in", f"must be at most {top / 3.0:.6g} {rule}", d_in)
         return d
     limit = min(int(top) // 3, v.INT_BOUND) if geometric else int(top) // 3
-    d_int = v.integer(owner, "d_in", d_in, minimum=1)
+    d_int = v.integer("d_in", d_in, minimum=1)
     if d_int > limit:
-        v.fail(owner, "d_in", f"must be an integer of at most {limit} {rule}", d_in)
+        v.refuse("d_in", f"must be an integer of at most {limit} {rule}", d_in)
     return float(d_int) if distance == "f64" else d_int
 
 
-def _probe(owner: str, measurement: Any, carrier: str, reach: float) -> None:
+def _probe(measurement: Any, carrier: str, reach: float) -> None:
     """Invoke the measurement on public probes ``(-P, 0, P)``: each output must lie within the noise's reach.
 
     A measurement whose output is not ``input + noise`` of the read scale fails this. The probes are
     public constants, not data, so invoking the measurement spends nothing.
     """
+    owner = current_owner()
     big = _PROBE[carrier]
     probes: list[Any] = [-big, 0.0, big]
     if carrier in _INTEGER_CARRIERS:
@@ -344,8 +349,9 @@ def _probe(owner: str, measurement: Any, carrier: str, reach: float) -> None:
         )
 
 
-def _output_size(owner: str, measurement: Any, values: np.ndarray) -> None:
+def _output_size(measurement: Any, values: np.ndarray) -> None:
     """The values must be one output of the measurement: one number for an atom, ``size`` for a sized vector."""
+    owner = current_owner()
     domain = measurement.input_domain
     if not str(domain.type).startswith("VectorDomain<"):
         want: int | None = 1
@@ -361,6 +367,7 @@ def _output_size(owner: str, measurement: Any, values: np.ndarray) -> None:
         )
 
 
+@owned("Release.from_opendp")
 def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     cls: type[R],
     measurement: Any,
@@ -458,19 +465,19 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     """
     owner = "Release.from_opendp"
     if provenance is not None:
-        check_provenance(owner, provenance, external=True)
-    name, kwargs, carrier, distance, measure = _opendp_shape(owner, measurement)
+        check_provenance(provenance, external=True)
+    name, kwargs, carrier, distance, measure = _opendp_shape(measurement)
     integer = carrier in _INTEGER_CARRIERS
     pure = measure == "MaxDivergence"
     family = _NAMED_LAWS[name][0 if integer else 1]
-    d = _d_in(owner, d_in, distance, family == "geometric")
-    values = _values(owner, value, integer)
-    _output_size(owner, measurement, values)
-    out = _privacy_map(owner, measurement, d)
+    d = _d_in(d_in, distance, family == "geometric")
+    values = _values(value, integer)
+    _output_size(measurement, values)
+    out = _privacy_map(measurement, d)
     if not (math.isfinite(out) and out > 0):
         raise NoiseawareValueError(f"{owner}: OpenDP's privacy map gives {out!r} at d_in={d!r}; expected a finite "
                                    "loss > 0.")
-    scale = v.positive(owner, "the measurement's scale", kwargs.get("scale"))
+    scale = v.positive("the measurement's scale", kwargs.get("scale"))
     mech: Mechanism
     if family == "geometric":
         mech = GeometricMechanism(scale=scale, sensitivity=int(d))
@@ -483,14 +490,14 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     law_loss = float(mech.guarantee().epsilon if pure else mech.guarantee().rho)  # type: ignore[arg-type]
     reach = (_LOG_TAIL * scale if pure else scale * math.sqrt(2.0 * _LOG_TAIL)) + 1.0
     for k in (1, 2, 3):
-        got = out if k == 1 else _privacy_map(owner, measurement, d * k)
+        got = out if k == 1 else _privacy_map(measurement, d * k)
         want = law_loss * (k if pure else k * k)
         if not math.isclose(got, want, rel_tol=_MAP_RTOL):
             raise NoiseawareValueError(
                 f"{owner}: OpenDP's privacy map at d_in={d * k!r} is {got!r}, but the {family} law of scale {scale!r} "
                 f"gives {want!r} there: the measurement is not the {name} it says it is."
             )
-    _probe(owner, measurement, carrier, reach)
+    _probe(measurement, carrier, reach)
     from importlib.metadata import version as _version
 
     version = _version("opendp")
@@ -500,7 +507,6 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
     )
     return _build(
         cls,
-        owner,
         values,
         mech,
         labels=labels,
@@ -512,13 +518,14 @@ def from_opendp(  # noqa: D417 - cls is bound: these are Release's class methods
 
 
 # ---------------------------------------------------------------------------------- published noise
-def _keys(owner: str, name: str, keys: list[Any]) -> list[str]:
+def _keys(name: str, keys: list[Any]) -> list[str]:
     """The group keys as strings; refuse two different keys that are the same string (``1`` and ``"1"``).
 
     Group keys are compared as strings (a release's labels and the returned mapping's keys are
     strings), so two keys that differ but print alike would silently share one group or one
     parameter.
     """
+    owner = current_owner()
     first: dict[str, Any] = {}
     out = []
     for key in keys:
@@ -540,9 +547,9 @@ def _keys(owner: str, name: str, keys: list[Any]) -> list[str]:
     return out
 
 
-def _one_mechanism(owner: str, family: str, param: str, x: Any, sensitivity: Any, where: str) -> Mechanism:
+def _one_mechanism(family: str, param: str, x: Any, sensitivity: Any, where: str) -> Mechanism:
     """The mechanism of ``family`` with noise parameter ``param = x`` (``where`` names it in errors)."""
-    x = v.open_unit(owner, where, x) if param == "alpha" else v.positive(owner, where, x)
+    x = v.open_unit(where, x) if param == "alpha" else v.positive(where, x)
     if family == "geometric":
         scale = -1.0 / math.log(x) if param == "alpha" else x
         return GeometricMechanism(scale=scale, sensitivity=sensitivity)
@@ -554,6 +561,7 @@ def _one_mechanism(owner: str, family: str, param: str, x: Any, sensitivity: Any
     return GaussianMechanism(sigma=sigma, sensitivity=sensitivity)
 
 
+@owned("Release.from_published")
 def from_published(  # noqa: D417 - cls is bound: these are Release's class methods
     cls: type[R],
     values: Any,
@@ -658,7 +666,7 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
     """
     owner = "Release.from_published"
     if family not in PUBLISHED_FAMILIES:
-        v.fail(owner, "family", f"must be one of {list(PUBLISHED_FAMILIES)}", family)
+        v.refuse("family", f"must be one of {list(PUBLISHED_FAMILIES)}", family)
     given = {k: x for k, x in {"scale": scale, "alpha": alpha, "sigma": sigma, "variance": variance}.items()
              if x is not None}
     allowed = PUBLISHED_FAMILIES[family]
@@ -670,25 +678,25 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
     param, stated = next(iter(given.items()))
     integer = family in ("geometric", "discrete_gaussian")
     if integer and family == "geometric":
-        sens: Any = v.integer(owner, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
+        sens: Any = v.integer("sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
     else:
-        sens = v.positive(owner, "sensitivity", sensitivity)
-    vals = _values(owner, values, integer)
-    labs = _labels(owner, labels, vals.size)
-    check_provenance(owner, provenance, external=True)
+        sens = v.positive("sensitivity", sensitivity)
+    vals = _values(values, integer)
+    labs = _labels(labels, vals.size)
+    check_provenance(provenance, external=True)
     if source is not None and not isinstance(source, str):
-        raise NoiseawareTypeError(v.message(owner, "source", "must be a string", source))
+        raise NoiseawareTypeError(v.message("source", "must be a string", source))
     if groups is None:
         if isinstance(stated, Mapping) or (isinstance(stated, Sequence | np.ndarray) and not isinstance(stated, str)):
             raise NoiseawareValueError(
                 f"{owner}: {param} is given per group or per value; pass groups= (one group key per value) and "
                 f"{param} as a mapping from group key to its value."
             )
-        mech = _one_mechanism(owner, family, param, stated, sens, param)
-        return _build(cls, owner, vals, mech, labels=labs, provenance=provenance, n=n, source=source)
+        mech = _one_mechanism(family, param, stated, sens, param)
+        return _build(cls, vals, mech, labels=labs, provenance=provenance, n=n, source=source)
     if isinstance(groups, str | bytes) or not isinstance(groups, Sequence | np.ndarray):
-        raise NoiseawareTypeError(v.message(owner, "groups", "must be a list with one group key per value", groups))
-    keys = _keys(owner, "groups", list(groups))
+        raise NoiseawareTypeError(v.message("groups", "must be a list with one group key per value", groups))
+    keys = _keys("groups", list(groups))
     if len(keys) != vals.size:
         raise NoiseawareValueError(f"{owner}: groups must give one group key per value ({vals.size}); got {len(keys)}.")
     if not isinstance(stated, Mapping):
@@ -696,7 +704,7 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
             f"{owner}: with groups=, {param} must be a mapping from each group key to its {param}; got "
             f"{type(stated).__name__}."
         )
-    table = dict(zip(_keys(owner, param, list(stated)), stated.values(), strict=True))
+    table = dict(zip(_keys(param, list(stated)), stated.values(), strict=True))
     missing = sorted(set(keys) - set(table))
     if missing:
         raise NoiseawareValueError(f"{owner}: {param} has no value for group(s) {missing[:10]}.")
@@ -707,7 +715,7 @@ def from_published(  # noqa: D417 - cls is bound: these are Release's class meth
     out: dict[str, R] = {}
     for key in dict.fromkeys(keys):
         idx = np.flatnonzero(where == key)
-        mech = _one_mechanism(owner, family, param, table[key], sens, f"{param}[{key!r}]")
-        out[key] = _build(cls, owner, flat[idx], mech, labels=[labs[i] for i in idx], provenance=provenance,
+        mech = _one_mechanism(family, param, table[key], sens, f"{param}[{key!r}]")
+        out[key] = _build(cls, flat[idx], mech, labels=[labs[i] for i in idx], provenance=provenance,
                           n=n, source=source)
     return out

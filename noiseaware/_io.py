@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
+from ._validation import current_owner
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, OutputExistsError, ReleaseFormatError
 
 __all__ = [
@@ -113,7 +114,7 @@ def _kind(mode: int) -> str | None:
     return next((word for test, word in kinds if test(mode)), "not a regular file")
 
 
-def _refuse_special(target: pathlib.Path, owner: str) -> None:
+def _refuse_special(target: pathlib.Path) -> None:
     """Refuse an existing ``target`` that is anything but a regular file, whatever ``overwrite`` says.
 
     Replacing a device, a FIFO or a socket with a regular file breaks whatever used it (as root,
@@ -134,13 +135,13 @@ def _refuse_special(target: pathlib.Path, owner: str) -> None:
         else "give the path of a regular file"
     )
     raise NoiseawareValueError(
-        f"{owner}: refusing to write {target}: it is {kind}, not a regular file, and it is never replaced, "
+        f"{current_owner()}: refusing to write {target}: it is {kind}, not a regular file, and it is never replaced, "
         f"not even with overwrite=True (CLI: --force); {hint}."
     )
 
 
 def check_output(
-    path: PathLike, *, overwrite: bool = False, protect: Sequence[PathLike] = (), owner: str = "write"
+    path: PathLike, *, overwrite: bool = False, protect: Sequence[PathLike] = ()
 ) -> pathlib.Path:
     """Refuse a protected input, anything but a regular file, or (unless ``overwrite``) an existing file.
 
@@ -156,6 +157,7 @@ def check_output(
     OutputExistsError
         If ``path`` exists and ``overwrite`` is False.
     """
+    owner = current_owner()
     if not isinstance(path, str | os.PathLike):
         raise NoiseawareTypeError(f"{owner}: the output path must be a str or os.PathLike; got {path!r}.")
     target = pathlib.Path(os.fspath(path))
@@ -169,7 +171,7 @@ def check_output(
             )
     if target.is_dir():
         raise NoiseawareValueError(f"{owner}: refusing to write {target}: it is a directory. Give a file name.")
-    _refuse_special(target, owner)
+    _refuse_special(target)
     if not overwrite and os.path.lexists(target):
         raise OutputExistsError(
             f"{owner}: refusing to overwrite {target}: the file already exists; "
@@ -199,14 +201,13 @@ def atomic_write(
     *,
     overwrite: bool = False,
     protect: Sequence[PathLike] = (),
-    owner: str = "write",
-) -> pathlib.Path:
+    ) -> pathlib.Path:
     """Write a file atomically: ``fill`` writes into a temporary file that then replaces ``path``.
 
     The engine of :func:`atomic_write_text`, for writers that need a binary file object (e.g.
     ``Figure.savefig``). Same checks, same guarantees, same errors.
     """
-    target = check_output(path, overwrite=overwrite, protect=protect, owner=owner)
+    target = check_output(path, overwrite=overwrite, protect=protect)
     directory = target.parent
     tmp: str | None = None
     try:
@@ -217,7 +218,7 @@ def atomic_write(
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # what open() would have created
         # the same checks again, just before the file appears, then the no-clobber move
-        check_output(target, overwrite=overwrite, protect=protect, owner=owner)
+        check_output(target, overwrite=overwrite, protect=protect)
         if overwrite:
             os.replace(tmp, target)
         else:
@@ -225,7 +226,7 @@ def atomic_write(
                 os.link(tmp, target)  # atomic and refuses an existing target, even one created meanwhile
             except FileExistsError:
                 raise OutputExistsError(
-                    f"{owner}: refusing to overwrite {target}: the file already exists; "
+                    f"{current_owner()}: refusing to overwrite {target}: the file already exists; "
                     "pass overwrite=True (CLI: --force) to replace it."
                 ) from None
             except OSError:  # no hard links here (FAT, some network file systems): checked above, replace
@@ -239,7 +240,7 @@ def atomic_write(
             raise
         reason = exc.strerror or str(exc)
         kept = f"; the existing {target} was left unchanged" if os.path.lexists(target) else ""
-        raise OSError(exc.errno, f"{owner}: could not write {target} ({reason}){kept}.") from exc
+        raise OSError(exc.errno, f"{current_owner()}: could not write {target} ({reason}){kept}.") from exc
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -254,8 +255,7 @@ def atomic_write_text(
     *,
     overwrite: bool = False,
     protect: Sequence[str | os.PathLike[str]] = (),
-    owner: str = "write",
-) -> pathlib.Path:
+    ) -> pathlib.Path:
     r"""Write ``text`` as UTF-8 to ``path`` all at once or not at all.
 
     The text goes to a temporary file in the same directory (``tempfile.mkstemp``), is flushed and
@@ -281,8 +281,6 @@ def atomic_write_text(
         release was computed from). Compared with ``os.path.samefile`` when both exist (so a
         symbolic link, hard link or relative path to an input is caught) and as resolved paths
         otherwise.
-    owner : str, default "write"
-        Who is writing, for the error messages (e.g. ``"Release.to_json"``).
 
     Returns
     -------
@@ -319,18 +317,18 @@ def atomic_write_text(
     {}
     """
     if not isinstance(text, str):
-        raise NoiseawareTypeError(f"{owner}: the text to write must be a str; got a {type(text).__name__}.")
+        raise NoiseawareTypeError(f"{current_owner()}: the text to write must be a str; got a {type(text).__name__}.")
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise NoiseawareValueError(
-            f"{owner}: the text cannot be written as UTF-8 (character {exc.start}: {exc.reason})."
+            f"{current_owner()}: the text cannot be written as UTF-8 (character {exc.start}: {exc.reason})."
         ) from None
-    return atomic_write(path, lambda fh: fh.write(data), overwrite=overwrite, protect=protect, owner=owner)
+    return atomic_write(path, lambda fh: fh.write(data), overwrite=overwrite, protect=protect)
 
 
 def write_figure(
-    fig: Any, path: PathLike, *, dpi: int = 100, owner: str = "plot", close: bool = False
+    fig: Any, path: PathLike, *, dpi: int = 100, close: bool = False
 ) -> pathlib.Path:
     """Save a matplotlib figure to ``path`` through :func:`atomic_write` (format from the suffix).
 
@@ -345,8 +343,6 @@ def write_figure(
         The file to write; its suffix picks the format (``.png``, ``.pdf``, ``.svg``; none: PNG).
     dpi : int, default 100
         Resolution of raster formats.
-    owner : str, default "plot"
-        Who is writing, for the error messages.
     close : bool, default False
         Close the figure afterwards (``matplotlib.pyplot.close``), also when writing fails.
 
@@ -357,7 +353,7 @@ def write_figure(
     """
     fmt = pathlib.Path(os.fspath(path)).suffix[1:].lower() or "png"
     try:
-        return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), overwrite=True, owner=owner)
+        return atomic_write(path, lambda fh: fig.savefig(fh, format=fmt, dpi=dpi), overwrite=True)
     finally:
         if close:
             import matplotlib.pyplot as plt
@@ -367,7 +363,7 @@ def write_figure(
 
 # ------------------------------------------------------------------------------------ reading
 def read_text_limited(
-    source: str | os.PathLike[str], *, max_bytes: int | None = None, owner: str = "Release.from_json"
+    source: str | os.PathLike[str], *, max_bytes: int | None = None
 ) -> str:
     r"""Read a file of at most ``max_bytes`` bytes as strict UTF-8.
 
@@ -380,8 +376,6 @@ def read_text_limited(
         The file to read.
     max_bytes : int, optional
         The largest file accepted; default :data:`MAX_RELEASE_BYTES` (256 MiB).
-    owner : str, default "Release.from_json"
-        Who is reading, for the error messages.
 
     Returns
     -------
@@ -413,6 +407,7 @@ def read_text_limited(
     {"label": "café"}
     is not valid UTF-8 at byte 14 (0xe9: invalid continuation byte); save the file as UTF-8.
     """
+    owner = current_owner()
     if not isinstance(source, str | os.PathLike):
         raise NoiseawareTypeError(f"{owner}: source must be a path; got {source!r}.")
     if max_bytes is None:
@@ -459,7 +454,7 @@ def is_json_text(source: str) -> bool:
     return not os.path.isfile(source)
 
 
-def load_json_source(source: str | os.PathLike[str], *, owner: str) -> Any:
+def load_json_source(source: str | os.PathLike[str]) -> Any:
     """Parse a record from a JSON file path or from JSON text (:func:`is_json_text`), with bounded resources.
 
     Text and files alike: at most :data:`MAX_RELEASE_BYTES`, strict UTF-8 for files, and
@@ -477,18 +472,18 @@ def load_json_source(source: str | os.PathLike[str], *, owner: str) -> Any:
         size = len(source) if len(source) > limit else len(source.encode("utf-8", "surrogatepass"))
         if size > limit:
             raise ReleaseFormatError(
-                f"{owner}: the JSON text is larger than the limit of {limit} bytes "
+                f"{current_owner()}: the JSON text is larger than the limit of {limit} bytes "
                 f"(it has at least {size}); is it really a release?"
             )
         text = source
     elif isinstance(source, str | os.PathLike):
-        text = read_text_limited(source, owner=owner)
+        text = read_text_limited(source)
     else:
-        raise NoiseawareTypeError(f"{owner}: source must be a path or JSON text; got {source!r}.")
-    return loads_limited(text, owner=owner)
+        raise NoiseawareTypeError(f"{current_owner()}: source must be a path or JSON text; got {source!r}.")
+    return loads_limited(text)
 
 
-def _check_depth(text: str, max_depth: int, owner: str) -> None:
+def _check_depth(text: str, max_depth: int) -> None:
     """Refuse nesting deeper than ``max_depth``, by a linear scan that skips string contents."""
     depth = 0
     for m in _TOKENS.finditer(text):
@@ -497,14 +492,14 @@ def _check_depth(text: str, max_depth: int, owner: str) -> None:
             depth += 1
             if depth > max_depth:
                 raise ReleaseFormatError(
-                    f"{owner}: JSON nested deeper than {max_depth} levels (at character {m.start()}); "
+                    f"{current_owner()}: JSON nested deeper than {max_depth} levels (at character {m.start()}); "
                     "a release is never nested this deep."
                 )
         elif c in "]}":
             depth -= 1
 
 
-def loads_limited(text: str, *, max_depth: int = 64, owner: str = "Release.from_json") -> Any:
+def loads_limited(text: str, *, max_depth: int = 64) -> Any:
     """Parse JSON text defensively.
 
     Like :func:`json.loads`, but every way the text can be hostile becomes a
@@ -525,8 +520,6 @@ def loads_limited(text: str, *, max_depth: int = 64, owner: str = "Release.from_
         The JSON text.
     max_depth : int, default 64
         The deepest nesting of arrays and objects accepted.
-    owner : str, default "Release.from_json"
-        Who is parsing, for the error messages.
 
     Returns
     -------
@@ -544,9 +537,11 @@ def loads_limited(text: str, *, max_depth: int = 64, owner: str = "Release.from_
     --------
     >>> loads_limited('{"values": [1, 2.5], "secure": true}')
     {'values': [1, 2.5], 'secure': True}
+    >>> from noiseaware._validation import owner_scope
     >>> for hostile in ["[" * 100_000 + "]" * 100_000, '{"scale": NaN}', '{"n": 1' + 400 * "0" + "}"]:
     ...     try:
-    ...         loads_limited(hostile)
+    ...         with owner_scope("Release.from_json"):
+    ...             loads_limited(hostile)
     ...     except ReleaseFormatError as exc:
     ...         print(exc)
     Release.from_json: JSON nested deeper than 64 levels (at character 64); a release is never
@@ -554,11 +549,12 @@ def loads_limited(text: str, *, max_depth: int = 64, owner: str = "Release.from_
     Release.from_json: the JSON constant NaN is not allowed; a release holds finite numbers only.
     Release.from_json: an integer with 401 digits is too large (at most 40 digits; int64 holds 19).
     """
+    owner = current_owner()
     if not isinstance(text, str):
         raise NoiseawareTypeError(f"{owner}: the JSON text must be a str; got a {type(text).__name__}.")
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
         raise NoiseawareValueError(f"{owner}: max_depth must be an integer >= 1; got max_depth={max_depth!r}.")
-    _check_depth(text, max_depth, owner)
+    _check_depth(text, max_depth)
 
     def parse_constant(name: str) -> Any:
         raise ReleaseFormatError(

@@ -4,15 +4,26 @@ Every message reads ``"<owner>: <name> <rule>; got <name>=<value>.<fix>"``, e.g.
 ``"TwoSidedGeometric: alpha must be in (0, 1); got alpha=1.5."``. Concrete (non-symbolic)
 inputs are checked here and raise :class:`~noiseaware.exceptions.NoiseawareValueError` or
 :class:`~noiseaware.exceptions.NoiseawareTypeError` at once.
+
+The ``<owner>`` is the public name being served (``"TwoSidedGeometric"``, ``"privatize"``,
+``"Release.from_json"``), not an argument of the math: the function that names the owner sets it
+with :func:`owned` (a decorator) or :func:`owner_scope` (a ``with`` block), and the message builders
+read it with :func:`current_owner`. It lives in a :class:`contextvars.ContextVar`, so each thread and
+each asyncio task sees its own; the innermost scope wins (a public function called by another names
+itself, as it did when the name was passed by hand), and outside any scope the owner is
+``"noiseaware"``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import math
 import numbers
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -63,66 +74,150 @@ MAX_SIMULATED_ROWS = 10_000_000
 #: Smallest positive normal float64; scales below it lose precision (subnormal numbers).
 TINY = 2.2250738585072014e-308
 
+# ----------------------------------------------------------------- the owner of a message
+#: The owner named when no scope is set (a private helper called directly).
+DEFAULT_OWNER = "noiseaware"
+_OWNER: contextvars.ContextVar[str | None] = contextvars.ContextVar("noiseaware_owner", default=None)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
-def message(owner: str, name: str, rule: str, value: Any, fix: str | None = None, *, limit: int | None = None) -> str:
+
+def current_owner(default: str = DEFAULT_OWNER) -> str:
+    """The public name that messages raised now should start with (``default`` outside any scope).
+
+    Examples
+    --------
+    >>> current_owner()
+    'noiseaware'
+    >>> with owner_scope("TwoSidedGeometric"):
+    ...     current_owner()
+    'TwoSidedGeometric'
+    """
+    return _OWNER.get() or default
+
+
+@contextlib.contextmanager
+def owner_scope(name: str) -> Iterator[None]:
+    """Name ``name`` as the owner of the messages raised inside the ``with`` block (restored on exit).
+
+    Examples
+    --------
+    >>> with owner_scope("privatize"):
+    ...     positive("epsilon", -1.0)
+    Traceback (most recent call last):
+    ...
+    noiseaware.exceptions.NoiseawareValueError: privatize: epsilon must be a finite number > 0; got epsilon=-1.0.
+    """
+    token = _OWNER.set(name)
+    try:
+        yield
+    finally:
+        _OWNER.reset(token)
+
+
+@contextlib.contextmanager
+def fallback_owner(name: str) -> Iterator[None]:
+    """Like :func:`owner_scope`, but only where no scope is set: a caller's owner wins over ``name``.
+
+    For rules that have a natural owner of their own when checked alone (a release record's field
+    types name ``"Release"``) yet speak for their caller inside a public function.
+    """
+    if _OWNER.get() is not None:
+        yield
+        return
+    with owner_scope(name):
+        yield
+
+
+def owned(name: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Decorate a function so that the messages raised while it runs name ``name`` as their owner.
+
+    The decorated function keeps its name, docstring and signature (:func:`functools.wraps`).
+    Not for generator functions: the scope would end before their body runs.
+    """
+
+    def decorate(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(fn)
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            token = _OWNER.set(name)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _OWNER.reset(token)
+
+        return wrapper
+
+    return decorate
+
+
+def message(name: str, rule: str, value: Any, fix: str | None = None, *, limit: int | None = None) -> str:
     """Format the one message shape used across the package (``limit``: longest shown value, clipped with ``...``)."""
     shown = repr(value)
     if limit is not None and len(shown) > limit:
         shown = shown[: limit - 3] + "..."
-    text = f"{owner}: {name} {rule}; got {name}={shown}."
+    text = f"{current_owner()}: {name} {rule}; got {name}={shown}."
     if fix:
         text += f" {fix}"
     return text
 
 
-def fail(owner: str, name: str, rule: str, value: Any, fix: str | None = None) -> None:
-    """Raise a :class:`NoiseawareValueError` in the standard shape."""
-    raise NoiseawareValueError(message(owner, name, rule, value, fix))
+def fail(owner: str, name: str, rule: str, value: Any, fix: str | None = None) -> NoReturn:
+    """Raise a :class:`NoiseawareValueError` in the standard shape, naming ``owner`` given by hand.
+
+    :func:`refuse` is the same message naming the current owner (:func:`current_owner`).
+    """
+    with owner_scope(owner):
+        raise NoiseawareValueError(message(name, rule, value, fix))
 
 
-def real(owner: str, name: str, value: Any) -> float:
+def refuse(name: str, rule: str, value: Any, fix: str | None = None) -> NoReturn:
+    """Raise a :class:`NoiseawareValueError` in the standard shape, naming the current owner."""
+    raise NoiseawareValueError(message(name, rule, value, fix))
+
+
+def real(name: str, value: Any) -> float:
     """Return ``value`` as a float if it is a real scalar (bool excluded); else raise TypeError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real | np.integer | np.floating):
         if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
             return float(value)
-        raise NoiseawareTypeError(message(owner, name, "must be a real number", value))
+        raise NoiseawareTypeError(message(name, "must be a real number", value))
     try:
         return float(value)
     except OverflowError:
         raise NoiseawareValueError(
-            message(owner, name, "must be a real number within the float64 range", value)
+            message(name, "must be a real number within the float64 range", value)
         ) from None
 
 
-def finite(owner: str, name: str, value: Any) -> float:
+def finite(name: str, value: Any) -> float:
     """Return a finite float, or raise."""
-    x = real(owner, name, value)
+    x = real(name, value)
     if not math.isfinite(x):
-        fail(owner, name, "must be finite", value)
+        refuse(name, "must be finite", value)
     return x
 
 
-def positive(owner: str, name: str, value: Any) -> float:
+def positive(name: str, value: Any) -> float:
     """Return a finite float > 0, or raise."""
-    x = real(owner, name, value)
+    x = real(name, value)
     if not (math.isfinite(x) and x > 0):
-        fail(owner, name, "must be a finite number > 0", value)
+        refuse(name, "must be a finite number > 0", value)
     return x
 
 
-def nonnegative(owner: str, name: str, value: Any) -> float:
+def nonnegative(name: str, value: Any) -> float:
     """Return a finite float >= 0, or raise."""
-    x = real(owner, name, value)
+    x = real(name, value)
     if not (math.isfinite(x) and x >= 0):
-        fail(owner, name, "must be a finite number >= 0", value)
+        refuse(name, "must be a finite number >= 0", value)
     return x
 
 
-def open_unit(owner: str, name: str, value: Any) -> float:
+def open_unit(name: str, value: Any) -> float:
     """Return a float in the open interval (0, 1), or raise."""
-    x = real(owner, name, value)
+    x = real(name, value)
     if not (0.0 < x < 1.0):
-        fail(owner, name, "must be in (0, 1)", value)
+        refuse(name, "must be in (0, 1)", value)
     return x
 
 
@@ -131,7 +226,6 @@ def _int_text(x: int) -> str:
 
 
 def integer(
-    owner: str,
     name: str,
     value: Any,
     *,
@@ -144,7 +238,7 @@ def integer(
     An integral float (``3.0``) is accepted unless ``integral_floats=False`` (a typed record field).
     """
     if isinstance(value, bool | np.bool_):
-        raise NoiseawareTypeError(message(owner, name, "must be an integer", value))
+        raise NoiseawareTypeError(message(name, "must be an integer", value))
     if isinstance(value, numbers.Integral | np.integer):
         out = int(value)
     elif (
@@ -155,15 +249,15 @@ def integer(
     ):
         out = int(value)
     else:
-        raise NoiseawareTypeError(message(owner, name, "must be an integer", value))
+        raise NoiseawareTypeError(message(name, "must be an integer", value))
     if minimum is not None and out < minimum:
-        fail(owner, name, f"must be an integer >= {minimum}", value)
+        refuse(name, f"must be an integer >= {minimum}", value)
     if maximum is not None and out > maximum:
-        fail(owner, name, f"must be an integer <= {_int_text(maximum)}", value)
+        refuse(name, f"must be an integer <= {_int_text(maximum)}", value)
     return out
 
 
-def generator(owner: str, name: str, value: Any) -> np.random.Generator:
+def generator(name: str, value: Any) -> np.random.Generator:
     """A NumPy ``Generator`` from ``value``: None (fresh entropy), an integer ``>= 0`` or a ``Generator``.
 
     Anything else (a string, a float, a bool, a negative integer) raises instead of reaching
@@ -175,25 +269,25 @@ def generator(owner: str, name: str, value: Any) -> np.random.Generator:
         return np.random.default_rng()
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral | np.integer):
         raise NoiseawareTypeError(
-            message(owner, name, "must be an integer >= 0, a numpy.random.Generator or None", value)
+            message(name, "must be an integer >= 0, a numpy.random.Generator or None", value)
         )
-    return np.random.default_rng(integer(owner, name, value, minimum=0))
+    return np.random.default_rng(integer(name, value, minimum=0))
 
 
 def noise_scale(
-    owner: str, name: str, value: Any, maximum: float, rule: str, *, minimum: float = TINY, why_min: str = ""
+    name: str, value: Any, maximum: float, rule: str, *, minimum: float = TINY, why_min: str = ""
 ) -> float:
     """Return a noise scale in ``[minimum, maximum]``, or raise naming the rule (``rule``: why ``maximum``)."""
-    x = positive(owner, name, value)
+    x = positive(name, value)
     if x < minimum:
         why = why_min or "the smallest normal float64; smaller ones lose precision"
-        fail(owner, name, f"must be >= {minimum!r} ({why})", value)
+        refuse(name, f"must be >= {minimum!r} ({why})", value)
     if x > maximum:
-        fail(owner, name, f"must be <= {maximum:.6g} {rule}", value)
+        refuse(name, f"must be <= {maximum:.6g} {rule}", value)
     return x
 
 
-def implied_guarantee(owner: str, params: dict[str, Any], quantity: str, formula: str, result: float) -> None:
+def implied_guarantee(params: dict[str, Any], quantity: str, formula: str, result: float) -> None:
     """Raise unless a guarantee computed from ``params`` (``result``) is a finite float > 0.
 
     An infinite guarantee cannot be recorded, and one that underflows to 0 would claim more
@@ -202,18 +296,18 @@ def implied_guarantee(owner: str, params: dict[str, Any], quantity: str, formula
     if not (math.isfinite(result) and result > 0.0):
         got = ", ".join(f"{k}={val!r}" for k, val in params.items())
         raise NoiseawareValueError(
-            f"{owner}: {' and '.join(params)} must give a finite {quantity} = {formula} > 0 in float64; "
+            f"{current_owner()}: {' and '.join(params)} must give a finite {quantity} = {formula} > 0 in float64; "
             f"got {got} ({quantity}={result!r})."
         )
 
 
-def at_least(owner: str, name: str, value: float, minimum: float, rule: str) -> None:
+def at_least(name: str, value: float, minimum: float, rule: str) -> None:
     """Raise unless ``value >= minimum`` (``rule`` says why, e.g. :data:`INT_NOISE_RULE`)."""
     if not value >= minimum:
-        fail(owner, name, f"must be >= {minimum:.6g} {rule}", value)
+        refuse(name, f"must be >= {minimum:.6g} {rule}", value)
 
 
-def within(owner: str, name: str, arr: np.ndarray, bound: float, rule: str) -> None:
+def within(name: str, arr: np.ndarray, bound: float, rule: str) -> None:
     """Raise unless every entry of the numeric array ``arr`` has ``|x| <= bound``."""
     if not arr.size:
         return
@@ -222,16 +316,16 @@ def within(owner: str, name: str, arr: np.ndarray, bound: float, rule: str) -> N
     if abs(float(worst)) > bound:
         shown = _int_text(int(bound)) if bound == INT_BOUND else f"{bound:.6g}"
         raise NoiseawareValueError(
-            f"{owner}: {name} must lie in [-{shown}, {shown}] {rule}; got a value of {worst.item()!r}."
+            f"{current_owner()}: {name} must lie in [-{shown}, {shown}] {rule}; got a value of {worst.item()!r}."
         )
 
 
-def epsilon(owner: str, value: Any, *, name: str = "epsilon", warn: bool = True) -> float:
+def epsilon(value: Any, *, name: str = "epsilon", warn: bool = True) -> float:
     """Check a pure-DP budget: finite and > 0; warn above :data:`EPSILON_WARN_THRESHOLD`."""
-    eps = positive(owner, name, value)
+    eps = positive(name, value)
     if warn and eps > EPSILON_WARN_THRESHOLD:
         warnings.warn(
-            f"{owner}: {name}={eps!r} is above {EPSILON_WARN_THRESHOLD:g}; such a release gives "
+            f"{current_owner()}: {name}={eps!r} is above {EPSILON_WARN_THRESHOLD:g}; such a release gives "
             "little protection (a likelihood ratio of up to exp(epsilon) between neighbours).",
             PrivacyWarning,
             stacklevel=3,
@@ -239,12 +333,12 @@ def epsilon(owner: str, value: Any, *, name: str = "epsilon", warn: bool = True)
     return eps
 
 
-def rho(owner: str, value: Any, *, name: str = "rho", warn: bool = True) -> float:
+def rho(value: Any, *, name: str = "rho", warn: bool = True) -> float:
     """Check a zCDP budget: finite and > 0; warn above :data:`RHO_WARN_THRESHOLD`."""
-    r = positive(owner, name, value)
+    r = positive(name, value)
     if warn and r > RHO_WARN_THRESHOLD:
         warnings.warn(
-            f"{owner}: {name}={r!r} is above {RHO_WARN_THRESHOLD:g} (the rho of an epsilon = "
+            f"{current_owner()}: {name}={r!r} is above {RHO_WARN_THRESHOLD:g} (the rho of an epsilon = "
             f"{EPSILON_WARN_THRESHOLD:g} pure-DP mechanism); such a release gives little protection.",
             PrivacyWarning,
             stacklevel=3,
@@ -252,68 +346,68 @@ def rho(owner: str, value: Any, *, name: str = "rho", warn: bool = True) -> floa
     return r
 
 
-def delta(owner: str, value: Any, *, name: str = "delta") -> float:
+def delta(value: Any, *, name: str = "delta") -> float:
     """Check a delta in the open interval (0, 1)."""
-    return open_unit(owner, name, value)
+    return open_unit(name, value)
 
 
-def choice(owner: str, name: str, value: Any, options: Sequence[str]) -> str:
+def choice(name: str, value: Any, options: Sequence[str]) -> str:
     """Check that ``value`` is one of ``options`` (strings)."""
     if not isinstance(value, str):
-        raise NoiseawareTypeError(message(owner, name, f"must be one of {list(options)}", value))
+        raise NoiseawareTypeError(message(name, f"must be one of {list(options)}", value))
     if value not in options:
-        fail(owner, name, f"must be one of {list(options)}", value)
+        refuse(name, f"must be one of {list(options)}", value)
     return value
 
 
-def bounds(owner: str, lower: Any, upper: Any, *, integral: bool = False) -> tuple[float, float]:
+def bounds(lower: Any, upper: Any, *, integral: bool = False) -> tuple[float, float]:
     """Check a pair of finite bounds with ``lower <= upper``."""
     if integral:
-        lo: float = integer(owner, "lower", lower)
-        hi: float = integer(owner, "upper", upper)
+        lo: float = integer("lower", lower)
+        hi: float = integer("upper", upper)
     else:
-        lo = finite(owner, "lower", lower)
-        hi = finite(owner, "upper", upper)
+        lo = finite("lower", lower)
+        hi = finite("upper", upper)
     if lo > hi:
         raise NoiseawareValueError(
-            f"{owner}: bounds must satisfy lower <= upper; got lower={lower!r}, upper={upper!r}. Swap them."
+            f"{current_owner()}: bounds must satisfy lower <= upper; got lower={lower!r}, upper={upper!r}. Swap them."
         )
     return lo, hi
 
 
-def _as_array(owner: str, name: str, value: Any) -> np.ndarray:
+def _as_array(name: str, value: Any) -> np.ndarray:
     """``np.asarray(value)`` with ragged sequences, strings and non-numbers refused by name."""
     try:
         arr = np.asarray(value)
     except ValueError:
         raise NoiseawareValueError(
-            f"{owner}: {name} must be a rectangular array of numbers; got a ragged nested sequence "
+            f"{current_owner()}: {name} must be a rectangular array of numbers; got a ragged nested sequence "
             "(rows of different lengths). Pad or split it first."
         ) from None
     except Exception as exc:  # pragma: no cover - numpy raises many kinds
-        raise NoiseawareTypeError(message(owner, name, "must be array-like", type(value).__name__)) from exc
+        raise NoiseawareTypeError(message(name, "must be array-like", type(value).__name__)) from exc
     if arr.dtype.kind in "USV":
         example = arr.ravel()[:1].tolist()
         raise NoiseawareTypeError(
-            f"{owner}: {name} must be numeric; got dtype {arr.dtype} with values such as {example}. "
+            f"{current_owner()}: {name} must be numeric; got dtype {arr.dtype} with values such as {example}. "
             "Encode categories as numbers first."
         )
     if arr.dtype.kind == "c":
-        raise NoiseawareTypeError(f"{owner}: {name} must hold real numbers; got complex dtype {arr.dtype}.")
+        raise NoiseawareTypeError(f"{current_owner()}: {name} must hold real numbers; got complex dtype {arr.dtype}.")
     if arr.dtype.kind == "O":
         if arr.ndim == 0 and not isinstance(arr.item(), numbers.Real):
             raise NoiseawareTypeError(
-                f"{owner}: {name} must be an array of numbers; got {type(value).__name__}. "
+                f"{current_owner()}: {name} must be an array of numbers; got {type(value).__name__}. "
                 "Pass a list, tuple or NumPy array."
             )
         for x in arr.ravel():
             if not isinstance(x, numbers.Real | np.bool_):
                 raise NoiseawareTypeError(
-                    f"{owner}: {name} must be numeric; got {type(x).__name__} values such as {x!r}. "
+                    f"{current_owner()}: {name} must be numeric; got {type(x).__name__} values such as {x!r}. "
                     "Encode categories as numbers first."
                 )
     elif arr.dtype.kind not in "biuf":
-        raise NoiseawareTypeError(f"{owner}: {name} must be numeric; got dtype {arr.dtype}.")
+        raise NoiseawareTypeError(f"{current_owner()}: {name} must be numeric; got dtype {arr.dtype}.")
     return arr
 
 
@@ -336,21 +430,22 @@ def _contains_bool(value: Any) -> bool:
     return False
 
 
-def _no_bool(owner: str, name: str, value: Any, booleans: bool) -> None:
+def _no_bool(name: str, value: Any, booleans: bool) -> None:
     if not booleans and _contains_bool(value):
         raise NoiseawareTypeError(
-            f"{owner}: {name} must hold numbers, not true/false (a bool is not accepted as a number here)."
+            f"{current_owner()}: {name} must hold numbers, not true/false (a bool is not accepted as a number here)."
         )
 
 
-def numeric_array(owner: str, name: str, value: Any, *, booleans: bool = True) -> np.ndarray:
+def numeric_array(name: str, value: Any, *, booleans: bool = True) -> np.ndarray:
     """``value`` as a float64 array (NaN and inf kept, for the caller's own rule); non-numbers refused by name.
 
     Ragged sequences, strings, complex numbers, objects and, with ``booleans=False``, bools raise a
     :class:`NoiseawareValueError` / :class:`NoiseawareTypeError`, as do integers beyond float64.
     """
-    _no_bool(owner, name, value, booleans)
-    arr = _as_array(owner, name, value)
+    owner = current_owner()
+    _no_bool(name, value, booleans)
+    arr = _as_array(name, value)
     try:
         if arr.dtype.kind == "O":
             return np.array([float(x) for x in arr.ravel()], dtype=np.float64).reshape(arr.shape)
@@ -367,7 +462,7 @@ CURATOR_NAN_REMEDY = "Impute or drop them before privatizing."
 
 
 def finite_array(
-    owner: str, name: str, value: Any, *, dtype: Any = np.float64, remedy: str | None = CURATOR_NAN_REMEDY
+    name: str, value: Any, *, dtype: Any = np.float64, remedy: str | None = CURATOR_NAN_REMEDY
 ) -> np.ndarray:
     """Return ``value`` as a float64 array with no NaN or inf; raise otherwise.
 
@@ -377,7 +472,8 @@ def finite_array(
     data (``privatize`` and the mechanisms); an analyst-side caller states its own (its input is a
     release's numbers, estimates or parameters, never data to impute), or ``None`` for none.
     """
-    arr = _as_array(owner, name, value)
+    owner = current_owner()
+    arr = _as_array(name, value)
     if arr.dtype.kind == "O":
         try:
             arr = np.array([float(x) for x in arr.ravel()], dtype=np.float64).reshape(arr.shape)
@@ -396,14 +492,14 @@ def finite_array(
     return arr
 
 
-def _integer_range_error(owner: str, name: str, x: int) -> NoiseawareValueError:
+def _integer_range_error(name: str, x: int) -> NoiseawareValueError:
     beyond = " (beyond int64)" if not -(2**63) <= x < 2**63 else ""
     return NoiseawareValueError(
-        f"{owner}: {name} must hold integers in [-2**62, 2**62] {INT_NOISE_RULE}; got {x}{beyond}."
+        f"{current_owner()}: {name} must hold integers in [-2**62, 2**62] {INT_NOISE_RULE}; got {x}{beyond}."
     )
 
 
-def integer_array(owner: str, name: str, value: Any, *, booleans: bool = True) -> np.ndarray:
+def integer_array(name: str, value: Any, *, booleans: bool = True) -> np.ndarray:
     """Return ``value`` as an int64 array; floats are accepted only if integral and finite.
 
     Every entry must lie in ``[-2**62, 2**62]`` (:data:`INT_BOUND`), compared as exact integers
@@ -412,8 +508,8 @@ def integer_array(owner: str, name: str, value: Any, *, booleans: bool = True) -
     around; so do ragged sequences, strings, complex numbers, other non-numbers and, with
     ``booleans=False`` (a record's typed field), bools.
     """
-    _no_bool(owner, name, value, booleans)
-    arr = _as_array(owner, name, value)
+    _no_bool(name, value, booleans)
+    arr = _as_array(name, value)
     if arr.dtype.kind == "b":
         return arr.astype(np.int64)
     if arr.dtype.kind == "O":
@@ -424,46 +520,47 @@ def integer_array(owner: str, name: str, value: Any, *, booleans: bool = True) -
                 continue
             xf = float(x)
             if not math.isfinite(xf):
-                raise NoiseawareValueError(f"{owner}: {name} must not contain NaN or inf.")
+                raise NoiseawareValueError(f"{current_owner()}: {name} must not contain NaN or inf.")
             if not xf.is_integer():
                 raise NoiseawareValueError(
-                    f"{owner}: {name} must hold integers; got non-integral values such as {[xf]}."
+                    f"{current_owner()}: {name} must hold integers; got non-integral values such as {[xf]}."
                 )
             ints.append(int(xf))
         for x in ints:
             if abs(x) > INT_BOUND:
-                raise _integer_range_error(owner, name, x)
+                raise _integer_range_error(name, x)
         return np.array(ints, dtype=np.int64).reshape(arr.shape)
     if arr.dtype.kind in "iu":
         if arr.size:
             lo, hi = int(arr.min()), int(arr.max())
             if hi > INT_BOUND:
-                raise _integer_range_error(owner, name, hi)
+                raise _integer_range_error(name, hi)
             if lo < -INT_BOUND:
-                raise _integer_range_error(owner, name, lo)
+                raise _integer_range_error(name, lo)
         return arr.astype(np.int64)
     # floats
     if not np.all(np.isfinite(arr)):
-        raise NoiseawareValueError(f"{owner}: {name} must not contain NaN or inf.")
+        raise NoiseawareValueError(f"{current_owner()}: {name} must not contain NaN or inf.")
     if not np.all(arr == np.round(arr)):
         raise NoiseawareValueError(
-            f"{owner}: {name} must hold integers; got non-integral values such as "
+            f"{current_owner()}: {name} must hold integers; got non-integral values such as "
             f"{arr[arr != np.round(arr)].ravel()[:3].tolist()}."
         )
     if arr.size:
         for x in (arr.min(), arr.max()):
             if abs(float(x)) > INT_BOUND:
-                raise _integer_range_error(owner, name, int(x))
+                raise _integer_range_error(name, int(x))
     return arr.astype(np.int64)
 
 
-def no_total_epsilon(owner: str, epsilon: Any) -> None:
+def no_total_epsilon(epsilon: Any) -> None:
     """Refuse ``epsilon=`` on a per-pair likelihood: the name means the *total* budget in ``privatize``.
 
     ``privatize(..., statistic="median_pairs", epsilon=e)`` splits ``e`` over the ``p(p-1)/2``
     pairs; a likelihood's noise is per pair. Taking ``epsilon`` here would be wrong by that
     factor, silently, for a user who passes the total, so the per-pair budget has its own name.
     """
+    owner = current_owner()
     if epsilon is not None:
         raise NoiseawareTypeError(
             f"{owner}: epsilon= is not accepted here; got epsilon={epsilon!r}. The noise of each pair's count is "

@@ -39,6 +39,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from . import _validation as v
+from ._validation import owned
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyBudgetError
 from .mechanisms import Guarantee
 
@@ -57,13 +58,14 @@ __all__ = [
 Amount: TypeAlias = float | int | Fraction | Decimal | str | np.floating | np.integer
 
 
-def _values(owner: str, name: str, values: Iterable[float], check=v.nonnegative) -> list[float]:
-    out = [check(owner, f"{name}[{i}]", x) for i, x in enumerate(values)]
+def _values(name: str, values: Iterable[float], check=v.nonnegative) -> list[float]:
+    out = [check(f"{name}[{i}]", x) for i, x in enumerate(values)]
     if not out:
-        v.fail(owner, name, "must hold at least one value", [])
+        v.refuse(name, "must hold at least one value", [])
     return out
 
 
+@owned("sequential")
 def sequential(epsilons: Iterable[float]) -> float:
     """Sequential composition of pure epsilon-DP mechanisms: ``sum(epsilons)``.
 
@@ -75,22 +77,25 @@ def sequential(epsilons: Iterable[float]) -> float:
     ValueError
         If a value is negative, NaN or infinite, or the list is empty.
     """
-    return math.fsum(_values("sequential", "epsilons", epsilons))
+    return math.fsum(_values("epsilons", epsilons))
 
 
+@owned("parallel")
 def parallel(epsilons: Iterable[float]) -> float:
     """Parallel composition on disjoint parts of the data: ``max(epsilons)``."""
-    return max(_values("parallel", "epsilons", epsilons))
+    return max(_values("epsilons", epsilons))
 
 
+@owned("zcdp_sequential")
 def zcdp_sequential(rhos: Iterable[float]) -> float:
     """Adaptive composition of rho-zCDP mechanisms: ``sum(rhos)`` [Ferrando et al. (2026), Prop. 3.6]."""
-    return math.fsum(_values("zcdp_sequential", "rhos", rhos))
+    return math.fsum(_values("rhos", rhos))
 
 
+@owned("epsilon_to_rho")
 def epsilon_to_rho(epsilon: float) -> float:
     """epsilon-DP implies (epsilon**2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    eps = v.nonnegative("epsilon_to_rho", "epsilon", epsilon)
+    eps = v.nonnegative("epsilon", epsilon)
     return eps * eps / 2.0
 
 
@@ -98,6 +103,7 @@ def _cks_objective(a: float, rho: float, log_inv_delta: float) -> float:
     return a * rho + (log_inv_delta + (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)) / (a - 1.0)
 
 
+@owned("zcdp_to_approx_dp")
 def zcdp_to_approx_dp(rho: float, delta: float, method: str = "cks20") -> float:
     """The epsilon of the (epsilon, delta)-DP guarantee implied by rho-zCDP.
 
@@ -119,10 +125,9 @@ def zcdp_to_approx_dp(rho: float, delta: float, method: str = "cks20") -> float:
     float
         epsilon.
     """
-    owner = "zcdp_to_approx_dp"
-    r = v.nonnegative(owner, "rho", rho)
-    d = v.delta(owner, delta)
-    v.choice(owner, "method", method, ("cks20", "bun_steinke"))
+    r = v.nonnegative("rho", rho)
+    d = v.delta(delta)
+    v.choice("method", method, ("cks20", "bun_steinke"))
     simple = r + 2.0 * math.sqrt(r * math.log(1.0 / d))
     if method == "bun_steinke" or r == 0.0:
         return simple if r > 0 else 0.0
@@ -140,14 +145,14 @@ def zcdp_to_approx_dp(rho: float, delta: float, method: str = "cks20") -> float:
     return max(0.0, min(best, guard, simple))
 
 
+@owned("zcdp_delta")
 def zcdp_delta(rho: float, epsilon: float) -> float:
     """The delta of the (epsilon, delta)-DP guarantee implied by rho-zCDP (CKS20, Prop. 12).
 
     ``delta = inf_{a>1} exp((a-1)(a rho - epsilon)) / (a-1) * (1 - 1/a)**a``, capped at 1.
     """
-    owner = "zcdp_delta"
-    r = v.nonnegative(owner, "rho", rho)
-    e = v.nonnegative(owner, "epsilon", epsilon)
+    r = v.nonnegative("rho", rho)
+    e = v.nonnegative("epsilon", epsilon)
     if r == 0.0:
         return 0.0
 
@@ -159,7 +164,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return float(min(1.0, math.exp(min(0.0, res.fun))))
 
 
-def _exact(owner: str, name: str, value: Any, rule: str) -> tuple[Fraction, Fraction]:
+def _exact(name: str, value: Any, rule: str) -> tuple[Fraction, Fraction]:
     """``value`` as an exact rational, with the rounding allowance of a binary float.
 
     Returns ``(x, u)``: ``x`` is the exact value of ``value``; ``u`` is ``ulp(x)`` in the
@@ -169,10 +174,10 @@ def _exact(owner: str, name: str, value: Any, rule: str) -> tuple[Fraction, Frac
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, bool | np.bool_):
-        raise NoiseawareTypeError(v.message(owner, name, _TYPE_RULE, value))
+        raise NoiseawareTypeError(v.message(name, _TYPE_RULE, value))
     if isinstance(value, float | np.floating):
         if not np.isfinite(value):
-            v.fail(owner, name, rule, value)
+            v.refuse(name, rule, value)
         if isinstance(value, float):  # float64, including np.float64
             x, ulp = Fraction(value), Fraction(math.ulp(value))
             normal = abs(value) >= sys.float_info.min
@@ -189,14 +194,14 @@ def _exact(owner: str, name: str, value: Any, rule: str) -> tuple[Fraction, Frac
         return Fraction(int(value.numerator), int(value.denominator)), Fraction(0)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            v.fail(owner, name, rule, value)
+            v.refuse(name, rule, value)
         return Fraction(value), Fraction(0)
     if isinstance(value, str):
         try:
             return Fraction(value), Fraction(0)
         except (ValueError, ZeroDivisionError):
-            v.fail(owner, name, rule + " (as a decimal or ratio string such as '0.1' or '1/3')", value)
-    raise NoiseawareTypeError(v.message(owner, name, _TYPE_RULE, value))
+            v.refuse(name, rule + " (as a decimal or ratio string such as '0.1' or '1/3')", value)
+    raise NoiseawareTypeError(v.message(name, _TYPE_RULE, value))
 
 
 _TYPE_RULE = "must be a real number (float, int, Fraction, Decimal, or a string such as '0.1' or '1/3')"
@@ -326,6 +331,7 @@ class PrivacyBudget:
     noiseaware.exceptions.PrivacyBudgetError: PrivacyBudget: requested rho=0.5 exceeds the remaining rho=0.375; ...
     """
 
+    @owned("PrivacyBudget")
     def __init__(self, epsilon: Amount | None = None, rho: Amount | None = None, spent: Amount = 0.0) -> None:
         owner = "PrivacyBudget"
         if (epsilon is None) == (rho is None):
@@ -334,14 +340,14 @@ class PrivacyBudget:
             )
         self._unit = "epsilon" if epsilon is not None else "rho"
         given = epsilon if epsilon is not None else rho
-        total, _ = _exact(owner, self._unit, given, "must be a finite number > 0")
+        total, _ = _exact(self._unit, given, "must be a finite number > 0")
         if total <= 0:
-            v.fail(owner, self._unit, "must be a finite number > 0", given)
-        used, _ = _exact(owner, "spent", spent, "must be finite and >= 0")
+            v.refuse(self._unit, "must be a finite number > 0", given)
+        used, _ = _exact("spent", spent, "must be finite and >= 0")
         if used < 0:
-            v.fail(owner, "spent", "must be >= 0", spent)
+            v.refuse("spent", "must be >= 0", spent)
         if used > total:
-            v.fail(owner, "spent", f"must be <= the total {self._unit}={_plain(total)!r}", spent)
+            v.refuse("spent", f"must be <= the total {self._unit}={_plain(total)!r}", spent)
         self._total = total
         self._spent = used
         self._slack = Fraction(0)
@@ -415,6 +421,7 @@ class PrivacyBudget:
         return tuple(self._log)
 
     # -- operations ------------------------------------------------------------------------
+    @owned("PrivacyBudget.split")
     def split(self, k: int) -> Fraction:
         """An exact ``1/k`` share of the budget *remaining now*: ``remaining_exact / k``.
 
@@ -435,9 +442,10 @@ class PrivacyBudget:
         NoiseawareValueError, NoiseawareTypeError
             If ``k`` is not an integer >= 1.
         """
-        parts = v.integer("PrivacyBudget.split", "k", k, minimum=1)
+        parts = v.integer("k", k, minimum=1)
         return self.remaining_exact / parts
 
+    @owned("PrivacyBudget.spend")
     def spend(self, amount: Amount, label: str = "") -> float:
         """Spend ``amount`` (in the budget's unit) and return what remains, as a float.
 
@@ -458,13 +466,13 @@ class PrivacyBudget:
         NoiseawareValueError, NoiseawareTypeError
             If ``amount`` is not a finite number > 0 or ``label`` is not a string.
         """
-        owner = "PrivacyBudget.spend"
-        amt, allowance = _exact(owner, "amount", amount, "must be a finite number > 0")
+        amt, allowance = _exact("amount", amount, "must be a finite number > 0")
         if amt <= 0:
-            v.fail(owner, "amount", "must be a finite number > 0", amount)
-        self._record(amt, allowance, _label(owner, label))
+            v.refuse("amount", "must be a finite number > 0", amount)
+        self._record(amt, allowance, _label(label))
         return self.remaining
 
+    @owned("PrivacyBudget.check")
     def check(self, guarantee: Guarantee) -> None:
         """Raise if charging ``guarantee`` would overspend; spend nothing.
 
@@ -487,9 +495,10 @@ class PrivacyBudget:
         NoiseawareTypeError
             If ``guarantee`` is not a :class:`~noiseaware.mechanisms.Guarantee`.
         """
-        cost, allowance = self._cost("PrivacyBudget.check", guarantee)
+        cost, allowance = self._cost(guarantee)
         self._admit(cost, allowance)
 
+    @owned("PrivacyBudget.charge")
     def charge(self, guarantee: Guarantee, label: str = "") -> float:
         """:meth:`check` ``guarantee``, then spend its cost; return what remains, as a float.
 
@@ -505,37 +514,34 @@ class PrivacyBudget:
         PrivacyBudgetError, NoiseawareValueError, NoiseawareTypeError
             As :meth:`check`; the budget is left unchanged.
         """
-        owner = "PrivacyBudget.charge"
-        cost, allowance = self._cost(owner, guarantee)
-        self._record(cost, allowance, _label(owner, label))
+        cost, allowance = self._cost(guarantee)
+        self._record(cost, allowance, _label(label))
         return self.remaining
 
     # -- internals -------------------------------------------------------------------------
-    def _cost(self, owner: str, guarantee: Guarantee) -> tuple[Fraction, Fraction]:
+    def _cost(self, guarantee: Guarantee) -> tuple[Fraction, Fraction]:
         if not isinstance(guarantee, Guarantee):
-            raise NoiseawareTypeError(v.message(owner, "guarantee", "must be a Guarantee", guarantee))
+            raise NoiseawareTypeError(v.message("guarantee", "must be a Guarantee", guarantee))
         pure = guarantee.epsilon is not None and guarantee.delta == 0.0
         if self._unit == "epsilon":
             if not pure:
-                v.fail(
-                    owner,
+                v.refuse(
                     "guarantee",
                     "must be pure epsilon-DP (epsilon given, delta == 0) to be charged to an epsilon budget",
                     guarantee,
                     "Charge zCDP guarantees to a PrivacyBudget(rho=...).",
                 )
-            return _exact(owner, "guarantee.epsilon", guarantee.epsilon, "must be finite")
+            return _exact("guarantee.epsilon", guarantee.epsilon, "must be finite")
         if guarantee.rho is not None:
-            return _exact(owner, "guarantee.rho", guarantee.rho, "must be finite")
+            return _exact("guarantee.rho", guarantee.rho, "must be finite")
         if not pure:
-            v.fail(
-                owner,
+            v.refuse(
                 "guarantee",
                 "must give rho or be pure epsilon-DP to be charged to a rho budget",
                 guarantee,
                 "An (epsilon, delta) guarantee implies no rho-zCDP bound.",
             )
-        eps, u = _exact(owner, "guarantee.epsilon", guarantee.epsilon, "must be finite")
+        eps, u = _exact("guarantee.epsilon", guarantee.epsilon, "must be finite")
         return eps * eps / 2, eps * u + u * u / 2
 
     def _admit(self, amount: Fraction, allowance: Fraction) -> None:
@@ -549,7 +555,7 @@ class PrivacyBudget:
         self._log.append((label, amount))
 
 
-def _label(owner: str, label: str) -> str:
+def _label(label: str) -> str:
     if not isinstance(label, str):
-        raise NoiseawareTypeError(v.message(owner, "label", "must be a string", label))
+        raise NoiseawareTypeError(v.message("label", "must be a string", label))
     return label

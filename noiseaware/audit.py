@@ -31,6 +31,7 @@ import numpy as np
 from scipy import stats
 
 from . import _validation as v
+from ._validation import owned
 from .mechanisms import Mechanism
 
 __all__ = ["AuditResult", "audit_epsilon", "clopper_pearson"]
@@ -69,6 +70,7 @@ class AuditResult:
     beta: float
 
 
+@owned("audit_epsilon")
 def audit_epsilon(
     mechanism: Mechanism,
     x: Any,
@@ -101,9 +103,8 @@ def audit_epsilon(
     -------
     AuditResult
     """
-    owner = "audit_epsilon"
-    n = v.integer(owner, "draws", draws, minimum=10)
-    b = v.open_unit(owner, "beta", beta)
+    n = v.integer("draws", draws, minimum=10)
+    b = v.open_unit("beta", beta)
 
     def sample(val: Any) -> np.ndarray:
         arr = np.asarray(val)

@@ -38,6 +38,7 @@ import numpy as np
 
 from . import _validation as v
 from ._io import atomic_write, atomic_write_text, check_output, printable
+from ._validation import owned, owner_scope
 from .exceptions import NoiseawareError, NoiseawareValueError, NoiseawareWarning
 
 if TYPE_CHECKING:
@@ -150,26 +151,28 @@ def _plot_format(path: str | None, command: str, *, force: bool, protect: Sequen
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
         raise NoiseawareValueError(f"{command}: --plot needs matplotlib; pip install matplotlib.") from None
-    check_output(path, overwrite=force, protect=protect, owner=command)
-    fmt = Path(path).suffix[1:].lower() or "png"
-    known = FigureCanvasBase.get_supported_filetypes()
-    if fmt not in known:
-        raise NoiseawareValueError(
-            f"{command}: --plot {path}: unknown figure format {fmt!r}; use one of {sorted(known)} (e.g. fig.png)."
-        )
-    return fmt
+    with owner_scope(command):
+        check_output(path, overwrite=force, protect=protect)
+        fmt = Path(path).suffix[1:].lower() or "png"
+        known = FigureCanvasBase.get_supported_filetypes()
+        if fmt not in known:
+            raise NoiseawareValueError(
+                f"{command}: --plot {path}: unknown figure format {fmt!r}; use one of {sorted(known)} (e.g. fig.png)."
+            )
+        return fmt
 
 
 def _save_figure(fig: Any, path: str, fmt: str, command: str, *, force: bool, protect: Sequence[str]) -> None:
     """Write a matplotlib figure atomically (temporary file, then rename), and close it."""
     import matplotlib.pyplot as plt
 
-    try:
-        atomic_write(
-            path, lambda fh: fig.savefig(fh, format=fmt, dpi=120), overwrite=force, protect=protect, owner=command
-        )
-    finally:
-        plt.close(fig)
+    with owner_scope(command):
+        try:
+            atomic_write(
+                path, lambda fh: fig.savefig(fh, format=fmt, dpi=120), overwrite=force, protect=protect
+            )
+        finally:
+            plt.close(fig)
 
 
 # ------------------------------------------------------------------------------------------ fit
@@ -233,13 +236,14 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------------------- demo
+@owned("demo")
 def _cmd_demo(args: argparse.Namespace) -> int:
     from . import privatize
     from .copula import fit, functional, mle_nn, plot_pairs
     from .datasets import demo_copula_data
 
     if args.output:
-        check_output(args.output, overwrite=args.force, owner="demo")
+        check_output(args.output, overwrite=args.force)
     plot_protect = [args.output] if args.output else []
     plot_fmt = _plot_format(args.plot, "demo", force=args.force, protect=plot_protect)
     t0 = time.perf_counter()
@@ -259,7 +263,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"   comparisons (§5); publishing both would spend {2 * args.epsilon:g} in total on the same data.\n"
     )
     if args.output:
-        atomic_write_text(args.output, rel_geo.to_json() + "\n", overwrite=args.force, owner="demo")
+        atomic_write_text(args.output, rel_geo.to_json() + "\n", overwrite=args.force)
         print(f"   wrote the geometric release to {printable(args.output)}\n")
     print(f"2. analyst: Bayes-NA (NUTS, {args.backend}) on the geometric release; MLE-NN on the BTGM release")
     _import_arviz_quietly()
@@ -302,14 +306,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- release and show
+@owned("release")
 def _cmd_release(args: argparse.Namespace) -> int:
     from . import privatize
 
     protect = [args.data]  # the confidential data: never written over, not even with --force
-    check_output(args.output, overwrite=args.force, protect=protect, owner="release")  # fail before any work
+    check_output(args.output, overwrite=args.force, protect=protect)  # fail before any work
     df = _read_csv(args.data, "release")
     release = privatize(df, statistic=args.statistic, epsilon=args.epsilon, mechanism=args.mechanism)
-    atomic_write_text(args.output, release.to_json() + "\n", overwrite=args.force, protect=protect, owner="release")
+    atomic_write_text(args.output, release.to_json() + "\n", overwrite=args.force, protect=protect)
     print(_safe(release.summary()))
     print(f"wrote {printable(args.output)}")
     return 0

@@ -7,6 +7,7 @@ import pandas as pd
 from scipy import stats
 
 from . import _validation as v
+from ._validation import owned
 from .exceptions import NoiseawareValueError
 
 __all__ = [
@@ -27,12 +28,13 @@ MIXED_MARGINALS_P5 = (
 )
 
 
+@owned("random_correlation")
 def random_correlation(p: int, rng: np.random.Generator) -> np.ndarray:
     """A correlation matrix from a scaled Wishart with ``p + 1`` degrees of freedom (Wang et al. 2026, §5).
 
     ``W ~ Wishart(p + 1, I_p)`` and ``R = D^{-1/2} W D^{-1/2}`` with ``D = diag(W)``.
     """
-    p = v.integer("random_correlation", "p", p, minimum=2)
+    p = v.integer("p", p, minimum=2)
     g = rng.standard_normal((p + 1, p))
     w = g.T @ g
     d = 1.0 / np.sqrt(np.diag(w))
@@ -41,12 +43,13 @@ def random_correlation(p: int, rng: np.random.Generator) -> np.ndarray:
     return r
 
 
+@owned("simulate_gaussian_copula")
 def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.random.Generator) -> np.ndarray:
     """Draw ``n`` rows ``X_j = F_j^{-1}(Phi(Z_j))`` with ``Z ~ N(0, R)`` (Wang et al. 2026, eq. 1).
 
     ``n`` must be in ``[1, 10**7]``.
     """
-    n = v.integer("simulate_gaussian_copula", "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
+    n = v.integer("n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
     R = np.asarray(R, dtype=np.float64)
     if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] != len(marginals):
         raise NoiseawareValueError(
@@ -57,6 +60,7 @@ def simulate_gaussian_copula(n: int, R: np.ndarray, marginals: tuple, rng: np.ra
     return np.column_stack([m.ppf(u[:, j]) for j, m in enumerate(marginals)])
 
 
+@owned("demo_copula_data")
 def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The demo data set: Gaussian copula, Wang et al. (2026) §5.2 mixed marginals, p = 5.
 
@@ -74,8 +78,8 @@ def demo_copula_data(seed: int = 2026, n: int = 1000) -> tuple[np.ndarray, np.nd
         The true copula correlation.
     columns : list of str
     """
-    n = v.integer("demo_copula_data", "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
-    rng = v.generator("demo_copula_data", "seed", seed)
+    n = v.integer("n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
+    rng = v.generator("seed", seed)
     R = random_correlation(5, rng)
     x = simulate_gaussian_copula(n, R, MIXED_MARGINALS_P5, rng)
     return x, R, ["normal", "exponential", "gamma", "beta", "t5"]
@@ -90,6 +94,7 @@ _UCB_TABLES = {
 }
 
 
+@owned("ucb_admissions")
 def ucb_admissions(which: str = "full") -> pd.DataFrame:
     """UC Berkeley admissions as a 2x2 table of counts: rows Gender, columns Admit.
 
@@ -115,7 +120,7 @@ def ucb_admissions(which: str = "full") -> pd.DataFrame:
     >>> int(ucb_admissions("dapper").to_numpy().sum())
     400
     """
-    v.choice("ucb_admissions", "which", which, sorted(_UCB_TABLES))
+    v.choice("which", which, sorted(_UCB_TABLES))
     return pd.DataFrame(
         np.array(_UCB_TABLES[which], dtype=np.int64), index=["Male", "Female"], columns=["Admitted", "Rejected"]
     )

@@ -155,6 +155,7 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not JSON-serializable")
 
 
+@v.owned(_OWNER)
 def resolve_fit(fit: Callable[..., Any] | str) -> Callable[..., Any]:
     """The fit function from a callable or a name (``"copula"``, ``"dirichlet"``, ``"module:function"``).
 
@@ -182,17 +183,17 @@ def resolve_fit(fit: Callable[..., Any] | str) -> Callable[..., Any]:
     if callable(fit):
         return fit
     if not isinstance(fit, str):
-        raise NoiseawareTypeError(v.message(_OWNER, "fit", "must be a callable or a name such as 'copula'", fit))
+        raise NoiseawareTypeError(v.message("fit", "must be a callable or a name such as 'copula'", fit))
     target = FITS.get(fit, fit)
     if ":" not in target:
-        raise NoiseawareValueError(v.message(_OWNER, "fit", f"must be one of {sorted(FITS)} or 'module:function'", fit))
+        raise NoiseawareValueError(v.message("fit", f"must be one of {sorted(FITS)} or 'module:function'", fit))
     mod, _, name = target.partition(":")
     try:
         fn = getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as exc:
-        raise NoiseawareValueError(v.message(_OWNER, "fit", f"cannot be resolved ({exc})", fit)) from None
+        raise NoiseawareValueError(v.message("fit", f"cannot be resolved ({exc})", fit)) from None
     if not callable(fn):
-        raise NoiseawareTypeError(v.message(_OWNER, "fit", "must name a callable", fit))
+        raise NoiseawareTypeError(v.message("fit", "must name a callable", fit))
     return fn
 
 
@@ -221,14 +222,8 @@ def _run_one(
             res = summarize(res)
         return FitManyResult(key, True, res, seconds=time.perf_counter() - t0, worker=worker)
     except Exception as exc:  # a per-release failure is reported, never lost
-        return FitManyResult(
-            key,
-            False,
-            error=f"{type(exc).__name__}: {exc}",
-            traceback=traceback.format_exc(),
-            seconds=time.perf_counter() - t0,
-            worker=worker,
-        )
+        return FitManyResult(key, False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
+                             seconds=time.perf_counter() - t0, worker=worker)
 
 
 def _check_key(key: str) -> None:
@@ -257,6 +252,7 @@ def _check_key(key: str) -> None:
         )
 
 
+@v.owned(_OWNER)
 def _items(releases: Any) -> list[tuple[str, Any]]:
     if isinstance(releases, Release | str | os.PathLike):
         raise NoiseawareTypeError(
@@ -268,12 +264,12 @@ def _items(releases: Any) -> list[tuple[str, Any]]:
     elif isinstance(releases, Iterable):
         items = [(str(i), r) for i, r in enumerate(releases)]
     else:
-        raise NoiseawareTypeError(v.message(_OWNER, "releases", "must be a list or a mapping of releases", releases))
+        raise NoiseawareTypeError(v.message("releases", "must be a list or a mapping of releases", releases))
     seen: set[str] = set()
     for k, r in items:
         _check_key(k)
         if k in seen:
-            raise NoiseawareValueError(v.message(_OWNER, "key", "must be unique", k))
+            raise NoiseawareValueError(v.message("key", "must be unique", k))
         seen.add(k)
         if not isinstance(r, Release | str | os.PathLike):
             raise NoiseawareTypeError(
@@ -428,6 +424,7 @@ def _client(client: Any, address: str | None, n_workers: int | None, processes: 
     return c, (c, cluster)
 
 
+@v.owned(_OWNER)
 def fit_many(
     releases: Mapping[Any, Release | str | os.PathLike[str]] | Iterable[Release | str | os.PathLike[str]],
     fit: Callable[..., Any] | str,
@@ -525,9 +522,9 @@ def fit_many(
     if isinstance(fit, str):
         resolve_fit(fit)  # a bad name fails here, before any task is sent
     if summarize is not None and not callable(summarize):
-        raise NoiseawareTypeError(v.message(_OWNER, "summarize", "must be callable or None", summarize))
+        raise NoiseawareTypeError(v.message("summarize", "must be callable or None", summarize))
     if n_workers is not None:
-        n_workers = v.integer(_OWNER, "n_workers", n_workers, minimum=1)
+        n_workers = v.integer("n_workers", n_workers, minimum=1)
     out_dir = None
     fingerprints: dict[str, dict[str, str | None]] = {}
     if results_dir is not None:
@@ -626,6 +623,7 @@ def _stream(items: list[tuple[str, Any]], job: _Job, cluster: _Cluster) -> Itera
                 thing.close()
 
 
+@v.owned(_OWNER)
 def _store(out_dir: pathlib.Path, outcome: FitManyResult) -> None:
     name = f"{outcome.key}.json" if outcome.ok else f"{outcome.key}.error.json"
     try:
@@ -635,7 +633,7 @@ def _store(out_dir: pathlib.Path, outcome: FitManyResult) -> None:
             f"{_OWNER}: the result of {outcome.key!r} cannot be stored as JSON ({exc}); pass summarize=... "
             "returning numbers, lists or dicts (e.g. lambda f: noiseaware.results.draws(f).mean(axis=0).tolist())."
         ) from None
-    atomic_write_text(out_dir / name, text, overwrite=True, owner=_OWNER)
+    atomic_write_text(out_dir / name, text, overwrite=True)
 
 
 # ------------------------------------------------------------------------------ a hierarchy, split by root unit
@@ -670,6 +668,7 @@ def _fit_part(part: tuple[Any, int], **fit_kwargs: Any) -> Any:
     return fit(release, seed=seed, **fit_kwargs)
 
 
+@v.owned(_H_OWNER)
 def fit_hierarchy(
     release: Any,
     *,
@@ -751,20 +750,19 @@ def fit_hierarchy(
     from .hierarchy import NoisyHierarchy, check_stitched_mixing, stitch
 
     if not isinstance(release, NoisyHierarchy):
-        raise NoiseawareTypeError(v.message(_H_OWNER, "release", "must be a hierarchy.NoisyHierarchy",
-                                            type(release).__name__))
+        raise NoiseawareTypeError(v.message("release", "must be a hierarchy.NoisyHierarchy", type(release).__name__))
     if fit_kwargs.get("model") is not None:
-        v.fail(_H_OWNER, "model", "must be None: a user's rate model spans every leaf and cannot be split by root unit",
-               fit_kwargs["model"], "Call hierarchy.fit on the whole file.")
+        v.refuse("model", "must be None: a user's rate model spans every leaf and cannot be split by root unit",
+                 fit_kwargs["model"], "Call hierarchy.fit on the whole file.")
     for name in ("method", "prior"):
         if name in fit_kwargs:
             from .hierarchy import METHODS, PRIORS
 
-            v.choice(_H_OWNER, name, fit_kwargs[name], METHODS if name == "method" else PRIORS)
+            v.choice(name, fit_kwargs[name], METHODS if name == "method" else PRIORS)
     sampling = {k: fit_kwargs.pop(k) for k in list(fit_kwargs) if k in SamplingSettings.names()}
-    st = check_settings(_H_OWNER, **sampling)
+    st = check_settings(**sampling)
     if n_workers is not None:
-        n_workers = v.integer(_H_OWNER, "n_workers", n_workers, minimum=1)
+        n_workers = v.integer("n_workers", n_workers, minimum=1)
     if client is not None and address is not None:
         raise NoiseawareValueError(f"{_H_OWNER}: give client=... or address=..., not both.")
     parts = release.split_by_root()

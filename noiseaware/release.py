@@ -60,6 +60,7 @@ from . import _validation as v
 from ._core._record import ReleaseRecord
 from ._io import MAX_RELEASE_BYTES, JSONRecord
 from ._statistics import SCHEMAS, SIMULATION_NOTE
+from ._validation import current_owner, owned
 from ._version import __version__
 from .exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning, ReleaseFormatError
 from .mechanisms import Guarantee, Mechanism, mechanism_from_dict
@@ -139,15 +140,16 @@ def _check_version_1_writer(version: Any, f: Any) -> None:
         )
 
 
-def check_simulation_write(owner: str, simulation: bool, allow_simulation: Any, fix: str) -> None:
+def check_simulation_write(simulation: bool, allow_simulation: Any, fix: str) -> None:
     """Refuse to serialize a simulation record unless ``allow_simulation=True``; warn when allowed.
 
     A simulation's noise is a replay of a seeded generator, so anyone who guesses the seed removes it
     exactly. The one rule of :meth:`Release.to_json` and
     :meth:`~noiseaware.hierarchy.NoisyHierarchy.to_json`; ``fix`` names the secure alternative.
     """
+    owner = current_owner()
     if not isinstance(allow_simulation, bool):
-        raise NoiseawareTypeError(v.message(owner, "allow_simulation", "must be True or False", allow_simulation))
+        raise NoiseawareTypeError(v.message("allow_simulation", "must be True or False", allow_simulation))
     if not simulation:
         return
     if not allow_simulation:
@@ -163,8 +165,9 @@ def check_simulation_write(owner: str, simulation: bool, allow_simulation: Any, 
     )
 
 
-def warn_simulation_read(owner: str) -> None:
+def warn_simulation_read() -> None:
     """Warn (:class:`~noiseaware.exceptions.PrivacyWarning`) that a record just read is a simulation."""
+    owner = current_owner()
     warnings.warn(
         f"{owner}: this record is a SIMULATION (secure=False): its noise came from a seeded numpy Generator and "
         "protects nobody. Use it for simulation studies only.",
@@ -482,6 +485,7 @@ class Release(ReleaseRecord, JSONRecord):
         _external.from_published
     )
 
+    @owned("Release")
     def __post_init__(self) -> None:
         if not isinstance(self.statistic, str) or self.statistic not in SCHEMAS:
             raise ReleaseFormatError(
@@ -495,7 +499,7 @@ class Release(ReleaseRecord, JSONRecord):
             )
         if not isinstance(self.secure, bool):
             raise ReleaseFormatError(f"Release: field 'secure' must be true or false; got {self.secure!r}.")
-        _external.check_record_provenance("Release", self.provenance)
+        _external.check_record_provenance(self.provenance)
         if self.schema_version != SCHEMA_VERSION:
             raise ReleaseFormatError(
                 f"Release: field 'schema_version' must be {SCHEMA_VERSION}; got {self.schema_version!r}. "
@@ -523,7 +527,7 @@ class Release(ReleaseRecord, JSONRecord):
             )
         object.__setattr__(self, "labels", labels)
         if self.n is not None:
-            object.__setattr__(self, "n", v.integer("Release", "n", self.n, minimum=1, maximum=v.INT_BOUND))
+            object.__setattr__(self, "n", v.integer("n", self.n, minimum=1, maximum=v.INT_BOUND))
         object.__setattr__(self, "metadata", _freeze(dict(self.metadata)))
         comps = tuple(self.components)
         for i, c in enumerate(comps):
@@ -543,6 +547,7 @@ class Release(ReleaseRecord, JSONRecord):
         self._check_secure_flag()
         SCHEMAS[self.statistic].validate(self)
 
+    @owned("Release")
     def _check_secure_flag(self) -> None:
         """``secure`` must not contradict ``metadata.simulation``; components share the release's flag.
 
@@ -550,7 +555,7 @@ class Release(ReleaseRecord, JSONRecord):
         transcribed from a published release); ``metadata.simulation`` marks a replayable seeded
         simulation, which can never be secure.
         """
-        _external.check_secure_maker("Release", self.provenance, self.secure)
+        _external.check_secure_maker(self.provenance, self.secure)
         made_here = _external.made_by_noiseaware(self.provenance)
         if self.simulation and not made_here:
             raise ReleaseFormatError(
@@ -619,6 +624,7 @@ class Release(ReleaseRecord, JSONRecord):
             "components": [c.to_dict() for c in self.components],
         }
 
+    @owned("Release.to_json")
     def to_json(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -659,7 +665,7 @@ class Release(ReleaseRecord, JSONRecord):
         OutputExistsError
             ``path`` exists and ``overwrite`` is False.
         """
-        check_simulation_write("Release.to_json", self.simulation, allow_simulation,
+        check_simulation_write(self.simulation, allow_simulation,
                                "or make a secure release with privatize(...) without rng=")
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         from . import _io
@@ -674,7 +680,7 @@ class Release(ReleaseRecord, JSONRecord):
         if path is not None:
             from ._io import atomic_write_text
 
-            atomic_write_text(path, text + "\n", overwrite=overwrite, owner="Release.to_json")
+            atomic_write_text(path, text + "\n", overwrite=overwrite)
         return text
 
     @classmethod
@@ -714,6 +720,7 @@ class Release(ReleaseRecord, JSONRecord):
             raise
 
     @classmethod
+    @owned("Release.from_json")
     def from_json(cls, source: str | os.PathLike[str]) -> Release:
         """Read a release from a JSON file path, or from JSON text.
 
@@ -736,17 +743,18 @@ class Release(ReleaseRecord, JSONRecord):
         """
         from ._io import load_json_source
 
-        rel = cls.from_dict(load_json_source(source, owner="Release.from_json"))
+        rel = cls.from_dict(load_json_source(source))
         if rel.simulation:
-            warn_simulation_read("Release.from_json")
+            warn_simulation_read()
         return rel
 
     # ----------------------------------------------------------------- display
+    @owned("Release.summary")
     def summary(self, max_rows: int = 20) -> str:
         """A readable multi-line description of the release and its guarantee."""
         from ._io import printable
 
-        max_rows = v.integer("Release.summary", "max_rows", max_rows, minimum=0)
+        max_rows = v.integer("max_rows", max_rows, minimum=0)
         m = self.mechanism.to_dict()
         params = ", ".join(f"{k}={val!r}" for k, val in m.items() if k != "family")
         lines = [

@@ -48,9 +48,11 @@ def test_regression_likelihood_names_the_scale_and_the_release() -> None:
 
 def test_the_curators_remedy_stays_the_default_for_data() -> None:
     with pytest.raises(NoiseawareValueError, match=r"f: data must not contain NaN .* Impute or drop them before"):
-        v.finite_array("f", "data", [1.0, np.nan])
+        with v.owner_scope("f"):
+            v.finite_array("data", [1.0, np.nan])
     with pytest.raises(NoiseawareValueError, match=r"f: x must not contain NaN or inf; got 1 non-finite value\(s\)\.$"):
-        v.finite_array("f", "x", [np.inf], remedy=None)
+        with v.owner_scope("f"):
+            v.finite_array("x", [np.inf], remedy=None)
 
 
 def _stuck(shape: tuple[int, ...]) -> np.ndarray:

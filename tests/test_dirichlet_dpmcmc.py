@@ -514,7 +514,7 @@ def test_surrogate_move_falls_back_to_the_cuberoot_move_when_its_correction_reje
     assert raw["alpha"].shape == (1, 2, 100, 2)
     from noiseaware._engine import check_settings
 
-    idata = m._idata(raw, 0, prep, rel, None, check_settings("t", chains=2, draws=100, warmup=200, seed=5))
+    idata = m._idata(raw, 0, prep, rel, None, check_settings(chains=2, draws=100, warmup=200, seed=5))
     assert "started again" in idata.attrs["sampler"] and "cuberoot map" in idata.attrs["sampler"]
     monkeypatch.setattr(m, "SURROGATE_MIN_ACCEPT", 0.0)
     kept = dpmcmc(rel, chains=2, draws=100, warmup=200, seed=5, check_mixing=False)

@@ -382,7 +382,7 @@ def test_censored_moments_remove_the_bias_of_eq6_at_large_a():
     rel = na.privatize(x, statistic="dirichlet_logmean", epsilon=4.0, threshold=a, rng=np.random.default_rng(8))
     from noiseaware._core._dirichlet_release import select_part
 
-    p = select_part("test", rel, None)
+    p = select_part(rel, None)
     for mode, unbiased in (("censored", True), ("asymptotic", False)):
         hat = _fit_alpha(p.s_l, mode, p.n, p.a, p.scale, alpha0=np.ones(3))
         # sampling covariance of hat by the delta method at the truth: J^-1 (Sigma/n + 2b^2) J^-T

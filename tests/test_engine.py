@@ -44,6 +44,7 @@ from noiseaware._engine import (
     release_attrs,
     standard_stats,
 )
+from noiseaware._validation import owner_scope
 from noiseaware.augment import AugmentationModel
 from noiseaware.augment import _sample as augment_sample
 from noiseaware.copula import _dpcopula_fit as copula_synth
@@ -119,11 +120,11 @@ def test_defaults_are_the_documented_ones() -> None:
         "target_accept": None,
         "check_mixing": True,
     }
-    st = check_settings("f")
+    st = check_settings()
     assert (st.chains, st.draws, st.warmup, st.progressbar, st.check_mixing) == (4, 1000, 1000, False, True)
     assert st.target_accept == _engine.NUTS_TARGET_ACCEPT == 0.8
-    assert check_settings("f", default_target=_engine.RWM_TARGET_ACCEPT).target_accept == 0.3
-    assert check_settings("f", target_accept=0.95, default_target=0.3).target_accept == 0.95
+    assert check_settings(default_target=_engine.RWM_TARGET_ACCEPT).target_accept == 0.3
+    assert check_settings(target_accept=0.95, default_target=0.3).target_accept == 0.95
 
 
 @pytest.mark.parametrize(("name", "fn", "owner", "result"), FITS, ids=IDS)
@@ -151,13 +152,13 @@ def test_unknown_keywords_and_extra_positionals_are_refused_first(name, fn, owne
 
 def test_check_settings_refuses_a_name_that_is_not_a_setting() -> None:
     with pytest.raises(TypeError, match=r"^check_settings\(\) got an unexpected keyword argument 'chain'"):
-        check_settings("f", chain=2)  # type: ignore[call-arg]
+        check_settings(chain=2)  # type: ignore[call-arg]
 
 
 def test_seed_none_draws_a_recorded_seed() -> None:
-    a, b = check_settings("f"), check_settings("f")
+    a, b = check_settings(), check_settings()
     assert not a.seed_given and 0 <= a.seed < 2**31 and a.seed != b.seed  # P(equal) = 2**-31
-    given = check_settings("f", seed=7)
+    given = check_settings(seed=7)
     assert given.seed_given and given.seed == 7 and given.as_attrs()["noiseaware_seed"] == 7
 
 
@@ -247,9 +248,10 @@ def test_cores_has_one_meaning_in_every_fit_that_takes_it() -> None:
     for name, fn, _, _ in CORES_FITS:
         doc = " ".join(fn.__doc__.split())
         assert "cores : int, optional " + CORES_DOC in doc, name
-    assert _engine.pymc_cores("x.fit", "pymc", None) is None and _engine.pymc_cores("x.fit", "pymc", 3) == 3
+    assert _engine.pymc_cores("pymc", None) is None and _engine.pymc_cores("pymc", 3) == 3
     with pytest.raises(NoiseawareValueError, match=r"^x.fit: cores must be an integer >= 1; got cores=0.$"):
-        _engine.pymc_cores("x.fit", "pymc", 0)
+        with owner_scope("x.fit"):
+            _engine.pymc_cores("pymc", 0)
 
 
 @pytest.mark.parametrize(("name", "fn", "owner", "result"), CORES_FITS, ids=[f[0] for f in CORES_FITS])
@@ -319,9 +321,9 @@ def test_a_result_read_back_from_a_file_is_read_alike(tmp_path) -> None:
     """What a fit records lives in the container's attrs: the functions read a file's copy the same."""
     rng = np.random.default_rng(2)
     rel = na.privatize(rng.normal(size=(50, 2)), statistic="median_pairs", epsilon=1.0, rng=np.random.default_rng(3))
-    st = check_settings("toy.fit", chains=3, draws=400, warmup=10, seed=7, check_mixing=False)
+    st = check_settings(chains=3, draws=400, warmup=10, seed=7, check_mixing=False)
     block = MixingBlock.nuts("NUTS on mu", "mu is the toy parameter.")
-    res = finish_fit("toy.fit", _idata(rng), st, owner="toy.fit", check=["v"], block=block, default_var="v",
+    res = finish_fit("toy.fit", _idata(rng), st, check=["v"], block=block, default_var="v",
                      attrs=release_attrs(rel))
     path = tmp_path / "fit.nc"
     res.to_netcdf(str(path))
@@ -370,16 +372,16 @@ def test_finish_fit_records_the_run_wraps_it_and_checks_mixing_when_asked() -> N
             }
         )
 
-    st = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7)
+    st = check_settings(chains=2, draws=300, warmup=10, seed=7)
     expected = r"^toy\.fit: poor mixing in NUTS on theta; need bulk ESS .* theta is the toy parameter\. .*NUTS alone"
-    with pytest.warns(MixingWarning, match=expected):
-        res = finish_fit("toy.fit", walk(), st, owner="toy.fit", check=["theta"], block=block, attrs={"x": 1})
+    with pytest.warns(MixingWarning, match=expected), owner_scope("toy.fit"):
+        res = finish_fit("toy.fit", walk(), st, check=["theta"], block=block, attrs={"x": 1})
     assert type(res) is _host_type() and results.fit_kind(res) == "toy.fit" and results.settings(res) == st
     assert res.attrs["x"] == 1 and res.attrs["noiseaware_seed"] == 7 and "accept_rate" in group(res, "sample_stats")
-    quiet = check_settings("toy.fit", chains=2, draws=300, warmup=10, seed=7, check_mixing=False)
+    quiet = check_settings(chains=2, draws=300, warmup=10, seed=7, check_mixing=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = finish_fit("toy.fit", walk(), quiet, owner="toy.fit", check=["theta"], block=block)
+        res = finish_fit("toy.fit", walk(), quiet, check=["theta"], block=block)
     assert results.settings(res) == quiet and "x" not in res.attrs
 
 

@@ -40,7 +40,7 @@ def _model() -> None:
 @pytest.mark.slow  # make test-full: NumPyro's MCMC and the engine's driver, each compiled (18 s)
 @pytest.mark.parametrize("chains", [1, 2])
 def test_numpyro_nuts_gives_the_draws_of_mcmc_nuts(chains: int) -> None:
-    st = check_settings("test", chains=chains, draws=60, warmup=60, seed=5)
+    st = check_settings(chains=chains, draws=60, warmup=60, seed=5)
 
     @float64
     def both():  # type: ignore[no-untyped-def]
@@ -63,7 +63,7 @@ def test_numpyro_nuts_gives_the_draws_of_mcmc_nuts(chains: int) -> None:
 
 
 def test_driver_nuts_options_are_numpyros_defaults() -> None:
-    st = check_settings("test", target_accept=0.9)
+    st = check_settings(target_accept=0.9)
     opts = nuts_kernel_options(st, max_tree_depth=8)
     defaults = inspect.signature(numpyro.infer.NUTS.__init__).parameters
     assert opts.pop("target_accept_prob") == 0.9 and opts.pop("max_tree_depth") == 8  # the settings, an override

@@ -90,7 +90,7 @@ def test_median_counts_match_brute_force_even_with_equal_keys(monkeypatch):
     monkeypatch.setattr(nd._Keys, "block", lambda self, b, n_b: np.round(coarse(self, b, n_b)))
     monkeypatch.setattr(nd, "COLLECT_MAX", 2)
     rng = np.random.default_rng(5)
-    counts, names, n = nd.median_pair_counts("t", da.from_array(x, chunks=(50, 3)), None, rng, None)
+    counts, names, n = nd.median_pair_counts(da.from_array(x, chunks=(50, 3)), None, rng, None)
     keys = np.round(np.random.default_rng(5).standard_normal((301, 3)))  # the same stream, the same rounding
     assert n == 301 and names == ["x0", "x1", "x2"]
     np.testing.assert_array_equal(counts, _brute_counts(x, keys))
@@ -101,7 +101,7 @@ def test_median_counts_match_brute_force_even_with_equal_keys(monkeypatch):
 
 def test_secure_mode_counts_and_release():
     x = np.random.default_rng(2).normal(size=(500, 3))
-    counts, _, _ = nd.median_pair_counts("t", da.from_array(x, chunks=(64, 3)), None, None, None)
+    counts, _, _ = nd.median_pair_counts(da.from_array(x, chunks=(64, 3)), None, None, None)
     np.testing.assert_array_equal(counts, _brute_counts(x, np.zeros_like(x)))  # continuous: keys never matter
     rel = na.privatize(da.from_array(x, chunks=(64, 3)), "median_pairs", epsilon=1.0)
     assert rel.secure and rel.n == 500 and rel.values.shape == (3,)

@@ -24,22 +24,22 @@ INSTALLED = [s for s in ("nutpie", "numpyro") if importlib.util.find_spec(s) is 
 
 
 def test_auto_is_the_first_installed_implementation() -> None:
-    assert nuts_sampler_choice("fit") == INSTALLED[0]
-    assert nuts_sampler_choice("fit", "auto") == INSTALLED[0]
+    assert nuts_sampler_choice() == INSTALLED[0]
+    assert nuts_sampler_choice("auto") == INSTALLED[0]
     for name in INSTALLED:
-        assert nuts_sampler_choice("fit", name) == name
+        assert nuts_sampler_choice(name) == name
     assert set(NUTS_SAMPLERS) == {"auto", "nutpie", "numpyro", "pymc"}
 
 
 def test_unknown_implementation_is_refused() -> None:
     with pytest.raises(ValueError, match="nuts_sampler"):
-        nuts_sampler_choice("copula.fit", "stan")
+        nuts_sampler_choice("stan")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("nutpie") is not None, reason="nutpie is installed")
 def test_nutpie_when_absent_names_the_extra() -> None:
     with pytest.raises(ValueError, match=r"noiseaware\[pymc-fast\]"):
-        nuts_sampler_choice("copula.fit", "nutpie")
+        nuts_sampler_choice("nutpie")
 
 
 def test_nuts_sampler_applies_to_the_pymc_backend_only() -> None:
@@ -58,15 +58,15 @@ def test_nuts_sampler_applies_to_the_pymc_backend_only() -> None:
 def test_a_short_external_run_raises_keyboard_interrupt() -> None:
     """nutpie returns the draws made so far on Ctrl-C; pymc_sample refuses such a trace."""
     idata = from_groups({"posterior": {"x": np.zeros((2, 10))}, "sample_stats": {"diverging": np.zeros((2, 10), bool)}})
-    _check_complete("copula.fit", idata, 2, 10)  # complete: no error
+    _check_complete(idata, 2, 10)  # complete: no error
     with pytest.raises(KeyboardInterrupt, match="2 chains of 10 draws where 2 of 20"):
-        _check_complete("copula.fit", idata, 2, 20)
+        _check_complete(idata, 2, 20)
     with pytest.raises(KeyboardInterrupt, match="where 3 of 10"):
-        _check_complete("copula.fit", idata, 3, 10)
+        _check_complete(idata, 3, 10)
     padded = np.zeros((2, 10))
     padded[1, 6:] = np.nan  # the second chain stopped at 6 draws, padded to the common length
     with pytest.raises(KeyboardInterrupt, match="not finite"):
-        _check_complete("copula.fit", from_groups({"posterior": {"x": padded}}), 2, 10)
+        _check_complete(from_groups({"posterior": {"x": padded}}), 2, 10)
 
 
 @pytest.mark.slow  # compiles the model once per implementation

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareValueError
 from ._record import ReleaseRecord, as_release
 
@@ -125,16 +126,17 @@ def combine_measurements(pairs: Any, values: Any, sigma: Any) -> tuple[np.ndarra
     return np.array(list(order), dtype=np.int64).reshape(-1, 2), y, lam
 
 
-def _check_release(owner: str, release: Any, allowed: tuple[str, ...]) -> ReleaseRecord:
-    release = as_release(owner, release)
+def _check_release(release: Any, allowed: tuple[str, ...]) -> ReleaseRecord:
+    release = as_release(release)
     if release.statistic not in allowed:
         raise NoiseawareValueError(
-            f"{owner}: release must be a {' or '.join(repr(a) for a in allowed)} release; "
+            f"{current_owner()}: release must be a {' or '.join(repr(a) for a in allowed)} release; "
             f"got statistic={release.statistic!r}."
         )
     return release
 
 
+@owned("measurements")
 def measurements(release: ReleaseRecord) -> Measurements:
     """Every Gaussian measurement of a ``"pace_ggm"`` or ``"second_moment"`` release, combined per entry.
 
@@ -155,7 +157,7 @@ def measurements(release: ReleaseRecord) -> Measurements:
     >>> m.pairs.shape, bool(np.all(m.precision == m.precision[0]))
     ((6, 2), True)
     """
-    rel = _check_release("measurements", release, ("pace_ggm", "second_moment"))
+    rel = _check_release(release, ("pace_ggm", "second_moment"))
     meta = rel.metadata
     d = int(meta["d"])
     sig = float(rel.mechanism.sigma)  # type: ignore[attr-defined]
@@ -194,18 +196,20 @@ def measurements(release: ReleaseRecord) -> Measurements:
 
 
 def entry_params(
-    owner: str, n: Any, pairs: Any, precision: Any, d: int
+    n: Any, pairs: Any, precision: Any, d: int
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """``n``, row and column indices, and precisions, checked against dimension ``d``."""
-    nn = v.integer(owner, "n", n, minimum=1)
-    P = v.integer_array(owner, "pairs", pairs)
+    owner = current_owner()
+    nn = v.integer("n", n, minimum=1)
+    P = v.integer_array("pairs", pairs)
     if P.ndim != 2 or P.shape[1] != 2 or P.shape[0] < 1 or np.any(P < 0) or (d and np.any(P >= d)):
         raise NoiseawareValueError(
-            f"{owner}: pairs must be an (m, 2) array of entries (j, k) with 0 <= j, k < d = {d}; got shape {P.shape}."
+            f"{owner}: pairs must be an (m, 2) array of entries (j, k) with 0 <= j, k < d = {d}; "
+            f"got shape {P.shape}."
         )
     if len({(int(a), int(b)) for a, b in P}) != P.shape[0]:
         raise NoiseawareValueError(f"{owner}: pairs must list each entry once (combine repeats first).")
-    lam = v.finite_array(owner, "precision", precision, remedy="Pass a finite precision matrix.").reshape(-1)
+    lam = v.finite_array("precision", precision, remedy="Pass a finite precision matrix.").reshape(-1)
     if lam.size != P.shape[0] or np.any(lam <= 0):
         raise NoiseawareValueError(
             f"{owner}: precision must hold one value > 0 per pair ({P.shape[0]}); got {lam.size} value(s), "

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ._backend import Backend
 from ._noise import laplace_logpdf  # the registry's Laplace law (re-exported for the Dirichlet front ends)
 
@@ -100,7 +101,7 @@ PARAMETERIZATIONS = ("noncentered", "centered")
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-def check_censored_threshold(owner: str, a: float, moments: str) -> None:
+def check_censored_threshold(a: float, moments: str) -> None:
     """Raise when ``moments="censored"`` is asked for with a threshold ``a >= 1/2``.
 
     Raises
@@ -109,8 +110,7 @@ def check_censored_threshold(owner: str, a: float, moments: str) -> None:
         Naming ``a`` and the rule.
     """
     if moments == "censored" and not a < CENSORED_MAX_A:
-        v.fail(
-            owner,
+        v.refuse(
             "a",
             f"must be < {CENSORED_MAX_A} with moments='censored' (the censored covariance is derived for a < 1/2)",
             a,
@@ -118,7 +118,7 @@ def check_censored_threshold(owner: str, a: float, moments: str) -> None:
         )
 
 
-def check_statistic_args(owner: str, n: Any, a: Any, moments: str) -> tuple[int, float]:
+def check_statistic_args(n: Any, a: Any, moments: str) -> tuple[int, float]:
     """``n`` (an integer >= 1) and ``a`` (in (0, 1)) of the statistic, checked with ``moments``; returns them.
 
     Raises
@@ -126,10 +126,10 @@ def check_statistic_args(owner: str, n: Any, a: Any, moments: str) -> tuple[int,
     NoiseawareValueError, NoiseawareTypeError
         Naming the argument and the rule (``a`` too large for the censored moments included).
     """
-    nn = v.integer(owner, "n", n, minimum=1)
-    aa = v.open_unit(owner, "a", a)
-    v.choice(owner, "moments", moments, MOMENTS)
-    check_censored_threshold(owner, aa, moments)
+    nn = v.integer("n", n, minimum=1)
+    aa = v.open_unit("a", a)
+    v.choice("moments", moments, MOMENTS)
+    check_censored_threshold(aa, moments)
     return nn, aa
 
 
@@ -309,6 +309,7 @@ def pair_series_terms(log_a: Any) -> int:
     return int(min(SERIES_TERMS, 8 + math.ceil(2.0 * c * 400.0 / (1.0 - c) + 40.0 / -math.log(c))))
 
 
+@owned("pair_censoring_term")
 def pair_censoring_term(bk: Backend, alpha: Any, log_a: Any, terms: int | None = None) -> Any:
     r"""``(d, d)`` matrix :math:`E[D_jD_k]`, :math:`D_j=\log\max(x_j,a)-\log x_j`, zero diagonal.
 
@@ -338,8 +339,7 @@ def pair_censoring_term(bk: Backend, alpha: Any, log_a: Any, terms: int | None =
     if terms is None:
         terms = pair_series_terms(log_a)
     if bk.name == "pytensor":
-        v.fail(
-            "pair_censoring_term",
+        v.refuse(
             "bk",
             "must be NumPy or JAX (with PyTensor the censored moments are one JAX-evaluated node)",
             bk.name,

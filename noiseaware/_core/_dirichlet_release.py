@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import current_owner
 from ..exceptions import NoiseawareValueError
 from ._record import as_release
 
@@ -47,7 +48,7 @@ class LogMeanPart:
         return int(self.s_l.size)
 
 
-def logmean_parts(owner: str, release: Any) -> list[LogMeanPart]:
+def logmean_parts(release: Any) -> list[LogMeanPart]:
     """The one part (no split) or the two parts ``[D1, D2]`` of a ``dirichlet_logmean`` release.
 
     Raises
@@ -56,7 +57,8 @@ def logmean_parts(owner: str, release: Any) -> list[LogMeanPart]:
         If ``release`` is not a :class:`~noiseaware.Release` of statistic ``dirichlet_logmean``
         with Laplace noise.
     """
-    release = as_release(owner, release)
+    owner = current_owner()
+    release = as_release(release)
     if release.statistic != "dirichlet_logmean":
         raise NoiseawareValueError(
             f"{owner}: the release's statistic must be 'dirichlet_logmean'; got statistic={release.statistic!r}."
@@ -74,13 +76,13 @@ def logmean_parts(owner: str, release: Any) -> list[LogMeanPart]:
     return [LogMeanPart(vals[i] / m, m, a, scale / m, eps1) for i, m in enumerate(n_parts)]
 
 
-def select_part(owner: str, release: Any, part: int | None) -> LogMeanPart:
+def select_part(release: Any, part: int | None) -> LogMeanPart:
     """Part ``part`` (default: the last, i.e. ``D2`` of a split release, the whole data otherwise)."""
-    parts = logmean_parts(owner, release)
+    parts = logmean_parts(release)
     if part is None:
         return parts[-1]
     if not isinstance(part, int) or isinstance(part, bool) or not -len(parts) <= part < len(parts):
         raise NoiseawareValueError(
-            f"{owner}: part must be an index into the release's {len(parts)} part(s); got part={part!r}."
+            f"{current_owner()}: part must be an index into the release's {len(parts)} part(s); got part={part!r}."
         )
     return parts[part]

@@ -4,8 +4,9 @@ A statistic's metadata field is declared once with a field type that knows its r
 :class:`Float`, :class:`Text`, :class:`OneOf`, :class:`ListOf`, :class:`Record`, :class:`Array`);
 :func:`read_fields` checks a mapping against such declarations (unknown keys, missing keys, each
 value's type) and returns the typed values. Messages come from :mod:`noiseaware._validation`
-(``"<Owner>: <field> <rule>; got <field>=<value>."``, the owner ``"Release"`` unless a field type is
-called for another record); every failure is a :class:`~noiseaware.exceptions.ReleaseFormatError`
+(``"<Owner>: <field> <rule>; got <field>=<value>."``, the owner ``"Release"`` unless a reader of another
+record sets its own with :func:`noiseaware._validation.owner_scope`); every failure is a
+:class:`~noiseaware.exceptions.ReleaseFormatError`
 naming the field and the rule. The other record of published noise,
 :class:`noiseaware.hierarchy.NoisyHierarchy`, reads its fields with the same types and
 :func:`read_record`, owner ``"NoisyHierarchy"``.
@@ -26,6 +27,7 @@ from typing import Any, NoReturn, Protocol
 import numpy as np
 
 from .. import _validation as v
+from .._validation import current_owner, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
 __all__ = [
@@ -52,24 +54,30 @@ _SHOWN = 120
 ENTRY_ORDER = "lower triangle j >= k, row-major: (0,0), (1,0), (1,1), (2,0), ...; index = j(j+1)/2 + k"
 
 
-def fail(field_name: str, rule: str, value: Any, owner: str = OWNER) -> NoReturn:
+def fail(field_name: str, rule: str, value: Any) -> NoReturn:
     """Raise the :class:`ReleaseFormatError` ``"<owner>: <field_name> <rule>; got <field_name>=<value>."``.
 
     Examples
     --------
-    >>> fail("secure", "must be true or false", 1, owner="NoisyHierarchy")
+    >>> with v.owner_scope("NoisyHierarchy"):
+    ...     fail("secure", "must be true or false", 1)
     Traceback (most recent call last):
     ...
     noiseaware.exceptions.ReleaseFormatError: NoisyHierarchy: secure must be true or false; got secure=1.
     """
-    raise ReleaseFormatError(v.message(owner, field_name, rule, value, limit=_SHOWN))
+    with owner_scope(current_owner(OWNER)):
+        raise ReleaseFormatError(v.message(field_name, rule, value, limit=_SHOWN))
 
 
 @contextlib.contextmanager
 def as_format_error() -> Iterator[None]:
-    """A failed argument check of :mod:`noiseaware._validation` is a malformed release here."""
+    """A failed argument check of :mod:`noiseaware._validation` is a malformed release here.
+
+    Checked alone (outside any owner scope), a field names the :data:`OWNER` ``"Release"``.
+    """
     try:
-        yield
+        with v.fallback_owner(OWNER):
+            yield
     except ReleaseFormatError:
         raise
     except (NoiseawareValueError, NoiseawareTypeError) as exc:
@@ -77,10 +85,10 @@ def as_format_error() -> Iterator[None]:
 
 
 class FieldType(Protocol):
-    """A field type: takes the JSON path, the value and the record's owner; returns the typed value or raises."""
+    """A field type: takes the JSON path and the value; returns the typed value or raises (naming the current owner)."""
 
-    def __call__(self, name: str, x: Any, owner: str = ...) -> Any:
-        """The typed value of field ``name``, or a :class:`ReleaseFormatError` naming ``owner``."""
+    def __call__(self, name: str, x: Any) -> Any:
+        """The typed value of field ``name``, or a :class:`ReleaseFormatError` naming the current owner."""
 
 
 @dataclass(frozen=True)
@@ -90,9 +98,9 @@ class Int:
     minimum: int | None = None
     maximum: int | None = None
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> int:
+    def __call__(self, name: str, x: Any) -> int:
         with as_format_error():
-            return v.integer(owner, name, x, minimum=self.minimum, maximum=self.maximum, integral_floats=False)
+            return v.integer(name, x, minimum=self.minimum, maximum=self.maximum, integral_floats=False)
 
     def holds(self, arr: np.ndarray) -> np.ndarray:
         """Which entries of an int64 array :meth:`__call__` accepts (for :class:`Array`)."""
@@ -136,12 +144,13 @@ class Float:
             return f"{'<' if hi[-1] == ')' else '<='} {hi[:-1]}"
         return ""
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> float:
-        with as_format_error():
-            out = v.finite(owner, name, x)
-        if not self.holds(np.asarray(out)):
-            fail(name, f"must be {self.rule}", x, owner)
-        return out
+    def __call__(self, name: str, x: Any) -> float:
+        with owner_scope(current_owner(OWNER)):
+            with as_format_error():
+                out = v.finite(name, x)
+            if not self.holds(np.asarray(out)):
+                fail(name, f"must be {self.rule}", x)
+            return out
 
     def holds(self, arr: np.ndarray) -> np.ndarray:
         """Which entries of a float64 array :meth:`__call__` accepts: finite and within the bounds."""
@@ -161,9 +170,9 @@ class Instance:
     kind: type
     words: str
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> Any:
+    def __call__(self, name: str, x: Any) -> Any:
         if not isinstance(x, self.kind):
-            fail(name, f"must be {self.words}", x, owner)
+            fail(name, f"must be {self.words}", x)
         return x
 
 
@@ -173,10 +182,10 @@ class Text:
 
     min_length: int = 0
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> str:
+    def __call__(self, name: str, x: Any) -> str:
         if not isinstance(x, str) or len(x) < self.min_length:
             fail(name, "must be a non-empty string" if self.min_length == 1 else
-                 f"must be a string of at least {self.min_length} characters", x, owner)
+                 f"must be a string of at least {self.min_length} characters", x)
         return x
 
 
@@ -186,10 +195,10 @@ class OneOf:
 
     options: tuple[str, ...]
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> str:
+    def __call__(self, name: str, x: Any) -> str:
         if not isinstance(x, str) or x not in self.options:
             rule = f"must be {self.options[0]!r}" if len(self.options) == 1 else f"must be one of {list(self.options)}"
-            fail(name, rule, x, owner)
+            fail(name, rule, x)
         return x
 
 
@@ -202,16 +211,16 @@ class ListOf:
     length: int | None = None
     unique: bool = False
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> list[Any]:
+    def __call__(self, name: str, x: Any) -> list[Any]:
         if not isinstance(x, Sequence) or isinstance(x, str):
-            fail(name, "must be a list", x, owner)
-        out = list(x) if self.item is None else [self.item(f"{name}[{i}]", e, owner) for i, e in enumerate(x)]
+            fail(name, "must be a list", x)
+        out = list(x) if self.item is None else [self.item(f"{name}[{i}]", e) for i, e in enumerate(x)]
         if self.length is not None and len(out) != self.length:
-            fail(name, f"must hold {self.length} entries", x, owner)
+            fail(name, f"must hold {self.length} entries", x)
         if len(out) < self.min_length:
-            fail(name, f"must hold at least {self.min_length} entr{'y' if self.min_length == 1 else 'ies'}", x, owner)
+            fail(name, f"must hold at least {self.min_length} entr{'y' if self.min_length == 1 else 'ies'}", x)
         if self.unique and len(set(out)) != len(out):
-            fail(name, "must hold unique entries", out, owner)
+            fail(name, "must hold unique entries", out)
         return out
 
 
@@ -221,10 +230,10 @@ class Record:
 
     fields: Mapping[str, FieldType]
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> dict[str, Any]:
+    def __call__(self, name: str, x: Any) -> dict[str, Any]:
         if not isinstance(x, Mapping) or set(x) != set(self.fields):
-            fail(name, f"must be an object with keys {sorted(self.fields)}", x, owner)
-        return {key: typ(f"{name}.{key}", x[key], owner) for key, typ in self.fields.items()}
+            fail(name, f"must be an object with keys {sorted(self.fields)}", x)
+        return {key: typ(f"{name}.{key}", x[key]) for key, typ in self.fields.items()}
 
 
 @dataclass(frozen=True)
@@ -251,17 +260,17 @@ class Array:
     item: Int | Float
     ndim: int
 
-    def __call__(self, name: str, x: Any, owner: str = OWNER) -> np.ndarray:
+    def __call__(self, name: str, x: Any) -> np.ndarray:
         integer = isinstance(self.item, Int)
         with as_format_error():
             read = v.integer_array if integer else v.numeric_array
-            arr = np.array(read(owner, name, x, booleans=False), dtype=np.int64 if integer else np.float64, copy=True)
+            arr = np.array(read(name, x, booleans=False), dtype=np.int64 if integer else np.float64, copy=True)
         if arr.ndim != self.ndim:
-            fail(name, f"must be a {self.ndim}-dimensional array", x, owner)
+            fail(name, f"must be a {self.ndim}-dimensional array", x)
         bad = ~self.item.holds(arr)
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            self.item(name + "".join(f"[{i}]" for i in idx), arr[idx].item(), owner)  # raises: the entry's rule
+            self.item(name + "".join(f"[{i}]" for i in idx), arr[idx].item())  # raises: the entry's rule
         return arr
 
 
@@ -290,7 +299,6 @@ def read_fields(
     required: Mapping[str, FieldType],
     optional: Mapping[str, FieldType],
     statistic: str,
-    owner: str = OWNER,
 ) -> dict[str, Any]:
     """The typed values of ``meta``'s fields, each checked by its field type, in declaration order.
 
@@ -314,7 +322,7 @@ def read_fields(
     noiseaware.exceptions.ReleaseFormatError: Release: metadata.p must be an integer >= 2; got metadata.p=1.
     """
     return read_record(meta, required, {**optional, **COMMON_OPTIONAL}, what=f"statistic {statistic!r}",
-                       prefix="metadata.", owner=owner)
+                       prefix="metadata.")
 
 
 def read_record(
@@ -324,7 +332,6 @@ def read_record(
     *,
     what: str,
     prefix: str = "",
-    owner: str = OWNER,
 ) -> dict[str, Any]:
     """The typed values of a JSON object's fields: unknown keys, missing keys and each value's type checked.
 
@@ -340,11 +347,13 @@ def read_record(
 
     Examples
     --------
-    >>> read_record({"secure": "yes"}, {"secure": BOOL}, {}, what="schema 'demo'", owner="Demo")
+    >>> with v.owner_scope("Demo"):
+    ...     read_record({"secure": "yes"}, {"secure": BOOL}, {}, what="schema 'demo'")
     Traceback (most recent call last):
     ...
     noiseaware.exceptions.ReleaseFormatError: Demo: secure must be true or false; got secure='yes'.
-    >>> read_record({"secure": True, "x": 1}, {"secure": BOOL}, {}, what="schema 'demo'", owner="Demo")
+    >>> with v.owner_scope("Demo"):
+    ...     read_record({"secure": True, "x": 1}, {"secure": BOOL}, {}, what="schema 'demo'")
     Traceback (most recent call last):
     ...
     noiseaware.exceptions.ReleaseFormatError: Demo: record has unknown key(s) ['x'] for schema 'demo';
@@ -352,15 +361,15 @@ def read_record(
     """
     container = prefix.rstrip(".") or "record"
     if not isinstance(data, Mapping):
-        fail(container, "must be a JSON object", data, owner)
+        fail(container, "must be a JSON object", data)
     fields = {**required, **optional}
     unknown = sorted(map(str, set(data) - set(fields)))
     if unknown:
-        fail(container, f"has unknown key(s) {unknown} for {what}", dict(data), owner)
+        fail(container, f"has unknown key(s) {unknown} for {what}", dict(data))
     typed: dict[str, Any] = {}
     for key, typ in fields.items():
         if key in data:
-            typed[key] = typ(f"{prefix}{key}", data[key], owner)
+            typed[key] = typ(f"{prefix}{key}", data[key])
         elif key in required:
-            fail(f"{prefix}{key}", f"is missing (required for {what})", None, owner)
+            fail(f"{prefix}{key}", f"is missing (required for {what})", None)
     return typed

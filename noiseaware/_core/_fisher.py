@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import current_owner
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._backend import Backend
 from ._noise import (
@@ -247,8 +248,9 @@ def _is_traced(x: Any) -> bool:
     return mod.startswith(("jax", "pytensor")) and not isinstance(x, np.ndarray | np.generic)
 
 
-def _static_sizes(owner: str, **sizes: Any) -> dict[str, Any]:
+def _static_sizes(**sizes: Any) -> dict[str, Any]:
     """Concrete integer sizes, or an error that says why they must be concrete."""
+    owner = current_owner()
     out = {}
     for name, x in sizes.items():
         if _is_traced(x):
@@ -265,25 +267,25 @@ def _static_sizes(owner: str, **sizes: Any) -> dict[str, Any]:
     return out
 
 
-def concrete_sizes(owner: str, name: str, x: Any, minimum: int = 0) -> Any:
+def concrete_sizes(name: str, x: Any, minimum: int = 0) -> Any:
     """A size argument (``n``, ``N``, ``K``, ``m``) as an ``int`` or an int64 array of sizes.
 
     Raises ``TypeError`` for a value traced under ``jax.jit`` (saying why it must be concrete) and
     for non-integers; ``ValueError`` for an entry below ``minimum``.
     """
-    x = _static_sizes(owner, **{name: x})[name]
+    x = _static_sizes(**{name: x})[name]
     if np.ndim(x) == 0:
-        return v.integer(owner, name, x.item() if isinstance(x, np.ndarray | np.generic) else x, minimum=minimum)
-    arr = v.integer_array(owner, name, x)
+        return v.integer(name, x.item() if isinstance(x, np.ndarray | np.generic) else x, minimum=minimum)
+    arr = v.integer_array(name, x)
     if arr.size == 0:
-        v.fail(owner, name, "must not be empty", arr.tolist())
+        v.refuse(name, "must not be empty", arr.tolist())
     if np.any(arr < minimum):
-        v.fail(owner, name, f"must hold integers >= {minimum}", arr.tolist())
+        v.refuse(name, f"must hold integers >= {minimum}", arr.tolist())
     arr.setflags(write=False)
     return arr
 
 
-def fisher_table(N: Any, K: Any, m: Any, *, windowed: bool = True, owner: str = "NoisyHypergeom") -> FisherTable:
+def fisher_table(N: Any, K: Any, m: Any, *, windowed: bool = True) -> FisherTable:
     """Validated, cached :class:`FisherTable` for concrete integers ``0 <= K, m <= N``.
 
     ``N``, ``K``, ``m`` may be arrays (broadcast together): a batch of urns of different sizes
@@ -308,23 +310,22 @@ def fisher_table(N: Any, K: Any, m: Any, *, windowed: bool = True, owner: str = 
     >>> tabs.shape, tabs.hi.tolist(), tabs.width
     ((2,), [5, 151], 71)
     """
-    sizes = _static_sizes(owner, N=N, K=K, m=m)
+    sizes = _static_sizes(N=N, K=K, m=m)
     N, K, m = sizes["N"], sizes["K"], sizes["m"]
     if any(np.ndim(x) > 0 for x in (N, K, m)):
-        return _batch_table(owner, N, K, m, windowed)
-    N = v.integer(owner, "N", N, minimum=1)
-    K = v.integer(owner, "K", K, minimum=0)
-    m = v.integer(owner, "m", m, minimum=0)
+        return _batch_table(N, K, m, windowed)
+    N = v.integer("N", N, minimum=1)
+    K = v.integer("K", K, minimum=0)
+    m = v.integer("m", m, minimum=0)
     if K > N:
-        v.fail(owner, "K", f"must be <= N = {N}", K)
+        v.refuse("K", f"must be <= N = {N}", K)
     if m > N:
-        v.fail(owner, "m", f"must be <= N = {N}", m)
+        v.refuse("m", f"must be <= N = {N}", m)
     if N > 2**45:
-        v.fail(owner, "N", "must be <= 2**45 (exact integer log-ratios in float64)", N)
+        v.refuse("N", "must be <= 2**45 (exact integer log-ratios in float64)", N)
     size = min(K, m) - max(0, m - (N - K)) + 1
     if size > MAX_SUPPORT:
-        v.fail(
-            owner,
+        v.refuse(
             "N",
             f"gives a support of {size:,} points for T, whose table would need about "
             f"{_BYTES_PER_POINT * size / 2**30:,.1f} GiB; at most {MAX_SUPPORT:,} points (N up to about "
@@ -334,35 +335,35 @@ def fisher_table(N: Any, K: Any, m: Any, *, windowed: bool = True, owner: str = 
     return _fisher_table(N, K, m, bool(windowed))
 
 
-def _batch_table(owner: str, N: Any, K: Any, m: Any, windowed: bool) -> FisherTable:
+def _batch_table(N: Any, K: Any, m: Any, windowed: bool) -> FisherTable:
     if not windowed:
-        raise NoiseawareValueError(f"{owner}: windowed=False is for one urn; got arrays of sizes.")
-    arrs = [v.integer_array(owner, name, x) for name, x in (("N", N), ("K", K), ("m", m))]
+        raise NoiseawareValueError(f"{current_owner()}: windowed=False is for one urn; got arrays of sizes.")
+    arrs = [v.integer_array(name, x) for name, x in (("N", N), ("K", K), ("m", m))]
     try:
         shape = tuple(np.broadcast_shapes(*(a.shape for a in arrs)))
     except ValueError:
         raise NoiseawareValueError(
-            f"{owner}: N, K and m must broadcast together; got shapes {[a.shape for a in arrs]}."
+            f"{current_owner()}: N, K and m must broadcast together; got shapes {[a.shape for a in arrs]}."
         ) from None
     if math.prod(shape) == 0:
-        raise NoiseawareValueError(f"{owner}: sizes must not be empty; got shape {shape}.")
+        raise NoiseawareValueError(f"{current_owner()}: sizes must not be empty; got shape {shape}.")
     Nb, Kb, mb = (np.broadcast_to(a, shape).reshape(-1) for a in arrs)
     for Ni, Ki, mi in set(zip(Nb.tolist(), Kb.tolist(), mb.tolist(), strict=True)):
-        fisher_table(Ni, Ki, mi, owner=owner)  # validates each urn (and warms the cache)
+        fisher_table(Ni, Ki, mi)  # validates each urn (and warms the cache)
     return _fisher_batch(tuple(Nb.tolist()), tuple(Kb.tolist()), tuple(mb.tolist()), shape)
 
 
-def median_split_table(n: Any, *, per_pair: bool = False, owner: str = "NoisyTwoWayTable") -> FisherTable:
+def median_split_table(n: Any, *, per_pair: bool = False) -> FisherTable:
     """The table of the median-split 2x2 count: ``N = n``, ``K = m = ceil(n/2)`` (Wang et al. 2026, §3.1).
 
     ``n`` an int or an array of sizes (:func:`concrete_sizes`); ``per_pair=True`` gives an array
     of sizes a trailing axis, to broadcast over the pairs of a composite likelihood.
     """
-    n = concrete_sizes(owner, "n", n, minimum=1)
+    n = concrete_sizes("n", n, minimum=1)
     h = (n + 1) // 2
     if per_pair and np.ndim(n):
         n, h = n[..., None], h[..., None]
-    return fisher_table(n, h, h, owner=owner)
+    return fisher_table(n, h, h)
 
 
 def copula_log_odds(bk: Backend, r: Any) -> Any:

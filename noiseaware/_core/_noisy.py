@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import current_owner
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._backend import Backend, get_backend
 from ._noise import (
@@ -247,35 +248,35 @@ def _make_spec(family: str, par: float, tol: float) -> NoiseSpec:
     return NoiseSpec(family, par, tol, w, tail, log_g_next, var)
 
 
-def _family_param(owner: str, family: str, par: Any, name: str | None = None) -> float:
+def _family_param(family: str, par: Any, name: str | None = None) -> float:
     """``alpha`` in ``[MIN_ALPHA, 1)`` or ``sigma`` in ``[MIN_SIGMA, inf)``, or a named error."""
     name = name or FAMILIES[family]
     if family == "geometric":
-        a = v.open_unit(owner, name, par)
+        a = v.open_unit(name, par)
         if a < MIN_ALPHA:
-            v.fail(owner, name, f"must be >= {MIN_ALPHA!r} (the smallest normal float64)", par, _NEGLIGIBLE)
+            v.refuse(name, f"must be >= {MIN_ALPHA!r} (the smallest normal float64)", par, _NEGLIGIBLE)
         return a
-    s = v.positive(owner, name, par)
+    s = v.positive(name, par)
     if s < MIN_SIGMA:
-        v.fail(owner, name, f"must be >= {MIN_SIGMA!r} (so that d**2 / (2 sigma**2) is finite)", par, _NEGLIGIBLE)
+        v.refuse(name, f"must be >= {MIN_SIGMA!r} (so that d**2 / (2 sigma**2) is finite)", par, _NEGLIGIBLE)
     return s
 
 
-def _alpha_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> float:
+def _alpha_from_epsilon(epsilon: Any, sensitivity: Any) -> float:
     """``alpha = exp(-epsilon / sensitivity)``, refused (naming both) when it would be below :data:`MIN_ALPHA`."""
-    eps = v.positive(owner, "epsilon", epsilon)
-    sens = v.positive(owner, "sensitivity", sensitivity)
+    eps = v.positive("epsilon", epsilon)
+    sens = v.positive("sensitivity", sensitivity)
     ratio = eps / sens
     if not ratio <= MAX_EPSILON_RATIO:
         raise NoiseawareValueError(
-            f"{owner}: epsilon / sensitivity must be <= {MAX_EPSILON_RATIO:.6g} so that alpha = "
+            f"{current_owner()}: epsilon / sensitivity must be <= {MAX_EPSILON_RATIO:.6g} so that alpha = "
             f"exp(-epsilon / sensitivity) is a normal float64 (>= {MIN_ALPHA!r}); got epsilon={epsilon!r}, "
             f"sensitivity={sensitivity!r} (epsilon / sensitivity = {ratio!r}). {_NEGLIGIBLE}"
         )
     return alpha_from_epsilon(eps, sens)
 
 
-def release_noise(owner: str, release: Any) -> tuple[str, float, np.ndarray]:
+def release_noise(release: Any) -> tuple[str, float, np.ndarray]:
     """``(family, alpha or sigma, values)`` of a ``"counts"`` release with integer noise.
 
     Reads only the public attributes ``statistic``, ``mechanism.family``, ``mechanism.alpha`` /
@@ -289,27 +290,27 @@ def release_noise(owner: str, release: Any) -> tuple[str, float, np.ndarray]:
         If its statistic is not ``"counts"`` or its mechanism family is not geometric or
         discrete_gaussian.
     """
-    release = as_release(owner, release)
+    release = as_release(release)
     if release.statistic != "counts":
         raise NoiseawareValueError(
-            f"{owner}: the release's statistic must be 'counts' (noisy cell counts); got "
+            f"{current_owner()}: the release's statistic must be 'counts' (noisy cell counts); got "
             f"statistic={release.statistic!r}. Use the likelihood made for that statistic."
         )
     fam = release.mechanism.family
     if fam not in FAMILIES:
         raise NoiseawareValueError(
-            f"{owner}: the release's mechanism family must be one of {list(FAMILIES)}; got family={fam!r}."
+            f"{current_owner()}: the release's mechanism family must be one of {list(FAMILIES)}; got family={fam!r}."
         )
     mech: Any = release.mechanism
     par = float(mech.alpha) if fam == "geometric" else float(mech.sigma)
-    par = _family_param(owner, fam, par, f"the release's mechanism.{FAMILIES[fam]}")
+    par = _family_param(fam, par, f"the release's mechanism.{FAMILIES[fam]}")
     return fam, par, np.asarray(release.values)
 
 
 _SYMBOLIC_MODULES = ("jax", "jaxlib", "pytensor", "pymc")
 
 
-def known_constant(owner: str, name: str, value: Any) -> Any:
+def known_constant(name: str, value: Any) -> Any:
     """``value`` unchanged, or a named error if it is a sampled, traced or symbolic tensor.
 
     A release's noise parameters (``alpha``, ``sigma``, ``epsilon``, ``sensitivity``) are public and
@@ -318,7 +319,7 @@ def known_constant(owner: str, name: str, value: Any) -> Any:
 
     Examples
     --------
-    >>> known_constant("Noisy", "sigma", 2.0)
+    >>> known_constant("sigma", 2.0)
     2.0
     """
     module = type(value).__module__ or ""
@@ -327,14 +328,13 @@ def known_constant(owner: str, name: str, value: Any) -> Any:
     if type(value).__name__ == "TensorConstant":
         return np.asarray(value.data)
     raise NoiseawareTypeError(
-        f"{owner}: {name} must be a known constant: the noise scale of a release is public and fixed by the "
+        f"{current_owner()}: {name} must be a known constant: the noise scale of a release is public and fixed by the "
         f"curator, not a parameter to sample or trace; got a {type(value).__name__} ({name}={value!r}). "
         "Pass the published value as a Python float, or the release itself (noise=release, or from_release)."
     )
 
 
 def noise_spec(
-    owner: str,
     noise: Any = None,
     *,
     alpha: Any = None,
@@ -356,69 +356,71 @@ def noise_spec(
 
     Examples
     --------
-    >>> spec, _ = noise_spec("Noisy", {"family": "geometric", "alpha": 0.5})
+    >>> spec, _ = noise_spec({"family": "geometric", "alpha": 0.5})
     >>> spec.family, spec.par, spec.width
     ('geometric', 0.5, 195)
     """
     alpha, sigma, epsilon, sensitivity = (
-        known_constant(owner, k, x)
+        known_constant(k, x)
         for k, x in (("alpha", alpha), ("sigma", sigma), ("epsilon", epsilon), ("sensitivity", sensitivity))
     )
     if isinstance(noise, Mapping):
-        noise = {k: known_constant(owner, f"noise[{k!r}]", x) for k, x in noise.items()}
-    tol_f = v.real(owner, "tol", tol)
+        noise = {k: known_constant(f"noise[{k!r}]", x) for k, x in noise.items()}
+    tol_f = v.real("tol", tol)
     if not (0.0 < tol_f < 1e-3):
-        v.fail(owner, "tol", "must be in (0, 1e-3)", tol)
+        v.refuse("tol", "must be in (0, 1e-3)", tol)
     given = {
-        k: x for k, x in (("noise", noise), ("alpha", alpha), ("sigma", sigma), ("epsilon", epsilon)) if x is not None
+        k: x
+        for k, x in (("noise", noise), ("alpha", alpha), ("sigma", sigma), ("epsilon", epsilon))
+        if x is not None
     }
     if len(given) != 1:
         raise NoiseawareValueError(
-            f"{owner}: give exactly one of noise, alpha, epsilon or sigma; got "
+            f"{current_owner()}: give exactly one of noise, alpha, epsilon or sigma; got "
             f"{', '.join(f'{k}={x!r}' for k, x in given.items()) or 'none of them'}."
         )
     values = None
     if noise is None:
         if alpha is not None:
-            family, par = "geometric", _family_param(owner, "geometric", alpha)
+            family, par = "geometric", _family_param("geometric", alpha)
         elif sigma is not None:
-            family, par = "discrete_gaussian", _family_param(owner, "discrete_gaussian", sigma)
+            family, par = "discrete_gaussian", _family_param("discrete_gaussian", sigma)
         else:
-            par = _alpha_from_epsilon(owner, epsilon, sensitivity)
+            par = _alpha_from_epsilon(epsilon, sensitivity)
             family = "geometric"
     elif isinstance(noise, NoiseSpec):
-        family, par = noise.family, _family_param(owner, noise.family, noise.par)
+        family, par = noise.family, _family_param(noise.family, noise.par)
     elif isinstance(noise, Mapping):
-        family, par = _spec_from_mapping(owner, noise)
+        family, par = _spec_from_mapping(noise)
     elif isinstance(noise, ReleaseRecord):
-        family, par, values = release_noise(owner, noise)
+        family, par, values = release_noise(noise)
     else:
         raise NoiseawareTypeError(
-            f"{owner}: noise must be a mapping such as {{'family': 'geometric', 'alpha': 0.5}} or a "
+            f"{current_owner()}: noise must be a mapping such as {{'family': 'geometric', 'alpha': 0.5}} or a "
             f"noiseaware.Release; got noise={noise!r}."
         )
     return _make_spec(family, float(par), tol_f), values
 
 
-def _spec_from_mapping(owner: str, noise: Mapping[str, Any]) -> tuple[str, float]:
+def _spec_from_mapping(noise: Mapping[str, Any]) -> tuple[str, float]:
     keys = set(noise)
     family = noise.get("family")
     if family not in FAMILIES:
         raise NoiseawareValueError(
-            f"{owner}: noise['family'] must be one of {list(FAMILIES)}; got noise={dict(noise)!r}."
+            f"{current_owner()}: noise['family'] must be one of {list(FAMILIES)}; got noise={dict(noise)!r}."
         )
     if family == "geometric":
         if keys == {"family", "alpha"}:
-            return family, _family_param(owner, family, noise["alpha"])
+            return family, _family_param(family, noise["alpha"])
         if keys in ({"family", "epsilon"}, {"family", "epsilon", "sensitivity"}):
-            return family, _alpha_from_epsilon(owner, noise["epsilon"], noise.get("sensitivity", 1.0))
+            return family, _alpha_from_epsilon(noise["epsilon"], noise.get("sensitivity", 1.0))
         allowed = "'alpha', or 'epsilon' (and 'sensitivity')"
     else:
         if keys == {"family", "sigma"}:
-            return family, _family_param(owner, family, noise["sigma"])
+            return family, _family_param(family, noise["sigma"])
         allowed = "'sigma'"
     raise NoiseawareValueError(
-        f"{owner}: a {family!r} noise mapping takes 'family' and {allowed}; got keys {sorted(keys)}."
+        f"{current_owner()}: a {family!r} noise mapping takes 'family' and {allowed}; got keys {sorted(keys)}."
     )
 
 
@@ -476,7 +478,7 @@ def noisy_logpmf(
     Examples
     --------
     >>> from scipy import stats
-    >>> spec, _ = noise_spec("Noisy", alpha=0.5)
+    >>> spec, _ = noise_spec(alpha=0.5)
     >>> lp = noisy_logpmf(get_backend("numpy"), spec, np.array([3.0]), lambda k: stats.poisson.logpmf(k, 2.0), 0.0)
     >>> round(float(lp[0]), 6)
     -1.883327
@@ -520,11 +522,11 @@ def log_error_bound(spec: NoiseSpec, logp_hat: Any) -> Any:
     return spec.log_g_next - logp_hat
 
 
-def check_multinomial_size(owner: str, N: int) -> None:
+def check_multinomial_size(N: int) -> None:
     """Refuse ``(N+1)^2 > MAX_DP_CELLS`` (the exact dynamic programme would be too large)."""
     if (N + 1) ** 2 > MAX_DP_CELLS:
         raise NoiseawareValueError(
-            f"{owner}: an exact noisy multinomial with total count N={N} needs (N+1)^2 = {(N + 1) ** 2} "
+            f"{current_owner()}: an exact noisy multinomial with total count N={N} needs (N+1)^2 = {(N + 1) ** 2} "
             f"terms per cell and observation, more than {MAX_DP_CELLS} (N <= {math.isqrt(MAX_DP_CELLS) - 1}); "
             "refusing rather than approximating. Model the cells as independent noisy Poisson counts instead."
         )
@@ -547,7 +549,7 @@ def noisy_multinomial_logpmf(bk: Backend, spec: NoiseSpec, value: Any, log_p: An
 
     Examples
     --------
-    >>> spec, _ = noise_spec("Noisy", alpha=0.5)
+    >>> spec, _ = noise_spec(alpha=0.5)
     >>> lp = noisy_multinomial_logpmf(get_backend("numpy"), spec, np.array([2.0, 1.0]), np.log([0.5, 0.5]), 3)
     >>> round(float(lp), 6)
     -2.874868

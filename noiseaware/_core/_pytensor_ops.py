@@ -38,6 +38,7 @@ from pytensor.gradient import DisconnectedType, grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
+from .._validation import current_owner, owner_scope
 from ..exceptions import NoiseawareError, NoiseawareValueError
 from ._pytensor_compat import infer_shape_method, with_pullback
 
@@ -60,8 +61,9 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _check_can_run_jax(owner: str) -> None:
+def _check_can_run_jax() -> None:
     """Raise, rather than hang, in a process forked after JAX started (PyMC's multiprocess sampling)."""
+    owner = current_owner()
     if _FORKED_AFTER_JAX:
         raise NoiseawareError(
             f"{owner}: this PyTensor node is evaluated by JAX, which cannot run in a process forked after JAX "
@@ -129,10 +131,11 @@ class JaxMeanCov(Op):
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
         # Copies, not np.asarray views: a view of a JAX buffer is read-only, and PyTensor may overwrite
         # an Op's outputs (its in-place rewrites, e.g. an in-place Elemwise on ``cov``).
-        _check_can_run_jax(self.fn.__name__)
-        mean, cov = _jax_functions(self.fn, self.static)[0](*inputs)
-        outputs[0][0] = np.array(mean, dtype=np.float64)
-        outputs[1][0] = np.array(cov, dtype=np.float64)
+        with owner_scope(self.fn.__name__):
+            _check_can_run_jax()
+            mean, cov = _jax_functions(self.fn, self.static)[0](*inputs)
+            outputs[0][0] = np.array(mean, dtype=np.float64)
+            outputs[1][0] = np.array(cov, dtype=np.float64)
 
     def _infer_shape(self, node: Apply, shapes: list[Any]) -> list[Any]:
         (d,) = shapes[0]
@@ -159,8 +162,9 @@ class JaxMeanCovGrad(Op):
         return Apply(self, ins, [ins[0].type()])
 
     def perform(self, node: Apply, inputs: Sequence[Any], outputs: list[Any]) -> None:
-        _check_can_run_jax(self.fn.__name__)
-        outputs[0][0] = np.array(_jax_functions(self.fn, self.static)[1](*inputs), dtype=np.float64)  # a copy
+        with owner_scope(self.fn.__name__):
+            _check_can_run_jax()
+            outputs[0][0] = np.array(_jax_functions(self.fn, self.static)[1](*inputs), dtype=np.float64)  # a copy
 
     def _infer_shape(self, node: Apply, shapes: list[Any]) -> list[Any]:
         return [shapes[0]]

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import current_owner
 from ..exceptions import NoiseawareTypeError
 
 __all__ = ["ReleaseRecord", "as_release"]
@@ -36,16 +37,19 @@ class ReleaseRecord(abc.ABC):
     components: tuple[Any, ...]
 
 
-def as_release(owner: str, release: Any) -> ReleaseRecord:
-    """``release`` if it is a :class:`noiseaware.Release`; else a ``NoiseawareTypeError`` naming ``owner``.
+def as_release(release: Any) -> ReleaseRecord:
+    """``release`` if it is a :class:`noiseaware.Release`; else a ``NoiseawareTypeError`` naming the current owner.
 
     Examples
     --------
-    >>> as_release("Foo.from_release", 3)
+    >>> from noiseaware._validation import owner_scope
+    >>> with owner_scope("Foo.from_release"):
+    ...     as_release(3)
     Traceback (most recent call last):
     ...
     noiseaware.exceptions.NoiseawareTypeError: Foo.from_release: release must be a noiseaware.Release; got int.
     """
+    owner = current_owner()
     if not isinstance(release, ReleaseRecord):
         raise NoiseawareTypeError(f"{owner}: release must be a noiseaware.Release; got {type(release).__name__}.")
     return release

@@ -62,6 +62,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._validation import current_owner
 from ._backend import Backend
 from ._dirichlet import _cholesky, mvn_logpdf
 from ._noise import laplace_logpdf
@@ -288,7 +289,7 @@ def laplace_statistics_logp(bk: Backend, value: Any, statistics: Any, scale: Any
 
 
 def statistics_params(
-    owner: str, n: Any, scale: Any, intercept: Any, family: Any
+    n: Any, scale: Any, intercept: Any, family: Any
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, bool, str]:
     r"""Check the data of the law: ``(n, rows, cols, noise, intercept, family)``.
 
@@ -300,18 +301,19 @@ def statistics_params(
     Examples
     --------
     >>> import numpy as np
-    >>> n, rows, cols, noise, _, _ = statistics_params("f", 100, np.array([[0.0, 1.0], [1.0, 2.0]]), True, "gaussian")
+    >>> n, rows, cols, noise, _, _ = statistics_params(100, np.array([[0.0, 1.0], [1.0, 2.0]]), True, "gaussian")
     >>> n, rows.tolist(), cols.tolist(), noise.tolist()
     (100, [1, 1], [0, 1], [1.0, 2.0])
     """
     from .. import _validation as v
     from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
-    nn = v.integer(owner, "n", n, minimum=1)
-    fam = v.choice(owner, "family", family, FAMILIES)
+    owner = current_owner()
+    nn = v.integer("n", n, minimum=1)
+    fam = v.choice("family", family, FAMILIES)
     if not isinstance(intercept, bool | np.bool_):
         raise NoiseawareTypeError(f"{owner}: intercept must be True or False; got intercept={intercept!r}.")
-    s = v.finite_array(owner, "scale", scale, remedy="Pass the release's RegressionStatistics.scale.")
+    s = v.finite_array("scale", scale, remedy="Pass the release's RegressionStatistics.scale.")
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 2 or not np.array_equal(s, s.T) or np.any(s < 0):
         raise NoiseawareValueError(
             f"{owner}: scale must be a symmetric (k, k) matrix, k >= 2, of noise scales >= 0 (0: an exact entry); "
@@ -331,7 +333,7 @@ def statistics_params(
     return nn, rows, cols, noise, bool(intercept), fam
 
 
-def shift_param(owner: str, shift: Any, k: int, intercept: bool) -> np.ndarray | None:
+def shift_param(shift: Any, k: int, intercept: bool) -> np.ndarray | None:
     r"""Check the public shift of a release's columns: ``None`` (no shift) or a ``(k,)`` float64 array.
 
     A regression release of ranges ``(lower, upper)`` holds the statistics of the shifted rows
@@ -340,17 +342,18 @@ def shift_param(owner: str, shift: Any, k: int, intercept: bool) -> np.ndarray |
 
     Examples
     --------
-    >>> shift_param("f", [0.0, 54.0, 1.5], 3, True).tolist()
+    >>> shift_param([0.0, 54.0, 1.5], 3, True).tolist()
     [0.0, 54.0, 1.5]
-    >>> shift_param("f", None, 3, True) is None
+    >>> shift_param(None, 3, True) is None
     True
     """
     from .. import _validation as v
     from ..exceptions import NoiseawareValueError
 
+    owner = current_owner()
     if shift is None:
         return None
-    s = v.finite_array(owner, "shift", shift, remedy="Pass the release's RegressionStatistics.shift.")
+    s = v.finite_array("shift", shift, remedy="Pass the release's RegressionStatistics.shift.")
     if s.shape != (k,) or (intercept and s[0] != 0.0) or (not intercept and np.any(s != 0.0)):
         raise NoiseawareValueError(
             f"{owner}: shift must be ({k},), the public mid-points of the columns' ranges with 0 for the intercept "

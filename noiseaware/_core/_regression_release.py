@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ._fields import (
     BOOL,
@@ -139,6 +140,7 @@ class RegressionMetadata:
     })
 
     @classmethod
+    @owned("Release")
     def from_dict(cls, metadata: Mapping[str, Any]) -> RegressionMetadata:
         """The typed record of a release's metadata, each field checked by its field type.
 
@@ -219,6 +221,7 @@ def _symmetric(k: int, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -
     return out
 
 
+@owned("read_regression")
 def read_regression(release: ReleaseRecord) -> RegressionStatistics:
     r"""Check and read a ``"regression"`` release of method ``"ssp"`` or ``"adassp"``.
 
@@ -250,7 +253,7 @@ def read_regression(release: ReleaseRecord) -> RegressionStatistics:
     (('(intercept)', 'x0', 'x1', 'x2'), 500.0, 0.0)
     """
     owner = "read_regression"
-    rel = as_release(owner, release)
+    rel = as_release(release)
     if rel.statistic != "regression":
         raise NoiseawareValueError(f"{owner}: release must be a 'regression' release; got statistic={rel.statistic!r}.")
     md = RegressionMetadata.from_dict(rel.metadata)

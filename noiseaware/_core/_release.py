@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import current_owner, owner_scope
 from ..exceptions import NoiseawareValueError
 from ._record import ReleaseRecord, as_release
 
@@ -23,11 +24,12 @@ __all__ = [
 ]
 
 
-def _check_release(owner: str, release: Any) -> ReleaseRecord:
-    return as_release(f"{owner}.from_release", release)
+def _check_release(release: Any) -> ReleaseRecord:
+    with owner_scope(f"{current_owner()}.from_release"):
+        return as_release(release)
 
 
-def noise_params(owner: str, release: Any, families: tuple[str, ...]) -> tuple[str, float, np.ndarray]:
+def noise_params(release: Any, families: tuple[str, ...]) -> tuple[str, float, np.ndarray]:
     """``(family, alpha or sigma, observed values)`` of an additive integer-noise release.
 
     Raises
@@ -36,12 +38,12 @@ def noise_params(owner: str, release: Any, families: tuple[str, ...]) -> tuple[s
         If the release's mechanism family is not one of ``families`` (e.g. a TGM release,
         whose clamped output is not ``value + two-sided geometric noise``).
     """
-    rel = _check_release(owner, release)
+    rel = _check_release(release)
     fam = rel.mechanism.family
     if fam not in families:
         raise NoiseawareValueError(
-            f"{owner}.from_release: the release's mechanism family must be one of {list(families)}; "
-            f"got family={fam!r}. {owner} models exactly value + noise of those families only; "
+            f"{current_owner()}.from_release: the release's mechanism family must be one of {list(families)}; "
+            f"got family={fam!r}. {current_owner()} models exactly value + noise of those families only; "
             "range-preserving mechanisms (tgm, btgm, rgm) need their own likelihood."
         )
     mech: Any = rel.mechanism
@@ -50,57 +52,57 @@ def noise_params(owner: str, release: Any, families: tuple[str, ...]) -> tuple[s
     return fam, par, np.asarray(rel.values)
 
 
-def _median_pairs(owner: str, release: ReleaseRecord) -> None:
+def _median_pairs(release: ReleaseRecord) -> None:
     if release.statistic != "median_pairs":
         raise NoiseawareValueError(
-            f"{owner}.from_release: the release's statistic must be 'median_pairs'; got "
+            f"{current_owner()}.from_release: the release's statistic must be 'median_pairs'; got "
             f"statistic={release.statistic!r}."
         )
     if release.n is None:
-        raise NoiseawareValueError(f"{owner}.from_release: a median_pairs release must record n; got n=None.")
+        raise NoiseawareValueError(f"{current_owner()}.from_release: a median_pairs release must record n; got n=None.")
 
 
-def hypergeom_params(owner: str, release: Any, N: Any, K: Any, m: Any) -> dict[str, Any]:
+def hypergeom_params(release: Any, N: Any, K: Any, m: Any) -> dict[str, Any]:
     """Keyword arguments of ``NoisyHypergeom`` (except ``log_odds``) and the observed values.
 
     For a ``median_pairs`` release ``N = n`` and ``K = m = ceil(n/2)`` come from the release
     unless given; otherwise they must be given.
     """
-    rel = _check_release(owner, release)
-    fam, par, values = noise_params(owner, rel, ("geometric", "discrete_gaussian"))
+    rel = _check_release(release)
+    fam, par, values = noise_params(rel, ("geometric", "discrete_gaussian"))
     if rel.statistic == "median_pairs":
-        _median_pairs(owner, rel)
+        _median_pairs(rel)
         h = int(rel.metadata["high_count"])
         N = rel.n if N is None else N
         K = h if K is None else K
         m = h if m is None else m
     if N is None or K is None or m is None:
         raise NoiseawareValueError(
-            f"{owner}.from_release: N, K and m must be given for a {rel.statistic!r} release; got "
+            f"{current_owner()}.from_release: N, K and m must be given for a {rel.statistic!r} release; got "
             f"N={N!r}, K={K!r}, m={m!r}."
         )
     noise = {"alpha": par} if fam == "geometric" else {"sigma": par}
     return {"N": N, "K": K, "m": m, **noise, "observed": values}
 
 
-def two_way_params(owner: str, release: Any) -> dict[str, Any]:
+def two_way_params(release: Any) -> dict[str, Any]:
     """``n``, ``alpha`` and the observed counts of a geometric ``median_pairs`` release."""
-    rel = _check_release(owner, release)
-    _median_pairs(owner, rel)
-    _, alpha, values = noise_params(owner, rel, ("geometric",))
+    rel = _check_release(release)
+    _median_pairs(rel)
+    _, alpha, values = noise_params(rel, ("geometric",))
     return {"n": rel.n, "alpha": alpha, "observed": values}
 
 
-def composite_params(owner: str, release: Any) -> dict[str, Any]:
+def composite_params(release: Any) -> dict[str, Any]:
     """``n``, ``alpha``, ``pairs`` and the observed counts of a geometric ``median_pairs`` release."""
-    out = two_way_params(owner, release)
+    out = two_way_params(release)
     meta = release.metadata
     out["pairs"] = np.asarray([list(pq) for pq in meta["pairs"]], dtype=np.int64).reshape(-1, 2)
     out["p"] = int(meta["p"])
     return out
 
 
-def randomized_response_params(owner: str, release: Any, answer: Any = None) -> tuple[int, float, np.ndarray]:
+def randomized_response_params(release: Any, answer: Any = None) -> tuple[int, float, np.ndarray]:
     """``(k, p, observed answers)`` of a ``randomized_response`` release.
 
     The release's values are ``(n, q)``: ``q`` answers per record. With one answer (``q = 1``) the
@@ -112,7 +114,8 @@ def randomized_response_params(owner: str, release: Any, answer: Any = None) -> 
     ValueError
         If the release is of another statistic or mechanism, or ``answer`` names no answer.
     """
-    rel = _check_release(owner, release)
+    owner = current_owner()
+    rel = _check_release(release)
     if rel.statistic != "randomized_response" or rel.mechanism.family != "randomized_response":
         raise NoiseawareValueError(
             f"{owner}.from_release: the release must be a 'randomized_response' release; got "
@@ -140,7 +143,7 @@ def randomized_response_params(owner: str, release: Any, answer: Any = None) -> 
     return int(mech.k), float(mech.p), values[:, j]
 
 
-def pairs_index(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
+def pairs_index(p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(i, j)`` column indices of the pairs of a composite likelihood, checked the same way in both PPLs.
 
     ``None`` gives the row-major upper triangle (``numpy.triu_indices(p, 1)``, the order of a
@@ -152,10 +155,10 @@ def pairs_index(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]
     if pairs is None:
         iu, ju = np.triu_indices(p, 1)
         return iu.astype(np.int64), ju.astype(np.int64)
-    arr = v.integer_array(owner, "pairs", pairs)
+    arr = v.integer_array("pairs", pairs)
     if arr.ndim != 2 or arr.shape[1] != 2 or np.any(arr < 0) or np.any(arr >= p) or np.any(arr[:, 0] == arr[:, 1]):
         raise NoiseawareValueError(
-            f"{owner}: pairs must be a (k, 2) array of distinct column indices in [0, {p}); got "
+            f"{current_owner()}: pairs must be a (k, 2) array of distinct column indices in [0, {p}); got "
             f"pairs={arr.tolist() if arr.size <= 20 else f'an array of shape {arr.shape}'}."
         )
     return arr[:, 0].copy(), arr[:, 1].copy()

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._validation import current_owner, owned, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _release
 from ._backend import Backend
@@ -97,7 +98,6 @@ NOISE_CODES: dict[str, int] = {"geometric": 0, "discrete_gaussian": 1}
 
 # --------------------------------------------------------------------------- parameter rules
 def resolve_alpha(
-    owner: str,
     alpha: Any,
     epsilon: Any,
     sensitivity: Any = 1.0,
@@ -121,19 +121,19 @@ def resolve_alpha(
 
     Examples
     --------
-    >>> round(float(resolve_alpha("X", None, 1.0, 2.0)), 6)
+    >>> round(float(resolve_alpha(None, 1.0, 2.0)), 6)
     0.606531
     """
     if (alpha is None) == (epsilon is None):
         raise NoiseawareValueError(
-            f"{owner}: give exactly one of alpha or {name}; got alpha={alpha!r}, {name}={epsilon!r}."
+            f"{current_owner()}: give exactly one of alpha or {name}; got alpha={alpha!r}, {name}={epsilon!r}."
         )
     if alpha is not None:
         return to_float(alpha)
     return exp(-to_float(epsilon) / to_float(sensitivity))
 
 
-def noise_choice(owner: str, alpha: Any, sigma: Any) -> tuple[str, Any]:
+def noise_choice(alpha: Any, sigma: Any) -> tuple[str, Any]:
     """``(family, parameter)`` from exactly one of ``alpha`` (geometric) or ``sigma`` (discrete Gaussian).
 
     Raises
@@ -143,12 +143,12 @@ def noise_choice(owner: str, alpha: Any, sigma: Any) -> tuple[str, Any]:
 
     Examples
     --------
-    >>> noise_choice("NoisyHypergeom", None, 2.0)
+    >>> noise_choice(None, 2.0)
     ('discrete_gaussian', 2.0)
     """
     if (alpha is None) == (sigma is None):
         raise NoiseawareValueError(
-            f"{owner}: give exactly one of alpha (geometric noise) or sigma (discrete Gaussian noise); "
+            f"{current_owner()}: give exactly one of alpha (geometric noise) or sigma (discrete Gaussian noise); "
             f"got alpha={alpha!r}, sigma={sigma!r}."
         )
     return ("geometric", alpha) if alpha is not None else ("discrete_gaussian", sigma)
@@ -168,20 +168,20 @@ def median_split_sizes(n: Any) -> tuple[Any, Any, Any]:
     return n, h, h
 
 
-def composite_pairs(owner: str, p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
+def composite_pairs(p: int, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
     """Checked ``(i, j)`` indices of a composite likelihood's pairs (default ``triu_indices(p, 1)``).
 
     The one pair rule of both front ends (:func:`~noiseaware._core._release.pairs_index`).
 
     Examples
     --------
-    >>> [a.tolist() for a in composite_pairs("C", 3, None)]
+    >>> [a.tolist() for a in composite_pairs(3, None)]
     [[0, 0, 1], [1, 2, 2]]
     """
-    return _release.pairs_index(owner, p, pairs)
+    return _release.pairs_index(p, pairs)
 
 
-def check_release_p(owner: str, p: int, last_dim: Any) -> None:
+def check_release_p(p: int, last_dim: Any) -> None:
     """Refuse a correlation matrix whose static size is not the release's ``p``.
 
     Raises
@@ -189,6 +189,7 @@ def check_release_p(owner: str, p: int, last_dim: Any) -> None:
     NoiseawareValueError
         If ``last_dim`` is known and differs from ``p``.
     """
+    owner = current_owner()
     if last_dim is not None and int(last_dim) != p:
         raise NoiseawareValueError(
             f"{owner}.from_release: R must be {p} x {p} for this release; got R with last dimension {last_dim}."
@@ -316,8 +317,9 @@ def hypergeom_draw(
 
 
 # RandomizedResponse ----------------------------------------------------------------
-def rr_categories(owner: str, probs_shape: tuple[int, ...], k: Any = None) -> int:
+def rr_categories(probs_shape: tuple[int, ...], k: Any = None) -> int:
     """``k``: the last axis of ``probs`` (at least 2), equal to ``k`` when given (a release's categories)."""
+    owner = current_owner()
     if len(probs_shape) < 1 or probs_shape[-1] < 2:
         raise NoiseawareValueError(
             f"{owner}: probs must have the k >= 2 category probabilities on its last axis; got shape {probs_shape}."
@@ -334,9 +336,10 @@ def rr_categories(owner: str, probs_shape: tuple[int, ...], k: Any = None) -> in
     return int(probs_shape[-1])
 
 
-def rr_check_p(owner: str, p: Any, k: int) -> None:
+def rr_check_p(p: Any, k: int) -> None:
     """A concrete ``p`` must lie in ``[1/k, 1)``; symbolic or traced values are left to the front end's idiom."""
-    numeric_parameter(owner, "p", p)
+    owner = current_owner()
+    numeric_parameter("p", p)
     if isinstance(p, np.ndarray | np.generic | float | int) and not isinstance(p, bool):
         arr = np.asarray(p, dtype=np.float64)
         if not np.all((arr >= 1.0 / k) & (arr < 1.0)):
@@ -346,22 +349,24 @@ def rr_check_p(owner: str, p: Any, k: int) -> None:
             )
 
 
+@owned("RandomizedResponse")
 def _rr_prepare(probs: Any, p: Any, k: Any = None) -> dict[str, Any]:
-    numeric_parameter("RandomizedResponse", "probs", probs)
-    numeric_parameter("RandomizedResponse", "p", p)
+    numeric_parameter("probs", probs)
+    numeric_parameter("p", p)
     probs = _f(probs)
-    kk = rr_categories("RandomizedResponse", np.shape(probs), k)
-    rr_check_p("RandomizedResponse", _f(p), kk)
+    kk = rr_categories(np.shape(probs), k)
+    rr_check_p(_f(p), kk)
     return {"probs": probs, "p": _f(p)}
 
 
-def _rr_release(owner: str, release: Any, answer: Any = None) -> tuple[dict[str, Any], Any]:
-    k, p, values = _release.randomized_response_params(owner, release, answer)
+def _rr_release(release: Any, answer: Any = None) -> tuple[dict[str, Any], Any]:
+    k, p, values = _release.randomized_response_params(release, answer)
     return {"p": p, "k": k}, values
 
 
 # --------------------------------------------------------------------------- the registry
-#: ``(owner, release, **given) -> (constructor kwargs, observed values)``: how ``from_release`` reads a release.
+#: ``(release, **given) -> (constructor kwargs, observed values)``: how ``from_release`` reads a release
+#: (its messages name the current owner, the class whose ``from_release`` is served).
 ReleaseArgs = Callable[..., tuple[dict[str, Any], Any]]
 #: ``(**params) -> dict``: concrete parameters resolved to the keyword arguments of the law's functions.
 Prepare = Callable[..., dict[str, Any]]
@@ -432,8 +437,9 @@ class DistSpec:
         return fn
 
 
-def numeric_parameter(owner: str, name: str, x: Any) -> None:
+def numeric_parameter(name: str, x: Any) -> None:
     """Refuse text given for a number (``p="0.6"``: NumPy would read it as 0.6), and booleans, before any conversion."""
+    owner = current_owner()
     if isinstance(x, str | bytes | bool | np.bool_) or (
         isinstance(x, np.ndarray | list | tuple) and np.asarray(x).dtype.kind in "USb"
     ):
@@ -461,16 +467,17 @@ def _integer_noise(family: str) -> tuple[Callable[..., Any], ReleaseArgs]:
         u = uniform(noise_uniform_shape(family, shape))
         return loc + noise_from_uniforms(bk, family, bk.xp.broadcast_to(par[name], shape), u)
 
-    def release_args(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-        _, value, values = _release.noise_params(owner, release, (family,))
+    def release_args(release: Any) -> tuple[dict[str, Any], Any]:
+        _, value, values = _release.noise_params(release, (family,))
         return {name: value}, values
 
     return draw, release_args
 
 
 # TwoSidedGeometric ---------------------------------------------------------------
+@owned("TwoSidedGeometric")
 def _tsg_prepare(loc: Any = 0, alpha: Any = None, *, epsilon: Any = None, sensitivity: Any = 1.0) -> dict[str, Any]:
-    return {"loc": _f(loc), "alpha": resolve_alpha("TwoSidedGeometric", alpha, epsilon, sensitivity, to_float=_f)}
+    return {"loc": _f(loc), "alpha": resolve_alpha(alpha, epsilon, sensitivity, to_float=_f)}
 
 
 def _tsg_logcdf(bk: Backend, value: Any, *, loc: Any, alpha: Any) -> Any:
@@ -489,15 +496,16 @@ _dg_draw, _dg_release = _integer_noise("discrete_gaussian")
 
 
 # NoisyHypergeom ------------------------------------------------------------------
-def hypergeom_table(owner: str, N: Any, K: Any, m: Any) -> FisherTable:
+def hypergeom_table(N: Any, K: Any, m: Any) -> FisherTable:
     """The Fisher table of concrete sizes ``N, K, m`` (validated together)."""
-    sizes = [concrete_sizes(owner, k, x) for k, x in (("N", N), ("K", K), ("m", m))]
-    return fisher_table(*sizes, owner=owner)
+    sizes = [concrete_sizes(k, x) for k, x in (("N", N), ("K", K), ("m", m))]
+    return fisher_table(*sizes)
 
 
+@owned("NoisyHypergeom")
 def _hyper_prepare(N: Any, K: Any, m: Any, log_odds: Any, alpha: Any = None, *, sigma: Any = None) -> dict[str, Any]:
-    family, par = noise_choice("NoisyHypergeom", alpha, sigma)
-    table = hypergeom_table("NoisyHypergeom", N, K, m)
+    family, par = noise_choice(alpha, sigma)
+    table = hypergeom_table(N, K, m)
     return {"table": table, "log_odds": _f(log_odds), "family": family, "par": _f(par)}
 
 
@@ -517,16 +525,16 @@ def _hyper_draw(
     return hypergeom_draw(bk, table, xp.broadcast_to(log_odds, shape), family, xp.broadcast_to(par, shape), u_t, u_n)
 
 
-def _hyper_release(owner: str, release: Any, N: Any = None, K: Any = None, m: Any = None) -> tuple[dict[str, Any], Any]:
-    return _observed(_release.hypergeom_params(owner, release, N, K, m))
+def _hyper_release(release: Any, N: Any = None, K: Any = None, m: Any = None) -> tuple[dict[str, Any], Any]:
+    return _observed(_release.hypergeom_params(release, N, K, m))
 
 
 # NoisyTwoWayTable ----------------------------------------------------------------
+@owned("NoisyTwoWayTable")
 def _twoway_prepare(r: Any, n: Any, alpha: Any = None, *, epsilon_per_pair: Any = None) -> dict[str, Any]:
-    owner = "NoisyTwoWayTable"
-    nn = concrete_sizes(owner, "n", n, minimum=1)
-    a = resolve_alpha(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair", to_float=_f)
-    return {"table": median_split_table(nn, owner=owner), "r": _f(r), "alpha": a}
+    nn = concrete_sizes("n", n, minimum=1)
+    a = resolve_alpha(alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair", to_float=_f)
+    return {"table": median_split_table(nn), "r": _f(r), "alpha": a}
 
 
 def _twoway_draw(
@@ -539,52 +547,55 @@ def _twoway_draw(
     return hypergeom_draw(bk, table, psi, "geometric", xp.broadcast_to(alpha, shape), u_t, u_n)
 
 
-def _twoway_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    return _observed(_release.two_way_params(owner, release))
+def _twoway_release(release: Any) -> tuple[dict[str, Any], Any]:
+    return _observed(_release.two_way_params(release))
 
 
 # CompositeCopulaLikelihood -------------------------------------------------------
+@owned("CompositeCopulaLikelihood")
 def _composite_prepare(
     R: Any, n: Any, alpha: Any = None, *, pairs: Any = None, epsilon_per_pair: Any = None
 ) -> dict[str, Any]:
-    owner = "CompositeCopulaLikelihood"
     R = _f(R)
-    nn = concrete_sizes(owner, "n", n, minimum=1)
-    iu, ju = composite_pairs(owner, R.shape[-1], pairs)
-    a = resolve_alpha(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair", to_float=_f)
-    return {"table": median_split_table(nn, per_pair=True, owner=owner), "r": R[..., iu, ju], "alpha": a}
+    nn = concrete_sizes("n", n, minimum=1)
+    iu, ju = composite_pairs(R.shape[-1], pairs)
+    a = resolve_alpha(alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair", to_float=_f)
+    return {"table": median_split_table(nn, per_pair=True), "r": R[..., iu, ju], "alpha": a}
 
 
-def _composite_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
-    return _observed(_release.composite_params(owner, release))
+def _composite_release(release: Any) -> tuple[dict[str, Any], Any]:
+    return _observed(_release.composite_params(release))
 
 
 # Noisy ---------------------------------------------------------------------------
-def _noisy_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+def _noisy_release(release: Any) -> tuple[dict[str, Any], Any]:
     from ._noisy import release_noise
 
-    _, _, values = release_noise(f"{owner}.from_release", release)
+    with owner_scope(f"{current_owner()}.from_release"):
+        _, _, values = release_noise(release)
     return {"noise": release}, values
 
 
 # LaplaceCensoredDirichletStat ----------------------------------------------------
-def _lcds_release(owner: str, release: Any, part: int | None = None) -> tuple[dict[str, Any], Any]:
+def _lcds_release(release: Any, part: int | None = None) -> tuple[dict[str, Any], Any]:
     from ._dirichlet_release import select_part
 
-    p = select_part(f"{owner}.from_release", release, part)
+    with owner_scope(f"{current_owner()}.from_release"):
+        p = select_part(release, part)
     return {"n": p.n, "a": p.a, "scale": p.scale}, p.s_l
 
 
 # NoisyCovarianceEntries ----------------------------------------------------------
-def _cov_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+def _cov_release(release: Any) -> tuple[dict[str, Any], Any]:
     # the release's combined measurements (Ferrando et al. 2026)
     m = measurements(release)
     return {"n": m.n, "pairs": m.pairs, "precision": m.precision}, m.y
 
 
+@owned("NoisyCovarianceEntries")
 def _cov_prepare(sigma: Any, n: Any, pairs: Any, precision: Any) -> dict[str, Any]:
     sig = _f(sigma)
-    nn, rows, cols, lam = entry_params("NoisyCovarianceEntries", n, pairs, precision, int(sig.shape[-1]))
+    nn, rows, cols, lam = entry_params(n, pairs, precision, int(sig.shape[-1]))
     return {"sigma": sig, "n": nn, "rows": rows, "cols": cols, "precision": lam}
 
 
@@ -595,7 +606,7 @@ def _cov_logp(bk: Backend, value: Any, *, sigma: Any, n: Any, rows: Any, cols: A
 
 
 # NoisySufficientStatistics -------------------------------------------------------
-def _reg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
+def _reg_release(release: Any) -> tuple[dict[str, Any], Any]:
     # the noisy Z^T Z, its per-entry noise and the ranges' shift (a regression release of method ssp / adassp)
     from ._regression import released_entries
     from ._regression_release import read_regression
@@ -607,14 +618,15 @@ def _reg_release(owner: str, release: Any) -> tuple[dict[str, Any], Any]:
     return args, np.asarray(st.moments)[rows, cols]
 
 
+@owned("NoisySufficientStatistics")
 def _reg_prepare(
     beta: Any, sigma: Any, mu_x: Any, cov_x: Any, n: Any, scale: Any, intercept: Any = True, family: Any = "gaussian",
     *, shift: Any = None,
 ) -> dict[str, Any]:
     from ._regression import shift_param, statistics_params
 
-    nn, rows, cols, noise, icpt, fam = statistics_params("NoisySufficientStatistics", n, scale, intercept, family)
-    sh = shift_param("NoisySufficientStatistics", shift, int(np.max(rows)) + 1, icpt)
+    nn, rows, cols, noise, icpt, fam = statistics_params(n, scale, intercept, family)
+    sh = shift_param(shift, int(np.max(rows)) + 1, icpt)
     if fam != "gaussian":
         raise NoiseawareValueError(
             "NoisySufficientStatistics: the law of Laplace-noised statistics has no closed form; its log-density "

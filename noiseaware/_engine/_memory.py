@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .._validation import current_owner
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["AUTO_DENSE_MAX_BYTES", "MemoryPlan", "compiled_bytes", "gib", "memory_limit", "plan_memory"]
@@ -69,7 +70,6 @@ class MemoryPlan:
 
 
 def plan_memory(
-    owner: str,
     p: int,
     *,
     preconditioner: str,
@@ -83,7 +83,7 @@ def plan_memory(
     """Choose the preconditioner (``"auto"``, ``"dense"``, ``"diagonal"`` or ``"none"``) and check the fit fits.
 
     ``"auto"`` takes the dense one while its program needs at most ``auto_dense_max`` and the fit
-    fits in memory. Raises :class:`NoiseawareValueError` (``owner``, ``describe`` the fit, the
+    fits in memory. Raises :class:`NoiseawareValueError` (the current owner, ``describe`` the fit, the
     estimate, its parts and the limit, and a fix) when the plan exceeds the memory limit.
     """
     limit = memory_limit()
@@ -103,7 +103,7 @@ def plan_memory(
             else f"(stored draws {gib(stored_bytes)}) "
         )
         raise NoiseawareValueError(
-            f"{owner}: a fit at {describe} needs about {gib(plan.total_bytes)} {parts}"
+            f"{current_owner()}: a fit at {describe} needs about {gib(plan.total_bytes)} {parts}"
             f"but the memory limit is {gib(limit)}; {fix}."
         )
     return plan

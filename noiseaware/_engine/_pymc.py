@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from .. import _validation as v
+from .._validation import current_owner
 from ..exceptions import NoiseawareValueError
 from ._settings import SamplingSettings
 
@@ -51,8 +52,8 @@ class InterruptGuard:
     at once.
     """
 
-    def __init__(self, chains: int, iterations: int, *, sequential: bool, owner: str = "fit") -> None:
-        self.owner = owner
+    def __init__(self, chains: int, iterations: int, *, sequential: bool) -> None:
+        self.owner = current_owner()
         self.iterations = iterations
         self.counts = [0] * chains
         self.sequential = sequential
@@ -85,7 +86,7 @@ def default_cores(chains: int) -> int:
     return 1 if "jax" in sys.modules else min(chains, os.cpu_count() or 1)
 
 
-def pymc_cores(owner: str, backend: str, cores: int | None) -> int | None:
+def pymc_cores(backend: str, cores: int | None) -> int | None:
     """The fits' one reading of ``cores`` (``_settings.CORES_DOC``): checked for PyMC, refused for NumPyro.
 
     None stays None: :func:`pymc_sample` reads it as :func:`default_cores`. A value other than None
@@ -95,8 +96,8 @@ def pymc_cores(owner: str, backend: str, cores: int | None) -> int | None:
     if cores is None:
         return None
     if backend != "pymc":
-        raise NoiseawareValueError(f"{owner}: cores applies to backend='pymc' only; got cores={cores!r}.")
-    return v.integer(owner, "cores", cores, minimum=1)
+        raise NoiseawareValueError(f"{current_owner()}: cores applies to backend='pymc' only; got cores={cores!r}.")
+    return v.integer("cores", cores, minimum=1)
 
 
 def _installed(module: str) -> bool:
@@ -105,7 +106,7 @@ def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def nuts_sampler_choice(owner: str, nuts_sampler: str = "auto") -> str:
+def nuts_sampler_choice(nuts_sampler: str = "auto") -> str:
     """The NUTS implementation of a PyMC run: ``nuts_sampler`` checked, ``"auto"`` resolved.
 
     ``"auto"`` is nutpie when it is installed, else NumPyro (a dependency of the package), else
@@ -121,13 +122,14 @@ def nuts_sampler_choice(owner: str, nuts_sampler: str = "auto") -> str:
 
     Examples
     --------
-    >>> nuts_sampler_choice("fit", "pymc")
+    >>> nuts_sampler_choice("pymc")
     'pymc'
     """
     from .. import _validation as v
     from ..exceptions import NoiseawareValueError
 
-    v.choice(owner, "nuts_sampler", nuts_sampler, NUTS_SAMPLERS)
+    owner = current_owner()
+    v.choice("nuts_sampler", nuts_sampler, NUTS_SAMPLERS)
     if nuts_sampler == "auto":
         return next(name for name in ("nutpie", "numpyro", "pymc") if name == "pymc" or _installed(name))
     if nuts_sampler != "pymc" and not _installed(nuts_sampler):
@@ -139,7 +141,7 @@ def nuts_sampler_choice(owner: str, nuts_sampler: str = "auto") -> str:
 
 
 def pymc_sample(
-    owner: str, settings: SamplingSettings, *, cores: int | None, nuts_sampler: str = "auto", **kwargs: Any
+    settings: SamplingSettings, *, cores: int | None, nuts_sampler: str = "auto", **kwargs: Any
 ) -> Any:
     """``pm.sample`` at the run's ``settings`` that re-raises a swallowed interrupt: the package's one call.
 
@@ -150,12 +152,12 @@ def pymc_sample(
     vectorizes them). ``nuts_sampler`` is ``pm.sample``'s: ``"auto"`` (default, the fastest
     installed, :func:`nuts_sampler_choice`), ``"nutpie"`` (its JAX backend), ``"numpyro"`` or
     ``"pymc"``; the implementation used is recorded in ``idata.attrs["noiseaware_nuts_sampler"]``.
-    Raises ``KeyboardInterrupt`` (naming ``owner`` and the iterations each chain ran) if any chain
+    Raises ``KeyboardInterrupt`` (naming the current owner and the iterations each chain ran) if any chain
     stopped before ``warmup + draws`` iterations.
     """
     import pymc as pm
 
-    sampler = nuts_sampler_choice(owner, nuts_sampler)
+    sampler = nuts_sampler_choice(nuts_sampler)
     chains, tune, draws = settings.chains, settings.warmup, settings.draws
     common = {
         "draws": draws,
@@ -172,11 +174,11 @@ def pymc_sample(
 
             common = _with_nutpie_backend(common)
         idata = pm.sample(nuts_sampler=sampler, **common)
-        _check_complete(owner, idata, chains, draws)
+        _check_complete(idata, chains, draws)
         idata.attrs["noiseaware_nuts_sampler"] = sampler
         return idata
     cores = default_cores(chains) if cores is None else cores
-    guard = InterruptGuard(chains, tune + draws, sequential=cores == 1 or chains == 1, owner=owner)
+    guard = InterruptGuard(chains, tune + draws, sequential=cores == 1 or chains == 1)
     try:
         idata = pm.sample(cores=cores, callback=guard, **common)
     except ValueError as exc:
@@ -208,7 +210,7 @@ def _with_nutpie_backend(kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_complete(owner: str, idata: Any, chains: int, draws: int) -> None:
+def _check_complete(idata: Any, chains: int, draws: int) -> None:
     """Raise ``KeyboardInterrupt`` if an external sampler returned fewer chains or draws than asked.
 
     A chain cut short in a trace padded to a common length shows as non-finite draws: NUTS draws
@@ -218,6 +220,7 @@ def _check_complete(owner: str, idata: Any, chains: int, draws: int) -> None:
 
     from ._host import group
 
+    owner = current_owner()
     post = group(idata, "posterior")
     sizes = post.sizes
     finite = all(bool(np.all(np.isfinite(np.asarray(x, dtype=float)))) for x in post.data_vars.values())

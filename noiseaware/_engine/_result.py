@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._host import group, group_names, has_group, is_result, set_group
 from ._mixing import MixingBlock, check_mixing
@@ -74,7 +75,6 @@ def finish_fit(
     idata: Any,
     settings: SamplingSettings,
     *,
-    owner: str,
     check: Sequence[str],
     block: MixingBlock,
     default_var: str | None = None,
@@ -85,14 +85,14 @@ def finish_fit(
     :func:`record_run` puts the settings, ``noiseaware_result = kind`` (the fit's name, e.g.
     ``"copula.fit"``), ``noiseaware_default_var`` and ``attrs`` into ``idata.attrs``; with
     ``settings.check_mixing``, :func:`check_mixing` checks the posterior variables ``check`` and
-    warns in the name of ``owner`` and ``block``. Returns ``idata`` itself (the host's container).
+    warns in the name of the current owner and ``block``. Returns ``idata`` itself (the host's container).
     """
     extra: dict[str, Any] = {"noiseaware_result": kind}
     if default_var is not None:
         extra["noiseaware_default_var"] = default_var
     record_run(idata, settings, **extra, **(attrs or {}))
     if settings.check_mixing and check:
-        check_mixing(idata, check, owner=owner, block=block)
+        check_mixing(idata, check, owner=current_owner(), block=block)
     return idata
 
 
@@ -108,11 +108,10 @@ def _constant_entries_ok() -> Iterator[None]:
 
 
 # ----------------------------------------------------------------------------- reading a result
-def _check_result(owner: str, result: Any) -> Any:
+def _check_result(result: Any) -> Any:
     if not is_result(result) or not has_group(result, "posterior"):
         raise NoiseawareTypeError(
             v.message(
-                owner,
                 "result",
                 "must be a fit's result (an xarray.DataTree under ArviZ 1, an arviz.InferenceData under ArviZ 0.x) "
                 "with a posterior group",
@@ -122,16 +121,17 @@ def _check_result(owner: str, result: Any) -> Any:
     return result
 
 
-def _var(owner: str, result: Any, var: str | None) -> str:
+def _var(result: Any, var: str | None) -> str:
     post = group(result, "posterior")
     default = result.attrs.get("noiseaware_default_var")
     name = var if var is not None else (str(default) if default is not None else str(next(iter(post.data_vars))))
     if name not in post:
         known = sorted(str(k) for k in post.data_vars)
-        raise NoiseawareValueError(v.message(owner, "var", f"must name a posterior variable {known}", name))
+        raise NoiseawareValueError(v.message("var", f"must name a posterior variable {known}", name))
     return name
 
 
+@owned("noiseaware.results.draws")
 def draws(result: Any, var: str | None = None) -> np.ndarray:
     r"""Posterior draws of ``var`` pooled over chains, shape ``(chains * draws, *event_shape)``.
 
@@ -162,12 +162,12 @@ def draws(result: Any, var: str | None = None) -> np.ndarray:
     >>> draws(res, "mu").shape
     (100, 3)
     """
-    owner = "noiseaware.results.draws"
-    _check_result(owner, result)
-    x = np.asarray(group(result, "posterior")[_var(owner, result, var)].values)
+    _check_result(result)
+    x = np.asarray(group(result, "posterior")[_var(result, var)].values)
     return x.reshape((-1, *x.shape[2:]))
 
 
+@owned("noiseaware.results.interval")
 def interval(result: Any, level: float = 0.95, var: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Equal-tailed credible interval of ``var`` at ``level``: ``(lower, upper)``, elementwise.
 
@@ -183,14 +183,14 @@ def interval(result: Any, level: float = 0.95, var: str | None = None) -> tuple[
     >>> bool(-2.0 < lo < -1.0 < 1.0 < hi < 2.0)
     True
     """
-    owner = "noiseaware.results.interval"
-    _check_result(owner, result)
-    level = v.open_unit(owner, "level", level)
-    x = draws(result, _var(owner, result, var))
+    _check_result(result)
+    level = v.open_unit("level", level)
+    x = draws(result, _var(result, var))
     q = np.quantile(x, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return q[0], q[1]
 
 
+@owned("noiseaware.results.summary")
 def summary(result: Any, level: float = 0.95, var_names: Any = None) -> pandas.DataFrame:
     """ArviZ's summary of ``result`` (mean, sd, interval at ``level``, MCSE, ESS, R-hat) as a DataFrame of numbers.
 
@@ -203,15 +203,15 @@ def summary(result: Any, level: float = 0.95, var_names: Any = None) -> pandas.D
 
     from ._host import arviz_major
 
-    owner = "noiseaware.results.summary"
-    _check_result(owner, result)
-    level = v.open_unit(owner, "level", level)
+    _check_result(result)
+    level = v.open_unit("level", level)
     with _constant_entries_ok():
         if arviz_major() >= 1:
             return az.summary(result, var_names=var_names, ci_prob=level, round_to="none")
         return az.summary(result, var_names=var_names, hdi_prob=level)
 
 
+@owned("noiseaware.results.plot")
 def plot(result: Any, path: str | None = None, *, var_names: Any = None) -> Any:
     """ArviZ's trace plot of ``var_names`` (default: all posterior variables); saves a PNG at ``path``.
 
@@ -223,8 +223,7 @@ def plot(result: Any, path: str | None = None, *, var_names: Any = None) -> Any:
 
     from ._host import arviz_major
 
-    owner = "noiseaware.results.plot"
-    _check_result(owner, result)
+    _check_result(result)
     matplotlib.use("Agg", force=False)
 
     with warnings.catch_warnings(), _constant_entries_ok():
@@ -239,10 +238,11 @@ def plot(result: Any, path: str | None = None, *, var_names: Any = None) -> Any:
     if path is not None:
         from .._io import write_figure
 
-        write_figure(fig, path, dpi=100, owner=owner, close=True)
+        write_figure(fig, path, dpi=100, close=True)
     return out
 
 
+@owned("noiseaware.results.diagnostics")
 def diagnostics(result: Any) -> dict[str, float]:
     """``divergences`` (count), ``accept_rate`` (mean), ``ess_bulk_min``, ``r_hat_max`` of a result.
 
@@ -252,7 +252,7 @@ def diagnostics(result: Any) -> dict[str, float]:
     """
     import arviz as az
 
-    _check_result("noiseaware.results.diagnostics", result)
+    _check_result(result)
     out = {"divergences": 0.0, "accept_rate": float("nan"), "ess_bulk_min": float("nan"), "r_hat_max": float("nan")}
     if has_group(result, "sample_stats"):
         stats = group(result, "sample_stats")
@@ -281,6 +281,7 @@ def diagnostics(result: Any) -> dict[str, float]:
     return out
 
 
+@owned("noiseaware.results.settings")
 def settings(result: Any) -> SamplingSettings | None:
     """The resolved sampler settings a fit recorded in ``result.attrs`` (None for a result no fit made).
 
@@ -296,7 +297,7 @@ def settings(result: Any) -> SamplingSettings | None:
     >>> settings(from_groups({"posterior": {"mu": np.zeros((2, 10))}})) is None  # a result no fit made
     True
     """
-    _check_result("noiseaware.results.settings", result)
+    _check_result(result)
     return SamplingSettings.from_attrs(result.attrs)
 
 

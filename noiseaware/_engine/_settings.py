@@ -140,7 +140,6 @@ class SamplingSettings:
 
 
 def check_settings(
-    owner: str,
     *,
     chains: int = 4,
     draws: int = 1000,
@@ -151,7 +150,7 @@ def check_settings(
     check_mixing: bool = True,
     default_target: float = NUTS_TARGET_ACCEPT,
 ) -> SamplingSettings:
-    r"""Validate the convention's arguments of fit ``owner`` and resolve ``seed`` and ``target_accept``.
+    r"""Validate the convention's arguments of a fit and resolve ``seed`` and ``target_accept``.
 
     Rules: ``chains`` an integer :math:`\ge 1`, ``draws`` :math:`\ge 1`, ``warmup`` :math:`\ge 0`,
     ``seed`` ``None`` or an integer in :math:`[0, 2^{63})`, ``progressbar`` and ``check_mixing``
@@ -161,8 +160,6 @@ def check_settings(
 
     Parameters
     ----------
-    owner : str
-        The fit's public name, the first word of every message.
     chains, draws, warmup, seed, progressbar, target_accept, check_mixing
         The settings as the caller gave them to the fit (:data:`SAMPLING_DOC`).
     default_target : float
@@ -183,23 +180,25 @@ def check_settings(
 
     Examples
     --------
-    >>> s = check_settings("fit", chains=2, draws=10, seed=3)
+    >>> s = check_settings(chains=2, draws=10, seed=3)
     >>> s.chains, s.draws, s.warmup, s.seed, s.target_accept
     (2, 10, 1000, 3, 0.8)
-    >>> check_settings("fit", draws=-1)
+    >>> from noiseaware._validation import owner_scope
+    >>> with owner_scope("fit"):
+    ...     check_settings(draws=-1)
     Traceback (most recent call last):
     ...
     noiseaware.exceptions.NoiseawareValueError: fit: draws must be an integer >= 1; got draws=-1.
     """
-    chains = v.integer(owner, "chains", chains, minimum=1)
-    draws = v.integer(owner, "draws", draws, minimum=1)
-    warmup = v.integer(owner, "warmup", warmup, minimum=0)
+    chains = v.integer("chains", chains, minimum=1)
+    draws = v.integer("draws", draws, minimum=1)
+    warmup = v.integer("warmup", warmup, minimum=0)
     seed_given = seed is not None
-    seed = secrets.randbits(31) if seed is None else v.integer(owner, "seed", seed, minimum=0, maximum=2**63 - 1)
+    seed = secrets.randbits(31) if seed is None else v.integer("seed", seed, minimum=0, maximum=2**63 - 1)
     for name, flag in (("progressbar", progressbar), ("check_mixing", check_mixing)):
         if not isinstance(flag, bool):
-            raise NoiseawareTypeError(v.message(owner, name, "must be True or False", flag))
-    target = default_target if target_accept is None else v.open_unit(owner, "target_accept", target_accept)
+            raise NoiseawareTypeError(v.message(name, "must be True or False", flag))
+    target = default_target if target_accept is None else v.open_unit("target_accept", target_accept)
     return SamplingSettings(chains, draws, warmup, seed, progressbar, float(target), check_mixing, seed_given)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned, owner_scope
 from ..accounting import PrivacyBudget
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
@@ -33,6 +34,7 @@ _BLOCKWISE = frozenset({"median_pairs", "dirichlet_logmean"})
 del _covariance, _dirichlet, _dpcopula, _pairs, _regression, _tables  # imported for their registrations
 
 
+@owned("privatize")
 def privatize(
     data: Any,
     statistic: str,
@@ -129,32 +131,32 @@ def privatize(
     >>> rel.mechanism.family, rel.composition, len(rel.values)
     ('geometric', 'sequential', 3)
     """
-    owner = "privatize"
     if not isinstance(statistic, str):
-        raise NoiseawareTypeError(v.message(owner, "statistic", f"must be one of {sorted(STATISTICS)}", statistic))
-    v.choice(owner, "statistic", statistic, sorted(STATISTICS))
+        raise NoiseawareTypeError(v.message("statistic", f"must be one of {sorted(STATISTICS)}", statistic))
+    v.choice("statistic", statistic, sorted(STATISTICS))
     if epsilon is not None and rho is not None:
         raise NoiseawareValueError(
             f"privatize: give one of epsilon or rho, not both; got epsilon={epsilon!r}, rho={rho!r}."
         )
-    eps = v.epsilon(owner, epsilon) if epsilon is not None else None
-    r = v.rho(owner, rho) if rho is not None else None
+    eps = v.epsilon(epsilon) if epsilon is not None else None
+    r = v.rho(rho) if rho is not None else None
     for name, given, value in (("epsilon", epsilon, eps), ("rho", rho, r)):
         if value is not None and value < v.TINY:  # a share of a subnormal budget would round to 0
-            v.fail(owner, name, f"must be >= {v.TINY!r} (the smallest normal float64)", given)
+            v.refuse(name, f"must be >= {v.TINY!r} (the smallest normal float64)", given)
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise NoiseawareTypeError(
             v.message(
-                owner, "rng", "must be a numpy.random.Generator or None", rng, "Use numpy.random.default_rng(seed)."
+                "rng", "must be a numpy.random.Generator or None", rng, "Use numpy.random.default_rng(seed)."
             )
         )
     if mechanism is not None and not isinstance(mechanism, str):
-        raise NoiseawareTypeError(v.message(owner, "mechanism", "must be a string", mechanism))
+        raise NoiseawareTypeError(v.message("mechanism", "must be a string", mechanism))
     if budget is not None and not isinstance(budget, PrivacyBudget):
-        raise NoiseawareTypeError(v.message(owner, "budget", "must be a noiseaware.accounting.PrivacyBudget", budget))
+        raise NoiseawareTypeError(v.message("budget", "must be a noiseaware.accounting.PrivacyBudget", budget))
     ctx = Context(eps, r, rng, budget)
     if statistic not in _BLOCKWISE and _dask.is_dask(data):
-        data = _dask.materialize(f"privatize(statistic={statistic!r})", data)
+        with owner_scope(f"privatize(statistic={statistic!r})"):
+            data = _dask.materialize(data)
     release = STATISTICS[statistic](data, ctx, mechanism, dict(options))
     if len(ctx.charged) != 1 or not ctx.charged[0].isclose(release.guarantee):  # pragma: no cover - internal
         raise RuntimeError(f"privatize: statistic {statistic!r} did not charge its guarantee exactly once.")

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._statistics import SCHEMAS, SIMULATION_NOTE, StatisticSchema
+from .._validation import current_owner, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError, PrivacyWarning
 from ..mechanisms import Guarantee, Mechanism
 from ..release import Release, expected_guarantee, release_size_bound
@@ -62,8 +63,9 @@ class Context:
     budget: Any = None
     charged: list[Guarantee] = field(default_factory=list)
 
-    def require(self, owner: str, kind: str) -> float:
+    def require(self, kind: str) -> float:
         """The budget of ``kind`` (``"epsilon"`` or ``"rho"``), or a clear error."""
+        owner = current_owner()
         if kind == "epsilon":
             if self.epsilon is None:
                 raise NoiseawareValueError(f"{owner}: this mechanism needs a pure-DP budget; pass epsilon=...")
@@ -78,7 +80,7 @@ class Context:
             self.budget.charge(guarantee, label=label)
         self.charged.append(guarantee)
 
-    def charge_release(self, guarantee: Guarantee, label: str, owner: str, fix: str, **parts: Any) -> None:
+    def charge_release(self, guarantee: Guarantee, label: str, fix: str, **parts: Any) -> None:
         """Refuse a release too large to read back, then :meth:`charge` its ``guarantee``; before any noise.
 
         ``parts`` are the release's public parts for :func:`check_size` (shape, labels, mechanism,
@@ -87,7 +89,7 @@ class Context:
         ``fix`` tells the caller what to change when it is too large.
         """
         metadata = self.metadata(parts.pop("metadata"))
-        check_size(owner, fix, guarantee=guarantee, metadata=metadata, **parts)
+        check_size(fix, guarantee=guarantee, metadata=metadata, **parts)
         self.charge(guarantee, label)
 
     @property
@@ -272,8 +274,9 @@ def shares_of_checked_budget() -> Iterator[None]:
         yield
 
 
-def no_extra(owner: str, options: Mapping[str, Any], allowed: set[str]) -> None:
+def no_extra(options: Mapping[str, Any], allowed: set[str]) -> None:
     """Refuse options the statistic does not know."""
+    owner = current_owner()
     extra = set(options) - allowed
     if extra:
         raise NoiseawareTypeError(
@@ -281,52 +284,52 @@ def no_extra(owner: str, options: Mapping[str, Any], allowed: set[str]) -> None:
         )
 
 
-def numeric_column_names(owner: str, frame: Any) -> list[str]:
+def numeric_column_names(frame: Any) -> list[str]:
     """The column names of a (pandas or Dask) DataFrame whose columns are all numeric, else a TypeError."""
     bad = [str(c) for c, dt in zip(frame.columns, frame.dtypes, strict=True) if getattr(dt, "kind", "O") not in "biuf"]
     if bad:
         raise NoiseawareTypeError(
-            f"{owner}: data has non-numeric column(s) {bad}; encode them as numbers or drop them."
+            f"{current_owner()}: data has non-numeric column(s) {bad}; encode them as numbers or drop them."
         )
     return [str(c) for c in frame.columns]
 
 
-def as_matrix(owner: str, data: Any, columns: Any) -> tuple[np.ndarray, list[str]]:
+def as_matrix(data: Any, columns: Any) -> tuple[np.ndarray, list[str]]:
     """A finite float64 (n, p) matrix and its column names, from an array or DataFrame."""
     names: list[str]
     if hasattr(data, "columns") and hasattr(data, "dtypes"):  # pandas DataFrame
-        names = numeric_column_names(owner, data)
+        names = numeric_column_names(data)
         arr = data.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
-        arr = v.finite_array(owner, "data", data)
+        arr = v.finite_array("data", data)
         names = []
-    arr = v.finite_array(owner, "data", arr)
+    arr = v.finite_array("data", arr)
     if arr.ndim != 2:
-        raise NoiseawareValueError(f"{owner}: data must be 2-D (rows are records); got shape {arr.shape}.")
+        raise NoiseawareValueError(f"{current_owner()}: data must be 2-D (rows are records); got shape {arr.shape}.")
     n, p = arr.shape
     if n < 2:
-        raise NoiseawareValueError(f"{owner}: data must have at least two rows; got {n}.")
-    return arr, column_names(owner, p, names, columns)
+        raise NoiseawareValueError(f"{current_owner()}: data must have at least two rows; got {n}.")
+    return arr, column_names(p, names, columns)
 
 
-def column_names(owner: str, p: int, names: list[str], columns: Any) -> list[str]:
+def column_names(p: int, names: list[str], columns: Any) -> list[str]:
     """The ``p`` column names: ``columns`` if given, else the data's own, else ``x0, x1, ...``; unique."""
     if p < 2:
-        raise NoiseawareValueError(f"{owner}: data must have at least two columns; got {p}.")
+        raise NoiseawareValueError(f"{current_owner()}: data must have at least two columns; got {p}.")
     if columns is not None:
         if isinstance(columns, str) or not isinstance(columns, Sequence):
-            raise NoiseawareTypeError(v.message(owner, "columns", "must be a list of names", columns))
+            raise NoiseawareTypeError(v.message("columns", "must be a list of names", columns))
         names = [str(c) for c in columns]
         if len(names) != p:
-            raise NoiseawareValueError(f"{owner}: columns must name all {p} columns; got {len(names)} names.")
+            raise NoiseawareValueError(f"{current_owner()}: columns must name all {p} columns; got {len(names)} names.")
     if not names:
         names = [f"x{j}" for j in range(p)]
     if len(set(names)) != len(names):
-        raise NoiseawareValueError(f"{owner}: column names must be unique; got {names}.")
+        raise NoiseawareValueError(f"{current_owner()}: column names must be unique; got {names}.")
     return names
 
 
-def check_size(owner: str, fix: str, **parts: Any) -> None:
+def check_size(fix: str, **parts: Any) -> None:
     """Refuse, before any budget is charged, a release whose JSON could exceed what ``Release.from_json`` reads.
 
     ``parts`` are those of :func:`noiseaware.release.release_size_bound` (public: shape, labels,
@@ -338,7 +341,7 @@ def check_size(owner: str, fix: str, **parts: Any) -> None:
     bound = release_size_bound(**parts)
     if bound > _io.MAX_RELEASE_BYTES:
         raise NoiseawareValueError(
-            f"{owner}: this release could take up to {bound:,} bytes as JSON, over the limit of "
+            f"{current_owner()}: this release could take up to {bound:,} bytes as JSON, over the limit of "
             f"{_io.MAX_RELEASE_BYTES:,} bytes that Release.from_json reads and Release.to_json writes; it would "
             f"be spent and never read back. Nothing was charged to the budget and no noise was drawn. {fix}"
         )
@@ -357,18 +360,18 @@ def finish(
     """Charge the budget, draw the noise and assemble the :class:`Release` of one mechanism."""
     shape = tuple(np.shape(truth))
     guarantee = expected_guarantee(mech, composition, shape)
-    ctx.charge_release(
-        guarantee,
-        statistic,
-        f"privatize(statistic={statistic!r})",
-        "Release fewer values (fewer cells, columns or pairs).",
-        shape=shape,
-        labels=labels,
-        mechanism=mech,
-        metadata=metadata,
-    )
-    noisy = mech.release(truth, rng=ctx.rng)
-    return ctx.release(statistic, noisy, labels, mech, composition, guarantee, n, metadata)
+    with owner_scope(f"privatize(statistic={statistic!r})"):
+        ctx.charge_release(
+            guarantee,
+            statistic,
+            "Release fewer values (fewer cells, columns or pairs).",
+            shape=shape,
+            labels=labels,
+            mechanism=mech,
+            metadata=metadata,
+        )
+        noisy = mech.release(truth, rng=ctx.rng)
+        return ctx.release(statistic, noisy, labels, mech, composition, guarantee, n, metadata)
 
 
 def censoring_counts(x: np.ndarray, candidates: np.ndarray) -> np.ndarray:

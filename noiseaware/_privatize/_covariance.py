@@ -40,6 +40,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._maxent import SOLVER_SETTINGS, BlockSolver
 from .._statistics import ENTRY_ORDER, mean_sensitivity, pace_ggm_sensitivity, second_moment_sensitivity
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import ExponentialMechanism, GaussianMechanism, Guarantee
 from ..release import Release
@@ -77,7 +78,7 @@ def lower_entries(d: int) -> list[tuple[int, int]]:
     return [(j, k) for j in range(d) for k in range(j + 1)]
 
 
-def bounded_data(owner: str, x: np.ndarray, bound: Any, clip: Any) -> tuple[np.ndarray, float, bool]:
+def bounded_data(x: np.ndarray, bound: Any, clip: Any) -> tuple[np.ndarray, float, bool]:
     """Check ``|x| <= bound`` (or clip to it when ``clip=True``); return data, bound, clip flag.
 
     Raises
@@ -87,13 +88,14 @@ def bounded_data(owner: str, x: np.ndarray, bound: Any, clip: Any) -> tuple[np.n
     NoiseawareTypeError
         ``clip`` not a bool.
     """
+    owner = current_owner()
     if bound is None:
         raise NoiseawareValueError(
             f"{owner}: bound must be given (the public coordinate-wise bound B with |x_j| <= B); got bound=None."
         )
-    b = v.positive(owner, "bound", bound)
+    b = v.positive("bound", bound)
     if not isinstance(clip, bool):
-        raise NoiseawareTypeError(v.message(owner, "clip", "must be True or False", clip))
+        raise NoiseawareTypeError(v.message("clip", "must be True or False", clip))
     if clip:
         return np.clip(x, -b, b), b, True
     worst = float(np.max(np.abs(x)))
@@ -106,8 +108,9 @@ def bounded_data(owner: str, x: np.ndarray, bound: Any, clip: Any) -> tuple[np.n
     return x, b, False
 
 
-def _check_entries(owner: str, d: int) -> None:
+def _check_entries(d: int) -> None:
     """Refuse more than :data:`MAX_ENTRIES` unique entries, naming ``d`` and the limit."""
+    owner = current_owner()
     m = d * (d + 1) // 2
     if m > MAX_ENTRIES:
         d_max = (math.isqrt(8 * MAX_ENTRIES + 1) - 1) // 2
@@ -117,21 +120,21 @@ def _check_entries(owner: str, d: int) -> None:
         )
 
 
-def _common_options(owner: str, data: Any, options: dict[str, Any]) -> tuple[np.ndarray, list[str], float, bool]:
-    x, names = as_matrix(owner, data, options.get("columns"))
-    _check_entries(owner, x.shape[1])
-    x, b, clipped = bounded_data(owner, x, options.get("bound"), options.get("clip", False))
+def _common_options(data: Any, options: dict[str, Any]) -> tuple[np.ndarray, list[str], float, bool]:
+    x, names = as_matrix(data, options.get("columns"))
+    _check_entries(x.shape[1])
+    x, b, clipped = bounded_data(x, options.get("bound"), options.get("clip", False))
     return x, names, b, clipped
 
 
 @statistic("second_moment")
+@owned("privatize(statistic='second_moment')")
 def _second_moment(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """SSP: every unique entry of ``X^T X / n`` with Gaussian noise, L2 sensitivity ``d B^2 / n``."""
-    owner = "privatize(statistic='second_moment')"
-    no_extra(owner, options, {"bound", "clip", "columns"})
-    v.choice(owner, "mechanism", mechanism or "gaussian", ("gaussian",))
-    rho = ctx.require(owner, "rho")
-    x, names, b, clipped = _common_options(owner, data, options)
+    no_extra(options, {"bound", "clip", "columns"})
+    v.choice("mechanism", mechanism or "gaussian", ("gaussian",))
+    rho = ctx.require("rho")
+    x, names, b, clipped = _common_options(data, options)
     n, d = x.shape
     s = x.T @ x / n
     ent = lower_entries(d)
@@ -159,7 +162,7 @@ MAX_PRECISION = 1e150
 
 
 def _check_pace_budgets(
-    owner: str, rho: float, alpha: float, beta: float, T: int, d: int, share: float, delta: float
+    rho: float, alpha: float, beta: float, T: int, d: int, share: float, delta: float
 ) -> None:
     """Refuse, before any budget is charged, a rho whose smallest pieces no mechanism can use.
 
@@ -171,6 +174,7 @@ def _check_pace_budgets(
     the precision of the whole budget, ``2 rho / delta**2``, at most :data:`MAX_PRECISION` (the
     max-entropy reconstruction multiplies precisions by squared entries, which overflows past it).
     """
+    owner = current_owner()
     rho_p = rho - share * rho
     per = (rho_p - alpha * rho_p) / T
     pieces = {"alpha * rho / d": alpha * rho_p / d, "rho_sel": beta * per, "rho_meas": (1.0 - beta) * per}
@@ -256,36 +260,38 @@ class _PacePlan:
         return even_share(self.rho_diag, self.d)
 
 
+@owned(_PACE_OWNER)
 def _pace_plan(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> _PacePlan:
     """The options and the data, checked in the order their errors are reported."""
-    owner = _PACE_OWNER
-    no_extra(owner, options, _PACE_OPTIONS)
-    v.choice(owner, "mechanism", mechanism or "gaussian", ("gaussian",))
-    rho = ctx.require(owner, "rho")
-    alpha = v.open_unit(owner, "alpha", options.get("alpha", 0.3))
-    beta = v.open_unit(owner, "beta", options.get("beta", 0.5))
+    no_extra(options, _PACE_OPTIONS)
+    v.choice("mechanism", mechanism or "gaussian", ("gaussian",))
+    rho = ctx.require("rho")
+    alpha = v.open_unit("alpha", options.get("alpha", 0.3))
+    beta = v.open_unit("beta", options.get("beta", 0.5))
     center = options.get("center", False)
     if not isinstance(center, bool):
-        raise NoiseawareTypeError(v.message(owner, "center", "must be True or False", center))
+        raise NoiseawareTypeError(v.message("center", "must be True or False", center))
     if not center and "mean_share" in options:
-        v.fail(owner, "mean_share", "is only used with center=True", options["mean_share"])
-    share = v.open_unit(owner, "mean_share", options.get("mean_share", 0.1)) if center else 0.0
-    x, names, b, clipped = _common_options(owner, data, options)
+        v.refuse("mean_share", "is only used with center=True", options["mean_share"])
+    share = v.open_unit("mean_share", options.get("mean_share", 0.1)) if center else 0.0
+    x, names, b, clipped = _common_options(data, options)
     d = x.shape[1]
     t_opt = options.get("T")
-    T = d * (d - 1) if t_opt is None else v.integer(owner, "T", t_opt, minimum=1)
+    T = d * (d - 1) if t_opt is None else v.integer("T", t_opt, minimum=1)
     return _PacePlan(x, names, b, clipped, rho, alpha, beta, T, center, share)
 
 
+@owned(_PACE_OWNER)
 def _pace_mechanisms(plan: _PacePlan) -> tuple[GaussianMechanism | None, GaussianMechanism, float]:
     """The mean's mechanism (None without centring), the diagonal's, the entry sensitivity; checked before any charge.
 
     The diagonal's mechanism and the sensitivity :math:`2B^2/n` are those of the raw bound; with
     centring, :func:`_pace_ggm` replaces them by the centred bound's once the mean is released.
     """
-    owner, n, d, b = _PACE_OWNER, plan.n, plan.d, plan.bound
+    owner = _PACE_OWNER
+    n, d, b = plan.n, plan.d, plan.bound
     worst = pace_ggm_sensitivity(n, 2.0 * b if plan.center else b)
-    _check_pace_budgets(owner, plan.rho, plan.alpha, plan.beta, plan.T, d, plan.share, worst)
+    _check_pace_budgets(plan.rho, plan.alpha, plan.beta, plan.T, d, plan.share, worst)
     mean_mech = GaussianMechanism.from_rho(plan.rho_mean, mean_sensitivity(n, d, b)) if plan.center else None
     delta = pace_ggm_sensitivity(n, b)
     try:

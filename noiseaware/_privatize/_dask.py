@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import current_owner, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _fsum
 from ._common import censoring_counts, column_names, numeric_column_names
@@ -146,7 +147,8 @@ def aligned(owner: str, part: Any, expected: tuple[str, ...], b: int) -> Any:
 
 def _df_block(part: Any, owner: str, expected: tuple[str, ...], b: int) -> np.ndarray:
     part = aligned(owner, part, expected, b)
-    numeric_column_names(owner, part)  # a partition may disagree with meta's dtypes too
+    with owner_scope(owner):
+        numeric_column_names(part)  # a partition may disagree with meta's dtypes too
     return part.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
@@ -155,10 +157,11 @@ def _arr_block(block: Any) -> np.ndarray:
         return np.asarray(block).astype(np.float64, copy=False)
 
 
-def _row_blocks(owner: str, data: Any, columns: Any) -> tuple[list[Any], list[str]]:
+def _row_blocks(data: Any, columns: Any) -> tuple[list[Any], list[str]]:
     """Delayed float64 ``(n_b, p)`` row blocks of a Dask DataFrame or 2-D array, and column names."""
     import dask
 
+    owner = current_owner()
     names: list[str]
     if _is_dask_series(data):
         raise NoiseawareValueError(
@@ -166,7 +169,7 @@ def _row_blocks(owner: str, data: Any, columns: Any) -> tuple[list[Any], list[st
             "Pass a Dask DataFrame or a 2-D Dask array."
         )
     if _is_dask_frame(data):
-        names = numeric_column_names(owner, data)
+        names = numeric_column_names(data)
         expected = tuple(str(c) for c in data.columns)
         parts = [dask.delayed(_df_block, pure=True)(d, owner, expected, b) for b, d in enumerate(data.to_delayed())]
     elif hasattr(data, "ndim") and hasattr(data, "rechunk"):  # Dask array
@@ -182,7 +185,7 @@ def _row_blocks(owner: str, data: Any, columns: Any) -> tuple[list[Any], list[st
             f"{owner}: Dask data must be a 2-D dask.array or a dask.dataframe.DataFrame; got {type(data).__name__}."
         )
     p = len(names) if names else int(data.shape[1])
-    return parts, column_names(owner, p, names, columns)
+    return parts, column_names(p, names, columns)
 
 
 def _concat(parts: list[Any]) -> Any:
@@ -191,7 +194,7 @@ def _concat(parts: list[Any]) -> Any:
     return pd.concat(parts)
 
 
-def materialize(owner: str, data: Any) -> Any:
+def materialize(data: Any) -> Any:
     """A Dask collection computed into memory: NumPy for an array, pandas (index kept) for a DataFrame or Series.
 
     A DataFrame's partitions are aligned to its columns by name first (:func:`aligned`), so the
@@ -199,6 +202,7 @@ def materialize(owner: str, data: Any) -> Any:
     """
     import dask
 
+    owner = current_owner()
     if _is_dask_frame(data):
         expected = tuple(str(c) for c in data.columns)
         if len(set(expected)) != len(expected):
@@ -414,27 +418,27 @@ def _sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def median_pair_counts(
-    owner: str, data: Any, columns: Any, rng: np.random.Generator | None, tie_keys: Any
+    data: Any, columns: Any, rng: np.random.Generator | None, tie_keys: Any
 ) -> tuple[np.ndarray, list[str], int]:
     """The ``p(p-1)/2`` high-high counts of Dask data (module docstring), their column names, and ``n``."""
     import dask
 
     if tie_keys is not None:
         raise NoiseawareValueError(
-            f"{owner}: tie_keys is not available for Dask data; the keys are drawn block by block "
+            f"{current_owner()}: tie_keys is not available for Dask data; the keys are drawn block by block "
             "(from rng in simulation mode)."
         )
-    parts, names = _row_blocks(owner, data, columns)
+    parts, names = _row_blocks(data, columns)
     p = len(names)
     lengths, nonfinite, first = _tree([dask.delayed(_first_leaf, pure=True)(x) for x in parts], _first_combine)
     if nonfinite:
         raise NoiseawareValueError(
-            f"{owner}: data must not contain NaN or inf; got {nonfinite} non-finite value(s). "
+            f"{current_owner()}: data must not contain NaN or inf; got {nonfinite} non-finite value(s). "
             "Impute or drop them before privatizing."
         )
     n = int(sum(lengths))
     if n < 2:
-        raise NoiseawareValueError(f"{owner}: data must have at least two rows; got {n}.")
+        raise NoiseawareValueError(f"{current_owner()}: data must have at least two rows; got {n}.")
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64).tolist()
     # the keys: in simulation mode the caller's rng advances by exactly n * p normals, as in memory
     if rng is not None:
@@ -535,35 +539,35 @@ def _logsum_leaf(x: np.ndarray, a: float) -> list[int]:
 class DirichletSource:
     """Dask compositions for ``dirichlet_logmean``: checked on construction, then block sums on demand."""
 
-    def __init__(self, owner: str, data: Any, columns: Any, zeros: str, tol: float) -> None:
+    def __init__(self, data: Any, columns: Any, zeros: str, tol: float) -> None:
         import dask
 
-        self.parts, self.names = _row_blocks(owner, data, columns)
+        self.parts, self.names = _row_blocks(data, columns)
         s = _tree([dask.delayed(_simplex_leaf, pure=True)(x, tol) for x in self.parts], _simplex_combine)
         self.n, self.d = int(s["n"]), len(self.names)
         if s["nonfinite"]:
             raise NoiseawareValueError(
-                f"{owner}: data must not contain NaN or inf; got {s['nonfinite']} non-finite value(s). "
+                f"{current_owner()}: data must not contain NaN or inf; got {s['nonfinite']} non-finite value(s). "
                 "Impute or drop them before privatizing."
             )
         if self.n < 2:
-            raise NoiseawareValueError(f"{owner}: data must have at least two rows; got {self.n}.")
+            raise NoiseawareValueError(f"{current_owner()}: data must have at least two rows; got {self.n}.")
         if s["neg"]:
             i, j, val = s["first_neg"]
             raise NoiseawareValueError(
-                f"{owner}: compositions must have non-negative parts; got {s['neg']} negative part(s), "
+                f"{current_owner()}: compositions must have non-negative parts; got {s['neg']} negative part(s), "
                 f"e.g. row {i} column {j} = {val!r}."
             )
         if s["off"]:
             i, total = s["first_off"]
             raise NoiseawareValueError(
-                f"{owner}: rows must lie on the simplex (sum to 1 within simplex_tol={tol!r}); got "
+                f"{current_owner()}: rows must lie on the simplex (sum to 1 within simplex_tol={tol!r}); got "
                 f"{s['off']} row(s) off it, e.g. row {i} sums to {total!r}. Divide each row by its sum, "
                 "or raise simplex_tol for rounded shares."
             )
         if s["zeros"] and zeros == "error":
             raise NoiseawareValueError(
-                f"{owner}: compositions have {s['zeros']} zero part(s) in {s['zero_rows']} "
+                f"{current_owner()}: compositions have {s['zeros']} zero part(s) in {s['zero_rows']} "
                 "row(s); the Dirichlet model gives them probability 0. Pass zeros='censor' to let the threshold a "
                 "replace them (log max(x, a)), or drop those rows."
             )

@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._statistics import noisy_rates
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism
 from ..release import Release, expected_guarantee
@@ -148,6 +149,7 @@ class _Threshold:
     components: tuple[Release, ...] = ()
 
 
+@owned(_OWNER)
 def _logmean_data(data: Any, options: dict[str, Any], zeros: str, tol: float) -> tuple[np.ndarray | None, Any]:
     """The in-memory data, checked (``x``), or the Dask data's source (``src``): one of the two is None."""
     if _dask.is_dask(data):  # data larger than memory: block sums (_dask.py), the same release
@@ -156,29 +158,31 @@ def _logmean_data(data: Any, options: dict[str, Any], zeros: str, tol: float) ->
                 f"{_OWNER}: split is not available for Dask data (the random partition needs all n rows at once); "
                 "split the records yourself and privatize each part, or use no split."
             )
-        return None, _dask.DirichletSource(_OWNER, data, options.get("columns"), zeros, tol)
-    x, names = as_matrix(_OWNER, data, options.get("columns"))
+        return None, _dask.DirichletSource(data, options.get("columns"), zeros, tol)
+    x, names = as_matrix(data, options.get("columns"))
     return _check_simplex(x, zeros, tol), names
 
 
+@owned(_OWNER)
 def _candidates(raw: Any) -> np.ndarray:
     """The candidate thresholds, sorted: a non-empty list of distinct values in (0, 1)."""
-    cand = v.finite_array(_OWNER, "candidates", raw)
+    cand = v.finite_array("candidates", raw)
     if cand.ndim != 1 or cand.size < 1 or np.any(cand <= 0) or np.any(cand >= 1):
-        v.fail(_OWNER, "candidates", "must be a non-empty list of thresholds in (0, 1)", raw)
+        v.refuse("candidates", "must be a non-empty list of thresholds in (0, 1)", raw)
     cand = np.sort(cand)
     if np.any(np.diff(cand) == 0):
-        v.fail(_OWNER, "candidates", "must be distinct", cand.tolist())
+        v.refuse("candidates", "must be distinct", cand.tolist())
     return cand
 
 
+@owned(_OWNER)
 def _logmean_plan(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> _LogmeanPlan:
     """The options and the data, checked in the order their errors are reported, before any budget is charged."""
-    no_extra(_OWNER, options, _OPTIONS)
-    v.choice(_OWNER, "mechanism", mechanism or "laplace", ("laplace",))
-    eps = ctx.require(_OWNER, "epsilon")
-    zeros = v.choice(_OWNER, "zeros", options.get("zeros", "error"), ("error", "censor"))
-    tol = v.nonnegative(_OWNER, "simplex_tol", options.get("simplex_tol", DEFAULT_SIMPLEX_TOL))
+    no_extra(options, _OPTIONS)
+    v.choice("mechanism", mechanism or "laplace", ("laplace",))
+    eps = ctx.require("epsilon")
+    zeros = v.choice("zeros", options.get("zeros", "error"), ("error", "censor"))
+    tol = v.nonnegative("simplex_tol", options.get("simplex_tol", DEFAULT_SIMPLEX_TOL))
     x, found = _logmean_data(data, options, zeros, tol)
     if x is None:
         src, names, (n, d) = found, found.names, (found.n, found.d)
@@ -192,10 +196,10 @@ def _logmean_plan(data: Any, ctx: Context, mechanism: str | None, options: dict[
             raise NoiseawareValueError(
                 f"{_OWNER}: threshold=... fixes a; do not also give candidates, target_rate or threshold_share."
             )
-        return _LogmeanPlan(**common, threshold=v.open_unit(_OWNER, "threshold", fixed))
+        return _LogmeanPlan(**common, threshold=v.open_unit("threshold", fixed))
     cand = _candidates(options.get("candidates", DEFAULT_CANDIDATES))
-    t_c = v.open_unit(_OWNER, "target_rate", options.get("target_rate", 0.01))
-    share = v.open_unit(_OWNER, "threshold_share", options.get("threshold_share", 0.25))
+    t_c = v.open_unit("target_rate", options.get("target_rate", 0.01))
+    share = v.open_unit("threshold_share", options.get("threshold_share", 0.25))
     return _LogmeanPlan(**common, candidates=cand, target_rate=t_c, share=share)
 
 
@@ -309,15 +313,16 @@ def _dirichlet_logmean(data: Any, ctx: Context, mechanism: str | None, options: 
     return _logmean_release(ctx, plan, thr, noisy_sums, mech, parts)
 
 
+@owned(_OWNER)
 def _split_size(split: Any, n: int) -> int | None:
     """``n1``, the size of D1 of a split (None for no split); checked before any noise is drawn."""
     if split is None:
         return None
     if isinstance(split, float) and not float(split).is_integer():
-        frac = v.open_unit(_OWNER, "split", split)
+        frac = v.open_unit("split", split)
         n1 = round(frac * n)
     else:
-        n1 = v.integer(_OWNER, "split", split, minimum=1)
+        n1 = v.integer("split", split, minimum=1)
     if n1 < 2 or n - n1 < 2:
         raise NoiseawareValueError(
             f"{_OWNER}: split must leave at least 2 records in each of D1 and D2; got split={split!r} with "

@@ -53,6 +53,7 @@ import numpy as np
 from .. import _validation as v
 from .._domains import Domain, domain_from_spec
 from .._statistics import kendall_sensitivity
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism, Mechanism
 from ..release import Release, expected_guarantee
@@ -71,6 +72,7 @@ CORRELATION_COMPONENT = {"kendall": "kendall_pairs", "mle": "dpcopula_mle", "med
 
 
 # ----------------------------------------------------------------------------- data
+@owned(_OWNER)
 def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarray, list[str], list[Domain], list[str]]:
     """Cell codes ``(n, m)``, column names, domains and dtype names of a table (checked).
 
@@ -105,7 +107,7 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
         dtypes = [{"U": "str", "O": "object"}.get(arr.dtype.kind, str(arr.dtype))] * arr.shape[1]
     if columns is not None:
         if isinstance(columns, str) or not isinstance(columns, Sequence):
-            raise NoiseawareTypeError(v.message(owner, "columns", "must be a list of names", columns))
+            raise NoiseawareTypeError(v.message("columns", "must be a list of names", columns))
         if len(columns) != len(names):
             raise NoiseawareValueError(f"{owner}: columns must name all {len(names)} columns; got {len(columns)}.")
         names = [str(c) for c in columns]
@@ -135,8 +137,8 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
             raise NoiseawareValueError(f"{owner}: domains must give {m} domains (one per column); got {len(domains)}.")
         specs = list(domains)
     else:
-        raise NoiseawareTypeError(v.message(owner, "domains", "must be a mapping column -> domain, or a list", domains))
-    doms = [domain_from_spec(owner, c, s) for c, s in zip(names, specs, strict=True)]
+        raise NoiseawareTypeError(v.message("domains", "must be a mapping column -> domain, or a list", domains))
+    doms = [domain_from_spec(c, s) for c, s in zip(names, specs, strict=True)]
     for c, d, dt in zip(names, doms, dtypes, strict=True):  # the release records the dtype: checked on load
         rule = d.dtype_rule(dt)
         if rule is not None:
@@ -151,7 +153,7 @@ def table_codes(data: Any, domains: Any, columns: Any = None) -> tuple[np.ndarra
                 f"{owner}: column {c!r} has dtype {col.dtype}; list its values as the domain (domains[{c!r}] = "
                 "[...]) or encode it as numbers."
             )
-        codes[:, j] = d.encode(owner, c, col)
+        codes[:, j] = d.encode(c, col)
         if codes[0, j] == np.min(codes[:, j]) == np.max(codes[:, j]):
             raise NoiseawareValueError(
                 f"{owner}: column {c!r} takes one value only (cell {d.labels()[int(codes[0, j])]}); a constant "
@@ -227,34 +229,35 @@ class _Plan:
     meta_c: dict[str, Any]
 
 
+@owned(_OWNER)
 def _read_table(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> DPCopulaTable:
     """The options every DPCopula reads and the table, checked in the order their errors are reported."""
-    owner = _OWNER
-    no_extra(owner, options, _OPTIONS)
+    no_extra(options, _OPTIONS)
     if mechanism not in (None, "geometric"):
-        v.fail(
-            owner,
+        v.refuse(
             "mechanism",
             "must be 'geometric' (the margins' noise; the correlation noise follows correlation=...)",
             mechanism,
         )
-    eps = ctx.require(owner, "epsilon")
-    ratio = v.positive(owner, "ratio", options.get("ratio", 8.0))
-    corr = v.choice(owner, "correlation", options.get("correlation", "kendall"), tuple(CORRELATION_COMPONENT))
+    eps = ctx.require("epsilon")
+    ratio = v.positive("ratio", options.get("ratio", 8.0))
+    corr = v.choice("correlation", options.get("correlation", "kendall"), tuple(CORRELATION_COMPONENT))
     codes, names, doms, dtypes = table_codes(data, options.get("domains"), options.get("columns"))
     return DPCopulaTable(codes, names, doms, dtypes, eps, ratio, corr)
 
 
+@owned(_OWNER)
 def _budget_split(table: DPCopulaTable, options: dict[str, Any]) -> tuple[float, float, int | None]:
     """``(epsilon_1, epsilon_2, blocks)`` of the plain DPCopula (``blocks`` None unless ``correlation="mle"``)."""
-    owner, eps, ratio, corr = _OWNER, table.eps, table.ratio, table.correlation
+    owner = _OWNER
+    eps, ratio, corr = table.eps, table.ratio, table.correlation
     extra = sorted({"hybrid_threshold", "floor", "counts_share"} & set(options))
     if extra:
         raise NoiseawareValueError(f"{owner}: {extra} apply to hybrid=... only; got them without hybrid.")
     eps1 = eps * ratio / (ratio + 1.0)
     eps2 = fit_sum(eps, [eps1], eps - eps1)  # the guarantees add up to at most eps in float64
     if not eps2 > 0:
-        v.fail(owner, "ratio", f"must leave a positive epsilon_2 = epsilon / (ratio + 1) for epsilon={eps!r}", ratio)
+        v.refuse("ratio", f"must leave a positive epsilon_2 = epsilon / (ratio + 1) for epsilon={eps!r}", ratio)
     if corr != "mle":
         if "blocks" in options:
             raise NoiseawareValueError(f"{owner}: blocks applies to correlation='mle' only; got correlation={corr!r}.")
@@ -262,7 +265,7 @@ def _budget_split(table: DPCopulaTable, options: dict[str, Any]) -> tuple[float,
     n, m = table.n, table.m
     k = m * (m - 1) // 2
     default_l = math.ceil(k / (0.025 * eps2))
-    blocks = v.integer(owner, "blocks", options.get("blocks", default_l), minimum=1)
+    blocks = v.integer("blocks", options.get("blocks", default_l), minimum=1)
     if n // blocks < m + 1:
         raise NoiseawareValueError(
             f"{owner}: Algorithm 2 needs at least m + 1 = {m + 1} records in each of its l = {blocks} blocks, "
@@ -331,6 +334,7 @@ def _plan_release(ctx: Context, table: DPCopulaTable, options: dict[str, Any]) -
     )
 
 
+@owned(_OWNER)
 def _charge(ctx: Context, table: DPCopulaTable, plan: _Plan) -> None:
     """Refuse a release too large to read back, then charge the whole guarantee; before any noise."""
     median = table.correlation == "median"
@@ -345,7 +349,6 @@ def _charge(ctx: Context, table: DPCopulaTable, plan: _Plan) -> None:
     ctx.charge_release(
         plan.g_main.compose(plan.g_comp),
         "dpcopula",
-        _OWNER,
         "Use smaller domains (fewer cells: coarser intervals, fewer listed values) or fewer columns.",
         shape=plan.hist.shape,
         labels=plan.labels,

@@ -55,6 +55,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._domains import Domain
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GeometricMechanism, Guarantee, LaplaceMechanism, Mechanism
 from ..release import Release, expected_guarantee
@@ -68,7 +69,7 @@ _OWNER = "privatize(statistic='dpcopula', hybrid=...)"
 HYBRID_THRESHOLD = 10
 
 
-def hybrid_columns(owner: str, hybrid: Any, names: list[str], doms: list[Domain], threshold: Any) -> list[int]:
+def hybrid_columns(hybrid: Any, names: list[str], doms: list[Domain], threshold: Any) -> list[int]:
     """Indices of the small-domain (partitioning) columns, from ``hybrid=`` (names or ``"auto"``).
 
     ``"auto"`` picks every column whose *stated* domain has fewer than ``threshold`` cells (public).
@@ -76,20 +77,21 @@ def hybrid_columns(owner: str, hybrid: Any, names: list[str], doms: list[Domain]
     Examples
     --------
     >>> from noiseaware._domains import domain_from_spec
-    >>> doms = [domain_from_spec("d", c, s) for c, s in [("a", range(3)), ("b", range(50)), ("c", range(40))]]
-    >>> hybrid_columns("demo", "auto", ["a", "b", "c"], doms, 10)
+    >>> doms = [domain_from_spec(c, s) for c, s in [("a", range(3)), ("b", range(50)), ("c", range(40))]]
+    >>> hybrid_columns("auto", ["a", "b", "c"], doms, 10)
     [0]
     """
+    owner = current_owner()
     if isinstance(hybrid, str):
         if hybrid != "auto":
-            v.fail(owner, "hybrid", "must be 'auto' or a list of column names", hybrid)
-        t = v.integer(owner, "hybrid_threshold", threshold, minimum=3)
+            v.refuse("hybrid", "must be 'auto' or a list of column names", hybrid)
+        t = v.integer("hybrid_threshold", threshold, minimum=3)
         idx = [j for j, d in enumerate(doms) if d.size < t]
     else:
         if threshold is not None:
             raise NoiseawareValueError(f"{owner}: hybrid_threshold applies to hybrid='auto' only; got a list.")
         if not isinstance(hybrid, Sequence) or not hybrid:
-            raise NoiseawareTypeError(v.message(owner, "hybrid", "must be 'auto' or a non-empty list of names", hybrid))
+            raise NoiseawareTypeError(v.message("hybrid", "must be 'auto' or a non-empty list of names", hybrid))
         unknown = [str(c) for c in hybrid if str(c) not in names]
         if unknown or len({str(c) for c in hybrid}) != len(hybrid):
             raise NoiseawareValueError(
@@ -228,14 +230,16 @@ class _Piece:
     meta: dict[str, Any]
 
 
+@owned(_OWNER)
 def _hybrid_plan(table: DPCopulaTable, options: dict[str, Any]) -> _HybridPlan:
     """The columns, floor and budget split, checked in the order their errors are reported."""
-    owner, doms, n, eps, ratio = _OWNER, table.doms, table.n, table.eps, table.ratio
+    owner = _OWNER
+    doms, n, eps, ratio = table.doms, table.n, table.eps, table.ratio
     hyb = options["hybrid"]
     thr = options.get("hybrid_threshold", HYBRID_THRESHOLD if isinstance(hyb, str) else None)
-    small = hybrid_columns(owner, hyb, table.names, doms, thr)
+    small = hybrid_columns(hyb, table.names, doms, thr)
     large = [j for j in range(table.m) if j not in small]
-    share = v.open_unit(owner, "counts_share", options.get("counts_share", 0.1))
+    share = v.open_unit("counts_share", options.get("counts_share", 0.1))
     psizes = [doms[j].size for j in small]
     parts = math.prod(psizes)
     lsizes = [doms[j].size for j in large]
@@ -244,12 +248,12 @@ def _hybrid_plan(table: DPCopulaTable, options: dict[str, Any]) -> _HybridPlan:
             f"{owner}: {parts} partitions times {sum(lsizes)} margin cells = {parts * sum(lsizes)} noisy counts is "
             "more than 10,000,000; partition on fewer or smaller columns."
         )
-    floor = v.integer(owner, "floor", options.get("floor", max(2, n // (2 * parts))), minimum=2)
+    floor = v.integer("floor", options.get("floor", max(2, n // (2 * parts))), minimum=2)
     eps_c = share * eps
     eps1 = (1.0 - share) * eps * ratio / (ratio + 1.0)
     eps2 = fit_sum(eps, [eps_c, eps1], (1.0 - share) * eps - eps1)  # the parts add up to at most eps in float64
     if not eps2 > 0 or not eps1 > 0:
-        v.fail(owner, "ratio", "must leave positive epsilon_1 and epsilon_2", ratio)
+        v.refuse("ratio", "must leave positive epsilon_1 and epsilon_2", ratio)
     threshold = int(thr) if isinstance(hyb, str) else None  # type: ignore[arg-type]  # checked by hybrid_columns
     return _HybridPlan(small, large, threshold, share, psizes, lsizes, floor, eps_c, eps1, eps2)
 
@@ -337,6 +341,7 @@ def _noisy(ctx: Context, piece: _Piece, n: int, components: Sequence[Release] = 
     return ctx.release(piece.statistic, noisy, labels, mech, "joint", g, n, piece.meta, components=components)
 
 
+@owned(_OWNER)
 def hybrid_release(ctx: Context, table: DPCopulaTable, options: dict[str, Any]) -> Release:
     """The ``dpcopula_hybrid`` release (module docstring); called by the ``dpcopula`` statistic.
 
@@ -348,7 +353,6 @@ def hybrid_release(ctx: Context, table: DPCopulaTable, options: dict[str, Any]) 
     ctx.charge_release(
         counts.guarantee.compose(margins.guarantee).compose(kendall.guarantee),
         "dpcopula_hybrid",
-        _OWNER,
         "Partition on fewer or smaller columns, or use smaller domains (fewer cells).",
         shape=counts.truth.shape,
         labels=counts.labels,

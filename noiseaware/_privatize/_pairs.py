@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._statistics import kendall_sensitivity
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareValueError, UtilityWarning
 from ..mechanisms import BTGM, RGM, TGM, GeometricMechanism, LaplaceMechanism, Mechanism
 from ..release import Release
@@ -55,8 +56,9 @@ def _pair_labels_and_meta(names: list[str]) -> tuple[list[tuple[str, ...]], dict
     return labels, {"columns": names, "p": len(names), "pairs": [list(q) for q in pairs]}
 
 
-def _warn_if_swamped(owner: str, mech: Mechanism, high_count: int) -> None:
+def _warn_if_swamped(mech: Mechanism, high_count: int) -> None:
     """Warn when the noise standard deviation of every count exceeds the count's whole range."""
+    owner = current_owner()
     alpha = math.exp(-1.0 / float(getattr(mech, "scale", 1.0 / getattr(mech, "epsilon", 1.0))))
     sd = math.sqrt(2.0 * alpha) / (1.0 - alpha)
     if sd > high_count:
@@ -81,23 +83,24 @@ def _median_mechanism(mech_name: str, eps_pair: float, h: int) -> Mechanism:
 
 
 @statistic("median_pairs")
+@owned("privatize(statistic='median_pairs')")
 def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """Wang et al. (2026) Algorithm S.1: all p(p-1)/2 high-high counts, each with sensitivity 1."""
     owner = "privatize(statistic='median_pairs')"
-    no_extra(owner, options, {"columns", "tie_keys"})
-    mech_name = v.choice(owner, "mechanism", mechanism or "geometric", ("geometric", "tgm", "btgm", "rgm"))
-    eps = ctx.require(owner, "epsilon")
+    no_extra(options, {"columns", "tie_keys"})
+    mech_name = v.choice("mechanism", mechanism or "geometric", ("geometric", "tgm", "btgm", "rgm"))
+    eps = ctx.require("epsilon")
     if _dask.is_dask(data):  # data larger than memory: the same counts, block by block (_dask.py)
         cols, tie_keys = options.get("columns"), options.get("tie_keys")
-        counts, names, n = _dask.median_pair_counts(owner, data, cols, ctx.rng, tie_keys)
+        counts, names, n = _dask.median_pair_counts(data, cols, ctx.rng, tie_keys)
     else:
-        x, names = as_matrix(owner, data, options.get("columns"))
+        x, names = as_matrix(data, options.get("columns"))
         n, p = x.shape
         keys = options.get("tie_keys")
         if keys is None:
             keys = ctx.key_rng().standard_normal((n, p))
         else:
-            keys = v.finite_array(owner, "tie_keys", keys)
+            keys = v.finite_array("tie_keys", keys)
             if keys.shape != (n, p):
                 raise NoiseawareValueError(f"{owner}: tie_keys must have the data's shape {(n, p)}; got {keys.shape}.")
         a = median_split_indicators(x, keys)
@@ -122,7 +125,7 @@ def _median_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[
         "bounds": [0, h],
         "tie_breaking": "lexicographic (value, data-independent N(0,1) key); Wang et al. 2026, §3.2",
     }
-    _warn_if_swamped(owner, mech, h)
+    _warn_if_swamped(mech, h)
     return finish(ctx, "median_pairs", counts, mech, "sequential", labels, n, meta)
 
 
@@ -148,6 +151,7 @@ def kendall_tau_a(x: np.ndarray, y: np.ndarray) -> float:
 
 
 @statistic("kendall_pairs")
+@owned("privatize(statistic='kendall_pairs')")
 def _kendall_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """Li et al. (2014) Algorithm 5: noisy pairwise Kendall's tau-a, Laplace noise of sensitivity 4/n.
 
@@ -155,11 +159,10 @@ def _kendall_pairs(data: Any, ctx: Context, mechanism: str | None, options: dict
     is that of substitution neighbours with ``n`` public (:func:`noiseaware._statistics.kendall_sensitivity`);
     the paper's ``4/(n+1)`` understates it by a factor ``n/(n+1)``.
     """
-    owner = "privatize(statistic='kendall_pairs')"
-    no_extra(owner, options, {"columns"})
-    v.choice(owner, "mechanism", mechanism or "laplace", ("laplace",))
-    eps = ctx.require(owner, "epsilon")
-    x, names = as_matrix(owner, data, options.get("columns"))
+    no_extra(options, {"columns"})
+    v.choice("mechanism", mechanism or "laplace", ("laplace",))
+    eps = ctx.require("epsilon")
+    x, names = as_matrix(data, options.get("columns"))
     n, p = x.shape
     iu, ju = np.triu_indices(p, 1)
     taus = np.array([kendall_tau_a(x[:, i], x[:, j]) for i, j in zip(iu, ju, strict=True)])

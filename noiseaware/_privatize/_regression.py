@@ -83,6 +83,7 @@ from .._statistics import (
     regression_sensitivity,
 )
 from .._statistics import REGRESSION_METHODS as METHODS
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..mechanisms import GaussianMechanism, Guarantee, LaplaceMechanism
 from ..release import Release
@@ -110,52 +111,53 @@ _OPTIONS = {"response", "predictors", "intercept", "bound", "bounds", "clip", "c
 }
 
 
-def _names(owner: str, names: list[str], options: Mapping[str, Any]) -> tuple[list[int], int]:
+def _names(names: list[str], options: Mapping[str, Any]) -> tuple[list[int], int]:
     """Indices of the predictors and of the response among the data's columns."""
     response = options.get("response")
     if not isinstance(response, str) or response not in names:
         raise NoiseawareValueError(
-            v.message(owner, "response", f"must name one of the data's columns {names}", response)
+            v.message("response", f"must name one of the data's columns {names}", response)
         )
     preds = options.get("predictors")
     if preds is None:
         pred_names = [c for c in names if c != response]
     else:
         if isinstance(preds, str) or not isinstance(preds, Sequence) or not all(isinstance(p, str) for p in preds):
-            raise NoiseawareTypeError(v.message(owner, "predictors", "must be a list of column names", preds))
+            raise NoiseawareTypeError(v.message("predictors", "must be a list of column names", preds))
         pred_names = list(preds)
         missing = [p for p in pred_names if p not in names]
         if missing or not pred_names or len(set(pred_names)) != len(pred_names) or response in pred_names:
             raise NoiseawareValueError(
-                v.message(owner, "predictors", f"must list distinct columns of {names} other than the response",
+                v.message("predictors", f"must list distinct columns of {names} other than the response",
                           preds)
             )
     if INTERCEPT in pred_names or response == INTERCEPT:
-        v.fail(owner, "columns", f"must not be named {INTERCEPT!r} (the intercept's name)", names)
+        v.refuse("columns", f"must not be named {INTERCEPT!r} (the intercept's name)", names)
     return [names.index(p) for p in pred_names], names.index(response)
 
 
-def _range(owner: str, name: str, value: Any) -> tuple[float, float]:
+def _range(name: str, value: Any) -> tuple[float, float]:
     """``(lower, upper)`` from a range (finite, ``lower < upper``) or from a bound ``b > 0``: ``(-b, b)``."""
     if isinstance(value, Sequence | np.ndarray) and not isinstance(value, str):
         pair = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
         if len(pair) != 2:
-            v.fail(owner, name, "must be a bound b > 0 (the range (-b, b)) or a range (lower, upper)", value)
-        lo, hi = v.finite(owner, f"{name}[0]", pair[0]), v.finite(owner, f"{name}[1]", pair[1])
+            v.refuse(name, "must be a bound b > 0 (the range (-b, b)) or a range (lower, upper)", value)
+        lo, hi = v.finite(f"{name}[0]", pair[0]), v.finite(f"{name}[1]", pair[1])
         if not lo < hi or not math.isfinite(hi - lo):
-            v.fail(owner, name, "must be a range (lower, upper) with lower < upper and a finite width", value)
+            v.refuse(name, "must be a range (lower, upper) with lower < upper and a finite width", value)
         return lo, hi
-    b = v.positive(owner, name, value)
+    b = v.positive(name, value)
     return -b, b
 
 
-def _bounds(owner: str, options: Mapping[str, Any], cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _bounds(options: Mapping[str, Any], cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
     r"""Per data column (predictors then response): the public half-widths ``h`` and mid-points ``m``.
 
     From ``bound`` (one for every column) or ``bounds`` (one per column); each a bound ``b > 0``
     (the range ``(-b, b)``) or a range ``(lower, upper)``: :math:`h = (upper - lower)/2`,
     :math:`m = (lower + upper)/2`, so that :math:`|z - m| \le h` exactly when ``lower <= z <= upper``.
     """
+    owner = current_owner()
     if ("bound" in options) == ("bounds" in options):
         raise NoiseawareValueError(
             f"{owner}: give one of bound (one bound |z| <= B, or one range (lower, upper), for every column) or "
@@ -163,13 +165,13 @@ def _bounds(owner: str, options: Mapping[str, Any], cols: list[str]) -> tuple[np
             f"{'both' if 'bound' in options else 'neither'}."
         )
     if "bound" in options:
-        ranges = [_range(owner, "bound", options["bound"])] * len(cols)
+        ranges = [_range("bound", options["bound"])] * len(cols)
     else:
         raw = options["bounds"]
         if isinstance(raw, Mapping):
             if set(map(str, raw)) != set(cols):
                 raise NoiseawareValueError(
-                    v.message(owner, "bounds", f"must give a bound or range for exactly the columns {cols}", dict(raw))
+                    v.message("bounds", f"must give a bound or range for exactly the columns {cols}", dict(raw))
                 )
             vals = [raw[c] for c in cols]
         elif isinstance(raw, np.ndarray) and raw.ndim in (1, 2) and raw.shape[0] == len(cols):
@@ -178,20 +180,21 @@ def _bounds(owner: str, options: Mapping[str, Any], cols: list[str]) -> tuple[np
             vals = list(raw)
         else:
             raise NoiseawareValueError(
-                v.message(owner, "bounds", f"must be a mapping, a list or an array of {len(cols)} bounds or ranges "
+                v.message("bounds", f"must be a mapping, a list or an array of {len(cols)} bounds or ranges "
                           f"(lower, upper), in the order {cols}", raw, limit=200)
             )
-        ranges = [_range(owner, f"bounds[{c!r}]", b) for c, b in zip(cols, vals, strict=True)]
+        ranges = [_range(f"bounds[{c!r}]", b) for c, b in zip(cols, vals, strict=True)]
     lo = np.array([r[0] for r in ranges], dtype=np.float64)
     hi = np.array([r[1] for r in ranges], dtype=np.float64)
     mid = np.where(lo == -hi, 0.0, lo / 2.0 + hi / 2.0)  # halves first: no overflow near the float64 limits
     return hi / 2.0 - lo / 2.0, mid
 
 
-def _scaled(owner: str, z: np.ndarray, h: np.ndarray, m: np.ndarray, cols: list[str], clip: Any) -> np.ndarray:
+def _scaled(z: np.ndarray, h: np.ndarray, m: np.ndarray, cols: list[str], clip: Any) -> np.ndarray:
     """``(z - m) / h`` column by column, after checking (or, with ``clip=True``, clipping) ``z`` to its range."""
+    owner = current_owner()
     if not isinstance(clip, bool):
-        raise NoiseawareTypeError(v.message(owner, "clip", "must be True or False", clip))
+        raise NoiseawareTypeError(v.message("clip", "must be True or False", clip))
     lo, hi = m - h, m + h
     if clip:
         z = np.clip(z, lo, hi)
@@ -212,18 +215,19 @@ def _scaled(owner: str, z: np.ndarray, h: np.ndarray, m: np.ndarray, cols: list[
 
 
 def _design(
-    owner: str, data: Any, options: dict[str, Any]
+    data: Any, options: dict[str, Any]
 ) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray, bool]:
     """``W`` (shifted and scaled, intercept first), its column names, half-widths, shifts and the intercept flag."""
-    x, names = as_matrix(owner, data, options.get("columns"))
-    pred_idx, resp_idx = _names(owner, names, options)
+    owner = current_owner()
+    x, names = as_matrix(data, options.get("columns"))
+    pred_idx, resp_idx = _names(names, options)
     intercept = options.get("intercept", True)
     if not isinstance(intercept, bool):
-        raise NoiseawareTypeError(v.message(owner, "intercept", "must be True or False", intercept))
+        raise NoiseawareTypeError(v.message("intercept", "must be True or False", intercept))
     data_cols = [names[j] for j in pred_idx] + [names[resp_idx]]
     z = x[:, [*pred_idx, resp_idx]]
-    _check_entries(owner, len(data_cols) + intercept)
-    b, mid = _bounds(owner, options, data_cols)
+    _check_entries(len(data_cols) + intercept)
+    b, mid = _bounds(options, data_cols)
     if not intercept and np.any(mid != 0.0):
         j = int(np.argmax(mid != 0.0))
         raise NoiseawareValueError(
@@ -232,7 +236,7 @@ def _design(
             f"({float(mid[j] - b[j])!r}, {float(mid[j] + b[j])!r}) for {data_cols[j]!r}. Pass intercept=True, or the "
             f"symmetric bound {float(abs(mid[j]) + b[j])!r} that covers the range."
         )
-    w = _scaled(owner, z, b, mid, data_cols, options.get("clip", False))
+    w = _scaled(z, b, mid, data_cols, options.get("clip", False))
     if intercept:
         const = [c for j, c in enumerate(data_cols[:-1]) if np.all(z[:, j] == z[0, j])]
         if const:
@@ -246,8 +250,9 @@ def _design(
     return w, data_cols, b, mid, False
 
 
-def _check_moments(owner: str, n: int, b: np.ndarray, intercept: bool, mech: Any, shift: np.ndarray) -> None:
+def _check_moments(n: int, b: np.ndarray, intercept: bool, mech: Any, shift: np.ndarray) -> None:
     """Refuse, before any budget is spent, bounds whose moments or noise scales leave float64 (:func:`moment_rule`)."""
+    owner = current_owner()
     broken = moment_rule(n, b.tolist(), intercept, mech, shift.tolist())
     if broken is not None:
         shown = b[1:].tolist() if intercept else b.tolist()  # the half-widths of the data's columns
@@ -257,7 +262,7 @@ def _check_moments(owner: str, n: int, b: np.ndarray, intercept: bool, mech: Any
         )
 
 
-def _method_options(owner: str, method: str, options: dict[str, Any]) -> None:
+def _method_options(method: str, options: dict[str, Any]) -> None:
     if method == "ssp":
         extra = sorted({"delta", "alpha", "beta", "T"} & set(options))
     elif method == "adassp":
@@ -265,17 +270,17 @@ def _method_options(owner: str, method: str, options: dict[str, Any]) -> None:
     else:
         extra = []
     if extra:
-        raise NoiseawareTypeError(f"{owner}: option(s) {extra} are not used by method={method!r}.")
+        raise NoiseawareTypeError(f"{current_owner()}: option(s) {extra} are not used by method={method!r}.")
 
 
 @statistic("regression")
+@owned(_OWNER)
 def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[str, Any]) -> Release:
     """Private sufficient statistics of a linear regression; see the module docstring."""
-    owner = _OWNER
-    no_extra(owner, options, _OPTIONS)
-    method = v.choice(owner, "method", options.get("method", "ssp"), METHODS)
-    _method_options(owner, method, options)
-    w, cols, b, shift, intercept = _design(owner, data, options)
+    no_extra(options, _OPTIONS)
+    method = v.choice("method", options.get("method", "ssp"), METHODS)
+    _method_options(method, options)
+    w, cols, b, shift, intercept = _design(data, options)
     n, k = w.shape
     ent = regression_entries(k, intercept)
     rows = np.array([j for j, _ in ent])
@@ -297,21 +302,21 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     )
     meta = md.to_dict()
     if method == "ssp":
-        fam = v.choice(owner, "mechanism", mechanism or ("laplace" if ctx.epsilon is not None else "gaussian"),
+        fam = v.choice("mechanism", mechanism or ("laplace" if ctx.epsilon is not None else "gaussian"),
                        ("gaussian", "laplace"))
         mech: Any
         if fam == "gaussian":
-            mech = GaussianMechanism.from_rho(ctx.require(owner, "rho"), regression_sensitivity(k))
+            mech = GaussianMechanism.from_rho(ctx.require("rho"), regression_sensitivity(k))
         else:
-            mech = LaplaceMechanism.from_epsilon(ctx.require(owner, "epsilon"), regression_l1_sensitivity(k, intercept))
-        _check_moments(owner, n, b, intercept, mech, shift)
+            mech = LaplaceMechanism.from_epsilon(ctx.require("epsilon"), regression_l1_sensitivity(k, intercept))
+        _check_moments(n, b, intercept, mech, shift)
         g = mech.guarantee()
-        ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
+        ctx.charge_release(g, "regression", "Release fewer columns.", shape=truth.shape, labels=labels,
                            mechanism=mech, metadata=meta)
         return ctx.release("regression", mech.release(truth, rng=ctx.rng), labels, mech, "joint", g, n, meta)
-    v.choice(owner, "mechanism", mechanism or "gaussian", ("gaussian",))
-    rho = ctx.require(owner, "rho")
-    delta = v.open_unit(owner, "delta", options.get("delta", DEFAULT_DELTA))
+    v.choice("mechanism", mechanism or "gaussian", ("gaussian",))
+    rho = ctx.require("rho")
+    delta = v.open_unit("delta", options.get("delta", DEFAULT_DELTA))
     rho_eig = rho * EIGEN_SHARE
     rho_rest = fit_sum(rho, [], rho - rho_eig, [rho_eig])
     md = dataclasses.replace(md, rho=rho, delta=delta)
@@ -322,21 +327,21 @@ def _regression(data: Any, ctx: Context, mechanism: str | None, options: dict[st
     eig_meta = {"design": design}
     if method == "adassp":
         mech = GaussianMechanism.from_rho(rho_rest, regression_sensitivity(k))
-        _check_moments(owner, n, b, intercept, mech, shift)
+        _check_moments(n, b, intercept, mech, shift)
         g = mech.guarantee().compose(eig_mech.guarantee())
-        ctx.charge_release(g, "regression", owner, "Release fewer columns.", shape=truth.shape, labels=labels,
+        ctx.charge_release(g, "regression", "Release fewer columns.", shape=truth.shape, labels=labels,
                            mechanism=mech, metadata=meta)
         noisy = mech.release(truth, rng=ctx.rng)
         eig = ctx.release("regression_eigen", eig_mech.release(lam_min, rng=ctx.rng), [("lambda_min",)], eig_mech,
                           "joint", eig_mech.guarantee(), n, eig_meta)
         return ctx.release("regression", noisy, labels, mech, "joint", g, n, meta, components=[eig])
     # pace_ggm: check PACE-GGM's pieces before any budget, as privatize(statistic="pace_ggm") does
-    alpha = v.open_unit(owner, "alpha", options.get("alpha", 0.3))
-    beta = v.open_unit(owner, "beta", options.get("beta", 0.5))
+    alpha = v.open_unit("alpha", options.get("alpha", 0.3))
+    beta = v.open_unit("beta", options.get("beta", 0.5))
     t_opt = options.get("T")
-    T = k * (k - 1) if t_opt is None else v.integer(owner, "T", t_opt, minimum=1)
-    _check_pace_budgets(owner, rho_rest, alpha, beta, T, k, 0.0, pace_ggm_sensitivity(n, 1.0))
-    _check_moments(owner, n, b, intercept, eig_mech, shift)
+    T = k * (k - 1) if t_opt is None else v.integer("T", t_opt, minimum=1)
+    _check_pace_budgets(rho_rest, alpha, beta, T, k, 0.0, pace_ggm_sensitivity(n, 1.0))
+    _check_moments(n, b, intercept, eig_mech, shift)
     ctx.charge(Guarantee(rho=rho), label="regression")
     eig_value = eig_mech.release(lam_min, rng=ctx.rng)
     sub = Context(epsilon=None, rho=rho_rest, rng=ctx.rng, budget=None)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import owned
 from ._rules import kendall_sensitivity
 from ._schema import (
     _PAIR_FIELDS,
@@ -29,6 +30,7 @@ from ._schema import (
 __all__: list[str] = []
 
 
+@owned("Release")
 def _check_median_pairs(release: Any, meta: Mapping[str, Any]) -> None:
     n = release.n
     _check_pairs(release, meta)
@@ -59,6 +61,7 @@ def _stated(name: str, what: str, l1_family: str, l2_family: str, check: Callabl
     ``metadata.sensitivity_norm`` is derivable from the family; it is checked when stated.
     """
 
+    @owned("Release")
     def checked(release: Any, meta: Mapping[str, Any]) -> None:
         want = "l1" if release.mechanism.family == l1_family else "l2"
         if meta.get("sensitivity_norm", want) != want:
@@ -81,11 +84,13 @@ def _check_counts(release: Any) -> None:
     _check_reach(release, 0.0, None)  # counts are >= 0 (privatize refuses negative ones)
 
 
+@owned("Release")
 def _check_vector(release: Any) -> None:
     if release.values.ndim != 1:
         _fail("shape", "must be one-dimensional for a vector", list(release.values.shape))
 
 
+@owned("Release")
 def _check_randomized_response(release: Any, meta: Mapping[str, Any]) -> None:
     vals = release.values
     if vals.ndim != 2:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import owned
 from ._rules import ENTRY_ORDER, entry_index, mean_sensitivity, pace_ggm_sensitivity, second_moment_sensitivity
 from ._schema import (
     BOOL,
@@ -77,6 +78,7 @@ def _check_second_moment(release: Any, meta: Mapping[str, Any]) -> None:
     _check_sensitivity(release, delta, "d B**2 / n (L2, unique entries)")
 
 
+@owned("Release")
 def _check_pace_ggm_round(release: Any, meta: Mapping[str, Any]) -> None:
     step = meta["step"]
     want = {"select": "exponential", "measure": "gaussian"}[step]
@@ -87,6 +89,7 @@ def _check_pace_ggm_round(release: Any, meta: Mapping[str, Any]) -> None:
         _fail("values", "must be one non-negative entry index for a selection", release.values.tolist())
 
 
+@owned("Release")
 def _check_pace_ggm(release: Any, meta: Mapping[str, Any]) -> None:
     n = release.n
     d, b = meta["d"], meta["bound"]
@@ -169,6 +172,7 @@ def _check_pace_ggm(release: Any, meta: Mapping[str, Any]) -> None:
         _fail("metadata.rounds", rule, total + rho_mean)
 
 
+@owned("Release")
 def _check_pace_ggm_centre(release: Any, meta: Mapping[str, Any], rho: float) -> float:
     """Centred ``pace_ggm`` releases: the mean component, its budget, and the centred bound; returns ``rho_mean``."""
     keys = ("center", "mean_share", "rho_mean", "data_bound", "mean")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import owned
 from ._schema import (
     _RTOL,
     BOOL,
@@ -60,6 +61,7 @@ def noisy_rates(noisy_counts: Any, m: int) -> np.ndarray:
 _CANDIDATES = ListOf(Float(gt=0.0, lt=1.0), min_length=1)
 
 
+@owned("Release")
 def _check_increasing(cand: list[float]) -> None:
     if any(b <= a for a, b in itertools.pairwise(cand)):
         _fail("metadata.candidates", "must be an increasing list of thresholds", cand)
@@ -73,6 +75,7 @@ def _check_censoring_counts(release: Any, meta: Mapping[str, Any]) -> None:
     _check_reach(release, 0.0, float(release.n))
 
 
+@owned("Release")
 def _check_dirichlet_logmean(release: Any, meta: Mapping[str, Any]) -> None:
     n = release.n
     d = meta["d"]

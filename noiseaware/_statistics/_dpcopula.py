@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .._validation import owned
 from ._schema import (
     _PAIR_FIELDS,
     ANY_LIST,
@@ -41,6 +42,7 @@ __all__: list[str] = []
 _CORRELATION_COMPONENT = {"kendall": "kendall_pairs", "mle": "dpcopula_mle", "median": "median_pairs"}
 
 
+@owned("Release")
 def _domains(meta: Mapping[str, Any]) -> tuple[list[str], list[Any], list[int]]:
     """``(columns, domains, bins)`` of a DPCopula release, each checked against the others and the dtypes."""
     from .._domains import Domain
@@ -64,6 +66,7 @@ def _domains(meta: Mapping[str, Any]) -> tuple[list[str], list[Any], list[int]]:
     return cols, doms, bins
 
 
+@owned("Release")
 def _check_dpcopula_mle(release: Any, meta: Mapping[str, Any]) -> None:
     _check_pairs(release, meta)
     blocks, b = meta["blocks"], meta["block_size"]
@@ -72,6 +75,7 @@ def _check_dpcopula_mle(release: Any, meta: Mapping[str, Any]) -> None:
     _check_sensitivity(release, 2.0 / blocks, "2/blocks (Algorithm 2: diameter 2 of a coefficient over l blocks)")
 
 
+@owned("Release")
 def _check_dpcopula(release: Any, meta: Mapping[str, Any]) -> None:
     n, m = release.n, meta["m"]
     cols, doms, bins = _domains(meta)
@@ -98,6 +102,7 @@ def _check_dpcopula(release: Any, meta: Mapping[str, Any]) -> None:
     _check_epsilon(meta, "epsilon_2", comp.guarantee.epsilon, "the correlation component")
 
 
+@owned("Release")
 def _check_dpcopula_hybrid_margins(release: Any, meta: Mapping[str, Any]) -> None:
     m2, parts, bins = len(meta["columns"]), meta["partitions"], meta["bins"]
     if len(bins) != m2:
@@ -108,6 +113,7 @@ def _check_dpcopula_hybrid_margins(release: Any, meta: Mapping[str, Any]) -> Non
     _check_reach(release, 0.0, float(release.n))
 
 
+@owned("Release")
 def _check_dpcopula_hybrid_kendall(release: Any, meta: Mapping[str, Any]) -> None:
     m2, parts = len(meta["columns"]), meta["partitions"]
     k = m2 * (m2 - 1) // 2
@@ -119,6 +125,7 @@ def _check_dpcopula_hybrid_kendall(release: Any, meta: Mapping[str, Any]) -> Non
     _check_reach(release, -1.0, 1.0)
 
 
+@owned("Release")
 def _check_dpcopula_hybrid(release: Any, meta: Mapping[str, Any]) -> None:
     n, m = release.n, meta["m"]
     cols, doms, bins = _domains(meta)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._core._regression_release import INTERCEPT, METHODS, RegressionMetadata
+from .._validation import owned
 from ._rules import (
     IMPLAUSIBLE_LOG2,
     additive_noise_reach,
@@ -120,6 +121,7 @@ def moment_rule(
     return None
 
 
+@owned("Release")
 def _check_w_columns(md: RegressionMetadata) -> tuple[int, list[str], bool]:
     """``(k, columns, intercept)``: the columns of ``W``, agreeing with the intercept, predictors and response."""
     cols, intercept = list(md.columns), md.intercept
@@ -149,6 +151,7 @@ def _check_w_columns(md: RegressionMetadata) -> tuple[int, list[str], bool]:
     return k, cols, intercept
 
 
+@owned("Release")
 def _check_entries(release: Any, k: int, cols: list[str], intercept: bool) -> None:
     ent = regression_entries(k, intercept)
     _check_shape(release, (len(ent),), "the unique entries of W^T W but the public (0, 0)")
@@ -169,6 +172,7 @@ def _check_entries(release: Any, k: int, cols: list[str], intercept: bool) -> No
         )
 
 
+@owned("Release")
 def _check_budget(release: Any, md: RegressionMetadata, method: str) -> float:
     """``metadata.rho`` (and ``delta``) of the adaptive methods; returns the eigenvalue release's rho."""
     if release.mechanism.family != "gaussian":
@@ -183,6 +187,7 @@ def _check_budget(release: Any, md: RegressionMetadata, method: str) -> float:
     return rho * EIGEN_SHARE
 
 
+@owned("Release")
 def _check_eigen_values(release: Any, p: int) -> None:
     """One measurement of the minimum eigenvalue of the ``p`` scaled design columns' ``W_x^T W_x``.
 
@@ -204,6 +209,7 @@ def _check_eigen_values(release: Any, p: int) -> None:
         )
 
 
+@owned("Release")
 def _check_eigen_release(c: Any, where: str, n: int, design: list[str], rho_eig: float) -> None:
     if c.statistic != "regression_eigen" or c.n != n or list(c.metadata.get("design", [])) != design:
         _fail(where, f"must be the regression_eigen release of the design {design} with n = {n}", c.statistic)
@@ -211,6 +217,7 @@ def _check_eigen_release(c: Any, where: str, n: int, design: list[str], rho_eig:
         _fail(f"{where}.mechanism.sigma", f"must give rho / 3 = {rho_eig!r}", c.mechanism.sigma)
 
 
+@owned("Release")
 def _check_regression(release: Any, md: RegressionMetadata) -> None:
     n, method = release.n, md.method
     k, cols, intercept = _check_w_columns(md)

@@ -45,6 +45,7 @@ from .._core._fields import (
     read_fields,
 )
 from .._core._fields import fail as _fail
+from .._validation import owned
 from ._rules import IMPLAUSIBLE_LOG2, noise_reach
 
 #: The schema type, and the field types of :mod:`noiseaware._core._fields` that the family modules use.
@@ -143,6 +144,7 @@ class StatisticSchema:
             object.__setattr__(self, "required", MappingProxyType(dict(self.declaration.REQUIRED)))
             object.__setattr__(self, "optional", MappingProxyType(dict(self.declaration.OPTIONAL)))
 
+    @owned("Release")
     def validate(self, release: Any) -> None:
         """Raise :class:`ReleaseFormatError` unless ``release`` satisfies this schema."""
         fam = release.mechanism.family
@@ -176,28 +178,33 @@ class StatisticSchema:
 
 
 # ----------------------------------------------------------------------------- shared rules
+@owned("Release")
 def _check_sensitivity(release: Any, expected: float, rule: str) -> None:
     got = float(release.mechanism.sensitivity)
     if not _close(got, expected):
         _fail("mechanism.sensitivity", f"must be {rule} = {expected!r} under substitution neighbours", got)
 
 
+@owned("Release")
 def _check_shape(release: Any, shape: tuple[int, ...], what: str) -> None:
     if release.values.shape != shape:
         _fail("shape", f"must be {list(shape)} ({what})", list(release.values.shape))
 
 
+@owned("Release")
 def _check_integer_values(release: Any, what: str) -> None:
     if release.values.dtype.kind != "i":
         _fail("dtype", f"must be int64 for {what}", str(release.values.dtype))
 
 
+@owned("Release")
 def _check_labels(release: Any, want: list[list[str]], rule: str, where: str = "labels") -> None:
     got = [list(lab) for lab in release.labels]
     if got != want:
         _fail(where, rule, got)
 
 
+@owned("Release")
 def _check_columns(meta: Mapping[str, Any], count: int) -> list[str]:
     cols: list[str] = meta["columns"]
     if len(cols) != count:
@@ -205,6 +212,7 @@ def _check_columns(meta: Mapping[str, Any], count: int) -> list[str]:
     return cols
 
 
+@owned("Release")
 def _check_epsilon(meta: Mapping[str, Any], key: str, epsilon: float | None, whose: str) -> None:
     """``metadata.<key>`` states the epsilon of ``whose`` (a mechanism or a component)."""
     if epsilon is None or not _close(epsilon, meta[key]):
@@ -217,6 +225,7 @@ def _upper_pairs(p: int) -> list[list[int]]:
     return [[int(i), int(j)] for i, j in zip(iu, ju, strict=True)]
 
 
+@owned("Release")
 def _check_pairs(release: Any, meta: Mapping[str, Any]) -> None:
     """The :data:`_PAIR_FIELDS` of a pairwise statistic agree with each other, the labels and the mechanism."""
     p = meta["p"]
@@ -234,6 +243,7 @@ def _check_pairs(release: Any, meta: Mapping[str, Any]) -> None:
     _check_epsilon(meta, "epsilon_per_pair", release.mechanism.guarantee().epsilon, "the mechanism")
 
 
+@owned("Release")
 def _check_reach(release: Any, lower: float, upper: float | None) -> None:
     """Values must lie within the noise's reach ``T`` of the true values' range ``[lower, upper]``."""
     t = noise_reach(release.mechanism)

@@ -40,6 +40,7 @@ from .._engine._adapt import StepAdaptation, adapt_step, dual_averaging, init_ad
 from .._engine._nuts import nuts_kernel_options
 from .._engine._sweep import noise_log_density, record_sweep
 from .._engine._x64 import float64
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._model import AugmentationModel, mechanism_log_density
@@ -242,6 +243,7 @@ class _WithJointMove(MCMCKernel):
         return _JointState(inner.z, inner, jnp.exp(adapt.log_step), prob, adapt, state.i + 1, key)
 
 
+@owned(_OWNER)
 def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, Any], Any], bool, dict[str, Any]]:
     """s_dp as float64, the mechanism log-density, per_record, and attrs describing the release."""
     attrs: dict[str, Any] = {}
@@ -273,7 +275,7 @@ def _resolve_sdp(aug: AugmentationModel, sdp: Any) -> tuple[Any, Callable[[Any, 
         }
     else:
         values = v.finite_array(
-            _OWNER, "sdp", sdp, remedy="Pass the released values as published (release.values), or the Release."
+            "sdp", sdp, remedy="Pass the released values as published (release.values), or the Release."
         )
         if aug.log_density is None:
             raise NoiseawareValueError(
@@ -312,6 +314,7 @@ def _stack(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 @float64
+@owned(_OWNER)
 def sample(
     model: AugmentationModel,
     sdp: Any,
@@ -420,18 +423,18 @@ def sample(
     See :class:`AugmentationModel`, ``docs/augment.md`` and ``examples/dapper_*.py``.
     """
     if not isinstance(model, AugmentationModel):
-        raise NoiseawareTypeError(v.message(_OWNER, "model", "must be an AugmentationModel", type(model).__name__))
+        raise NoiseawareTypeError(v.message("model", "must be an AugmentationModel", type(model).__name__))
     settings = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
     chains, draws, warmup, seed = settings.chains, settings.draws, settings.warmup, settings.seed
     if not isinstance(keep_records, bool):
-        raise NoiseawareTypeError(v.message(_OWNER, "keep_records", "must be True or False", keep_records))
-    target = v.real(_OWNER, "joint_target_accept", joint_target_accept)
+        raise NoiseawareTypeError(v.message("keep_records", "must be True or False", keep_records))
+    target = v.real("joint_target_accept", joint_target_accept)
     if not 0.0 < target < 1.0:
-        v.fail(_OWNER, "joint_target_accept", "must be in (0, 1)", target)
-    repeats = v.integer(_OWNER, "joint_repeats", joint_repeats, minimum=1)
+        v.refuse("joint_target_accept", "must be in (0, 1)", target)
+    repeats = v.integer("joint_repeats", joint_repeats, minimum=1)
     s_dp, log_density, per_record, attrs = _resolve_sdp(model, sdp)
     names = model.record_names
     latent = model.latent_fn()
@@ -483,7 +486,7 @@ def sample(
             raise NoiseawareValueError(f"{_OWNER}: NUTS for theta needs model=; got model=None.")
         nuts_opts = dict(nuts_kwargs or {})
         if "target_accept_prob" in nuts_opts:
-            settings = _with_target(settings, v.open_unit(_OWNER, "nuts_kwargs['target_accept_prob']",
+            settings = _with_target(settings, v.open_unit("nuts_kwargs['target_accept_prob']",
                                                           nuts_opts.pop("target_accept_prob")))
         # NUTS as the inner kernel of NumPyro's HMCGibbs, configured as the engine's driver runs NUTS
         # (docs/architecture.md, "Sampling convention": why HMCGibbs and not the driver here)
@@ -543,7 +546,6 @@ def sample(
         "augment.sample",
         idata,
         settings,
-        owner=_OWNER,
         check=[k for k in samples if k not in names],
         block=MixingBlock(
             "the data-augmentation Gibbs sampler (a sweep over the latent records, then NUTS on the "

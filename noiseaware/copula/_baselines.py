@@ -12,6 +12,7 @@ import numpy as np
 from scipy import integrate, optimize, special
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._higham import nearest_correlation
@@ -100,6 +101,7 @@ def _upper_orthant(a: float, b: float, r: float) -> float:
     return base + val / (2.0 * math.pi)
 
 
+@owned("tetrachoric")
 def tetrachoric(p11: float, p1: float, p2: float) -> float:
     r"""Latent Gaussian correlation matching a 2 x 2 table of proportions (tetrachoric correlation).
 
@@ -131,12 +133,12 @@ def tetrachoric(p11: float, p1: float, p2: float) -> float:
     >>> round(tetrachoric(0.25 + 1 / 12, 0.5, 0.5), 10)  # sin(pi / 6)
     0.5
     """
-    p11 = v.finite("tetrachoric", "p11", p11)
-    p1 = v.finite("tetrachoric", "p1", p1)
-    p2 = v.finite("tetrachoric", "p2", p2)
+    p11 = v.finite("p11", p11)
+    p1 = v.finite("p1", p1)
+    p2 = v.finite("p2", p2)
     for name, x in (("p11", p11), ("p1", p1), ("p2", p2)):
         if not 0.0 <= x <= 1.0:
-            v.fail("tetrachoric", name, "must be a proportion in [0, 1]", x)
+            v.refuse(name, "must be a proportion in [0, 1]", x)
     if min(p1, p2) <= 0.0 or max(p1, p2) >= 1.0:  # a constant variable: every r fits the table
         return 0.0
     a, b = float(special.ndtri(1.0 - p1)), float(special.ndtri(1.0 - p2))
@@ -176,6 +178,7 @@ def _asghar_pair(noisy: np.ndarray) -> float:
     return tetrachoric(float(q[0]), min(1.0, float(q[0] + q[1])), min(1.0, float(q[0] + q[2])))
 
 
+@owned(_ASGHAR)
 def asghar_dpc(
     data: Any,
     *,
@@ -260,13 +263,13 @@ def asghar_dpc(
     """
     from .._privatize import as_matrix, privatize
 
-    eps = v.epsilon(_ASGHAR, epsilon)
-    x, names = as_matrix(_ASGHAR, data, columns)
+    eps = v.epsilon(epsilon)
+    x, names = as_matrix(data, columns)
     n, p = x.shape
     cuts = np.asarray(thresholds) if not isinstance(thresholds, np.ndarray) else thresholds
     if cuts.dtype.kind not in "biuf":
-        raise NoiseawareValueError(v.message(_ASGHAR, "thresholds", "must be numbers", thresholds))
-    cuts = v.finite_array(_ASGHAR, "thresholds", cuts)
+        raise NoiseawareValueError(v.message("thresholds", "must be numbers", thresholds))
+    cuts = v.finite_array("thresholds", cuts)
     if cuts.shape != (p,):
         raise NoiseawareValueError(
             f"{_ASGHAR}: thresholds must give one public cut point per column ({p}); got shape {cuts.shape}."

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["SyntheticInferenceResult", "SyntheticVectorInferenceResult", "WaldTestResult", "combine_synthetic"]
@@ -38,11 +39,12 @@ class SyntheticInferenceResult:
     within: float
     rule: str
 
+    @owned("SyntheticInferenceResult.interval")
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         r"""The t interval :math:`\bar q_M \pm t_{df,(1+level)/2}\sqrt{T}`."""
         from scipy import stats
 
-        level = v.open_unit("SyntheticInferenceResult.interval", "level", level)
+        level = v.open_unit("level", level)
         half = float(stats.t.ppf((1 + level) / 2, self.df)) * math.sqrt(self.variance)
         return self.estimate - half, self.estimate + half
 
@@ -109,10 +111,11 @@ class SyntheticVectorInferenceResult:
     n_ratio: float
     m: int
 
+    @owned("SyntheticVectorInferenceResult.component")
     def component(self, j: int) -> SyntheticInferenceResult:
         """Component ``j`` as a scalar :class:`SyntheticInferenceResult` (the scalar rule on that component)."""
         p = self.estimate.shape[0]
-        j = v.integer("SyntheticVectorInferenceResult.component", "j", j, minimum=-p, maximum=p - 1)
+        j = v.integer("j", j, minimum=-p, maximum=p - 1)
         return SyntheticInferenceResult(
             float(self.estimate[j]),
             float(self.variances[j]),
@@ -122,14 +125,16 @@ class SyntheticVectorInferenceResult:
             self.rule,
         )
 
+    @owned("SyntheticVectorInferenceResult.interval")
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         r"""Per-component t intervals :math:`\bar q_{M,j} \pm t_{df_j,(1+level)/2}\sqrt{T_{jj}}` (lower, upper)."""
         from scipy import stats
 
-        level = v.open_unit("SyntheticVectorInferenceResult.interval", "level", level)
+        level = v.open_unit("level", level)
         half = stats.t.ppf((1 + level) / 2, self.df) * np.sqrt(self.variances)
         return self.estimate - half, self.estimate + half
 
+    @owned("SyntheticVectorInferenceResult.wald_test")
     def wald_test(self, null: Any = 0.0) -> WaldTestResult:
         r"""Test :math:`Q = Q_0` jointly over the ``k = p`` components (Reiter 2005).
 
@@ -170,11 +175,11 @@ class SyntheticVectorInferenceResult:
                 f"(shape (M, {k})). Pass variances of shape (M, {k}, {k}), or test components one at a "
                 "time with component(j)."
             )
-        q0 = v.finite_array(owner, "null", null, remedy="Give the hypothesised value Q_0 as finite numbers.")
+        q0 = v.finite_array("null", null, remedy="Give the hypothesised value Q_0 as finite numbers.")
         if q0.ndim == 0:
             q0 = np.full(k, float(q0))
         if q0.shape != (k,):
-            v.fail(owner, "null", f"must be a number or have shape ({k},)", q0.shape)
+            v.refuse("null", f"must be a number or have shape ({k},)", q0.shape)
         d = self.estimate - q0
         u = self.within
         try:
@@ -243,8 +248,9 @@ def _scalar_rule(
 _PSD_RTOL = 1e-10
 
 
-def _check_psd(owner: str, u: np.ndarray) -> None:
+def _check_psd(u: np.ndarray) -> None:
     """Refuse a covariance matrix ``u[l]`` with an eigenvalue below 0 (beyond float rounding)."""
+    owner = current_owner()
     scale = np.max(np.abs(u), axis=(1, 2))
     scaled = u / np.where(scale > 0, scale, 1.0)[:, None, None]  # no overflow in the eigen solver
     eig = np.linalg.eigvalsh(scaled)
@@ -261,22 +267,23 @@ def _check_psd(owner: str, u: np.ndarray) -> None:
         )
 
 
-def _check_finite(owner: str, results: dict[str, Any]) -> None:
+def _check_finite(results: dict[str, Any]) -> None:
     """Refuse combined quantities that overflowed float64 (inf, or NaN from inf - inf)."""
     for name, value in results.items():
         arr = np.asarray(value, dtype=np.float64)
         if not np.all(np.isfinite(arr)):
             shown = arr.tolist() if arr.size <= 4 else f"{arr.size - np.count_nonzero(np.isfinite(arr))} non-finite"
             raise NoiseawareValueError(
-                f"{owner}: the combined {name} must be finite in float64; got {shown} "
+                f"{current_owner()}: the combined {name} must be finite in float64; got {shown} "
                 "(the estimates or variances are so large, or spread so widely, that their means or squared "
                 "deviations overflow). Rescale the estimand (e.g. change its units) so that the estimates and "
                 "variances are well inside the float64 range (about 1e308)."
             )
 
 
-def _shapes(owner: str, q: np.ndarray, u: np.ndarray) -> str:
+def _shapes(q: np.ndarray, u: np.ndarray) -> str:
     """Which layout ``(q, u)`` is: ``"scalar"``, ``"variances"`` or ``"covariances"``; refuse the rest."""
+    owner = current_owner()
     hint = (
         "Pass estimates of shape (M,) with variances (M,) for one scalar estimand, or estimates (M, p) "
         "with variances (M, p) or covariance matrices (M, p, p) for a vector (one row per synthetic data set)."
@@ -310,6 +317,7 @@ def _shapes(owner: str, q: np.ndarray, u: np.ndarray) -> str:
     )
 
 
+@owned("combine_synthetic")
 def combine_synthetic(
     estimates: Any,
     variances: Any,
@@ -366,18 +374,18 @@ def combine_synthetic(
     """
     owner = "combine_synthetic"
     q = v.finite_array(
-        owner, "estimates", estimates,
+        "estimates", estimates,
         remedy="Each row is one synthetic data set's estimate: check the analysis that gave the non-finite value.",
     )
     u = v.finite_array(
-        owner, "variances", variances,
+        "variances", variances,
         remedy="Each row is one synthetic data set's (co)variance: check the analysis that gave the non-finite value.",
     )
-    rule = v.choice(owner, "rule", rule, ("fully", "partially"))
-    layout = _shapes(owner, q, u)
+    rule = v.choice("rule", rule, ("fully", "partially"))
+    layout = _shapes(q, u)
     M = q.shape[0]
     if M < 2:
-        v.fail(owner, "estimates", "must hold at least 2 rows (one per synthetic data set)", q.tolist())
+        v.refuse("estimates", "must hold at least 2 rows (one per synthetic data set)", q.tolist())
     if layout == "covariances":
         if not np.allclose(u, np.swapaxes(u, 1, 2), rtol=1e-10, atol=0.0):
             raise NoiseawareValueError(
@@ -387,17 +395,17 @@ def combine_synthetic(
     else:
         diag = u
     if np.any(diag < 0):
-        v.fail(owner, "variances", "must be >= 0", diag.tolist())
+        v.refuse("variances", "must be >= 0", diag.tolist())
     if layout == "covariances":
-        _check_psd(owner, u)
+        _check_psd(u)
     ratio = 1.0
     if n_syn is not None or n is not None:
         if n_syn is None or n is None:
             raise NoiseawareValueError(f"{owner}: give both n_syn and n, or neither; got n_syn={n_syn!r}, n={n!r}.")
-        ratio = v.integer(owner, "n_syn", n_syn, minimum=1) / v.integer(owner, "n", n, minimum=1)
+        ratio = v.integer("n_syn", n_syn, minimum=1) / v.integer("n", n, minimum=1)
     if layout == "scalar":
         res = _scalar_rule(q, u, rule, ratio)
-        _check_finite(owner, {"estimate": res.estimate, "between-data-set variance": res.between,
+        _check_finite({"estimate": res.estimate, "between-data-set variance": res.between,
                               "mean within variance": res.within, "total variance": res.variance})
         return res
     p = q.shape[1]
@@ -408,7 +416,7 @@ def combine_synthetic(
         between = dev.T @ dev / (M - 1)
         within = u.mean(axis=0) if layout == "covariances" else np.diag(diag.mean(axis=0))
         total = between / M + within if rule == "partially" else (1 + 1 / M) * between - within
-    _check_finite(owner, {"estimate": qbar, "between-data-set covariance": between, "mean within covariance": within,
+    _check_finite({"estimate": qbar, "between-data-set covariance": between, "mean within covariance": within,
                           "total covariance": total, "total variances": np.array([r.variance for r in parts])})
     return SyntheticVectorInferenceResult(
         estimate=qbar,

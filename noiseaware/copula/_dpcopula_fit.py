@@ -17,6 +17,7 @@ from .._engine import (
     release_attrs,
     set_group,
 )
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._dpcopula_release import _check, _domains, _split
@@ -82,12 +83,11 @@ def _attach_margins(result: Any, margins: Any, release: Release) -> Any:
     return result
 
 
-def _check_fit(owner: str, fit: Any, name: str = "fit") -> Any:
+def _check_fit(fit: Any, name: str = "fit") -> Any:
     kind = fit_kind(fit) if is_result(fit) else None
     if kind != KIND:
         raise NoiseawareTypeError(
             v.message(
-                owner,
                 name,
                 "must be the result of copula.fit_dpcopula (an xarray.DataTree under ArviZ 1, an arviz.InferenceData "
                 "under ArviZ 0.x, or its copy read back with az.from_netcdf)",
@@ -98,10 +98,10 @@ def _check_fit(owner: str, fit: Any, name: str = "fit") -> Any:
 
 
 def _parts(
-    owner: str, fit: Any, name: str = "fit"
+    fit: Any, name: str = "fit"
 ) -> tuple[np.ndarray, tuple[np.ndarray, ...], list[str], list[str], list[Domain]]:
     """What synthesis needs of a ``fit_dpcopula`` result: pooled ``R``, margins, columns, dtypes, domains."""
-    _check_fit(owner, fit, name)
+    _check_fit(fit, name)
     post = group(fit, "posterior")
     cols = _str_list(fit.attrs["noiseaware_columns"])
     dtypes = _str_list(fit.attrs["noiseaware_dtypes"])
@@ -111,7 +111,7 @@ def _parts(
     ]
     from ._result import _matrix_draws
 
-    R = _matrix_draws(owner, fit)
+    R = _matrix_draws(fit)
     margins = []
     for j in range(len(cols)):
         m = np.asarray(post[_margin_name(j)].values, dtype=np.float64)
@@ -119,6 +119,7 @@ def _parts(
     return R, tuple(margins), cols, dtypes, domains
 
 
+@owned("noiseaware.copula.margin_draws")
 def margin_draws(fit: Any) -> tuple[np.ndarray, ...]:
     r"""Posterior draws of each margin's cell probabilities in a :func:`fit_dpcopula` result.
 
@@ -151,9 +152,10 @@ def margin_draws(fit: Any) -> tuple[np.ndarray, ...]:
 
     (Skipped in the doctests: the NUTS fit compiles for 20-40 s; ``tests/dpcopula`` runs it.)
     """
-    return _parts("noiseaware.copula.margin_draws", fit)[1]
+    return _parts(fit)[1]
 
 
+@owned("fit_dpcopula")
 def fit_dpcopula(
     release: Release,
     *,
@@ -245,7 +247,7 @@ def fit_dpcopula(
     (Skipped in the doctests: the NUTS fit compiles for 20-40 s; ``tests/dpcopula`` runs it.)
     """
     owner = "fit_dpcopula"
-    rel = _check(owner, release)
+    rel = _check(release)
     if rel.metadata["correlation"] != "median":
         raise NoiseawareValueError(
             f"{owner}: noise-aware synthesis needs the correlations as a median_pairs component (Bayes-NA); got "
@@ -253,10 +255,10 @@ def fit_dpcopula(
             "use synthesize(release, n) for DPCopula's point estimate."
         )
     st = check_settings(
-        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    a0 = v.positive(owner, "margin_prior", margin_prior)
+    a0 = v.positive("margin_prior", margin_prior)
     from .._engine import MixingBlock
     from ._fit import R_BLOCK, _finish, fit
 
@@ -284,4 +286,4 @@ def fit_dpcopula(
         "noiseaware_prior": str(result.attrs["noiseaware_prior"]),
         "noiseaware_margin_prior": float(a0),
     }
-    return _finish(KIND, result, st, owner=owner, block=block, attrs=attrs)
+    return _finish(KIND, result, st, block=block, attrs=attrs)

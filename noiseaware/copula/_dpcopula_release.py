@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._domains import Domain
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareTypeError
 from ..release import Release
 
@@ -16,7 +17,8 @@ _OWNER = "synthesize"
 
 
 # ----------------------------------------------------------------------------- release readers
-def _check(owner: str, release: Any) -> Release:
+def _check(release: Any) -> Release:
+    owner = current_owner()
     if not isinstance(release, Release) or release.statistic != "dpcopula":
         raise NoiseawareTypeError(
             f"{owner}: needs a 'dpcopula' Release (privatize(..., statistic='dpcopula'), or 'dpcopula_hybrid' "
@@ -37,6 +39,7 @@ def _split(release: Release) -> list[np.ndarray]:
     return np.split(release.values.astype(np.int64), np.cumsum(bins)[:-1])
 
 
+@owned("dpcopula_margins")
 def dpcopula_margins(release: Release) -> list[np.ndarray]:
     """Cell probabilities of each margin: the noisy histogram clipped at 0, normalised (uniform if all 0).
 
@@ -49,7 +52,7 @@ def dpcopula_margins(release: Release) -> list[np.ndarray]:
     >>> [p.round(1).tolist() for p in dpcopula_margins(rel)]
     [[0.3, 0.5, 0.3], [0.2, 0.2, 0.5]]
     """
-    rel = _check("dpcopula_margins", release)
+    rel = _check(release)
     out = []
     for h in _split(rel):
         c = np.maximum(h, 0).astype(np.float64)
@@ -70,6 +73,7 @@ def _eigen_repair(P: np.ndarray, floor: float = 1e-6) -> np.ndarray:
     return P
 
 
+@owned("dpcopula_correlation")
 def dpcopula_correlation(release: Release) -> np.ndarray:
     r"""Point estimate :math:`\tilde P` of the copula correlation from a ``dpcopula`` release.
 
@@ -87,7 +91,7 @@ def dpcopula_correlation(release: Release) -> np.ndarray:
     >>> bool(abs(dpcopula_correlation(rel)[0, 1] - 0.7) < 0.05)
     True
     """
-    rel = _check("dpcopula_correlation", release)
+    rel = _check(release)
     comp = rel.components[0]
     corr = rel.metadata["correlation"]
     if corr == "kendall":

@@ -39,6 +39,7 @@ from .._engine._nuts import NutsRun
 from .._engine._precondition import FD_MAX_D, diagonal_precondition, fd_hessian, laplace_precondition
 from .._engine._reorder import pivot_order, unpermute_cholesky
 from .._engine._x64 import float64
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareValueError, ReleaseFormatError
 from ..release import Release
 from ._model import (
@@ -69,11 +70,12 @@ R_BLOCK = MixingBlock.nuts(
 _OWNER = "copula.fit"
 
 
+@owned(_OWNER)
 def _check_release(release: Any) -> Release:
     """Fail before any compilation: the release must be a geometric ``median_pairs`` release."""
     from .._core import _release
 
-    _release.composite_params(_OWNER, release)  # raises with the field at fault
+    _release.composite_params(release)  # raises with the field at fault
     return release
 
 #: ``preconditioner="auto"`` takes the dense Laplace scale while its value/gradient/Hessian program
@@ -92,6 +94,7 @@ _DENSE_DOUBLES_PER_D2 = 28
 _GRAD_DOUBLES_PER_TERM = 5
 
 
+@owned(_OWNER)
 def _plan_memory(
     backend: str,
     p: int,
@@ -119,7 +122,7 @@ def _plan_memory(
         from .._core import fisher_table
 
         h = math.ceil(n / 2)
-        terms = d * fisher_table(n, h, h, owner=_OWNER).width
+        terms = d * fisher_table(n, h, h).width
         dense = dense_bytes if dense_bytes is not None else _DENSE_DOUBLES_PER_D2 * 8 * d * d
         diagonal = 8 * (_GRAD_DOUBLES_PER_TERM * terms + 64 * p * p)
         sampler = 8 * _GRAD_DOUBLES_PER_TERM * terms * chains
@@ -128,7 +131,6 @@ def _plan_memory(
         preconditioner, dense, diagonal, sampler = "none", 0, 0, 0
         stored = 8 * chains * ((draws + warmup) * (d + p * p) + draws * (d + p * p))
     return plan_memory(
-        _OWNER,
         p,
         preconditioner=preconditioner,
         dense_bytes=dense,
@@ -297,13 +299,14 @@ def _unit_diagonal(R: np.ndarray) -> np.ndarray:
     return R
 
 
+@owned(_OWNER)
 def _pymc_fit(
     release: Release, prior: LKJPrior, st: SamplingSettings, cores: int | None = None, nuts_sampler: str = "auto"
 ) -> Any:
     from .._engine import set_group
 
     with _pymc_model(release, prior):
-        idata = pymc_sample(_OWNER, st, cores=cores, nuts_sampler=nuts_sampler, compute_convergence_checks=False)
+        idata = pymc_sample(st, cores=cores, nuts_sampler=nuts_sampler, compute_convergence_checks=False)
     post = group(idata, "posterior")
     R = _unit_diagonal(np.array(post["R"].values, dtype=np.float64))
     set_group(idata, "posterior", post.assign(R=post["R"].copy(data=R)))
@@ -311,6 +314,7 @@ def _pymc_fit(
 
 
 @float64
+@owned(_OWNER)
 def fit(
     release: Release,
     *,
@@ -464,17 +468,17 @@ def fit(
     ['x0 x x1']
     """
     release = _check_release(release)
-    backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
+    backend = v.choice("backend", backend, ("numpyro", "pymc"))
     pr = _as_prior(prior)
     st = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    preconditioner = v.choice(_OWNER, "preconditioner", preconditioner, ("auto", "dense", "diagonal"))
-    mass_matrix = v.choice(_OWNER, "mass_matrix", mass_matrix, ("diagonal", "dense"))
-    variable_order = v.choice(_OWNER, "variable_order", variable_order, ("pivoted", "given"))
+    preconditioner = v.choice("preconditioner", preconditioner, ("auto", "dense", "diagonal"))
+    mass_matrix = v.choice("mass_matrix", mass_matrix, ("diagonal", "dense"))
+    variable_order = v.choice("variable_order", variable_order, ("pivoted", "given"))
     p = int(release.metadata["p"])
-    cores = pymc_cores(_OWNER, backend, cores)
+    cores = pymc_cores(backend, cores)
     if backend == "numpyro":
         if nuts_sampler != "auto":
             raise NoiseawareValueError(
@@ -496,13 +500,13 @@ def fit(
                 f"{_OWNER}: variable_order applies to backend='numpyro' only; got variable_order={variable_order!r}."
             )
         _plan_memory(backend, p, int(release.n or 0), st.chains, st.draws, st.warmup)  # n: a checked release has it
-        idata = _pymc_fit(release, pr, st, cores, nuts_sampler_choice(_OWNER, nuts_sampler))
+        idata = _pymc_fit(release, pr, st, cores, nuts_sampler_choice(nuts_sampler))
     cols = tuple(_cols(release))
     if math.comb(len(cols), 2) != release.values.size:
         raise ReleaseFormatError(f"{_OWNER}: release has {release.values.size} values for {len(cols)} columns.")
     _add_log_likelihood(idata, release)
     attrs = {"noiseaware_backend": backend, "noiseaware_prior": f"LKJ(eta={pr.eta:g})", **release_attrs(release)}
-    return _finish(_OWNER, idata, st, owner=_OWNER, block=R_BLOCK, attrs=attrs)
+    return _finish(_OWNER, idata, st, block=R_BLOCK, attrs=attrs)
 
 
 def _add_log_likelihood(idata: Any, release: Release) -> None:
@@ -512,7 +516,7 @@ def _add_log_likelihood(idata: Any, release: Release) -> None:
     set_group(idata, "log_likelihood", _pairs_log_likelihood(idata, release))
 
 
-def _finish(kind: str, idata: Any, st: SamplingSettings, *, owner: str, block: MixingBlock, attrs: Any) -> Any:
+def _finish(kind: str, idata: Any, st: SamplingSettings, *, block: MixingBlock, attrs: Any) -> Any:
     """The end of a copula fit: :func:`~noiseaware._engine.finish_fit`'s records, and its mixing check on the pairs.
 
     The check covers the ``p(p-1)/2`` free entries of ``R`` (:func:`pair_draws`), each named by its
@@ -522,5 +526,5 @@ def _finish(kind: str, idata: Any, st: SamplingSettings, *, owner: str, block: M
     record_run(idata, st, noiseaware_result=kind, noiseaware_default_var="R", **attrs)
     if st.check_mixing:
         view = from_groups({"posterior": pair_draws(idata), "sample_stats": group(idata, "sample_stats")})
-        _mixing(view, ["R"], owner=owner, block=block)
+        _mixing(view, ["R"], owner=current_owner(), block=block)
     return idata

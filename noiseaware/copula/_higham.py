@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["NearestCorrelationResult", "nearest_correlation"]
@@ -37,6 +38,7 @@ def _project_psd(a: np.ndarray) -> np.ndarray:
     return (q * np.maximum(w, 0.0)) @ q.T
 
 
+@owned("nearest_correlation")
 def nearest_correlation(a: Any, *, tol: float = 1e-12, max_iter: int = 10_000) -> NearestCorrelationResult:
     r"""Nearest correlation matrix in the Frobenius norm (Higham 2002, Algorithm 3.3).
 
@@ -71,13 +73,13 @@ def nearest_correlation(a: Any, *, tol: float = 1e-12, max_iter: int = 10_000) -
     array([ 1.    , -0.8084,  0.1916,  0.1068])
     """
     owner = "nearest_correlation"
-    x = v.finite_array(owner, "a", a, remedy="Pass a finite symmetric matrix (check the estimate it came from).")
+    x = v.finite_array("a", a, remedy="Pass a finite symmetric matrix (check the estimate it came from).")
     if x.ndim != 2 or x.shape[0] != x.shape[1]:
         raise NoiseawareValueError(f"{owner}: a must be a square matrix; got shape {x.shape}.")
     if not np.allclose(x, x.T, rtol=0, atol=1e-12 * max(1.0, float(np.abs(x).max()))):
         raise NoiseawareValueError(f"{owner}: a must be symmetric.")
-    tol = v.positive(owner, "tol", tol)
-    max_iter = v.integer(owner, "max_iter", max_iter, minimum=1)
+    tol = v.positive("tol", tol)
+    max_iter = v.integer("max_iter", max_iter, minimum=1)
     y = (x + x.T) / 2.0
     ds = np.zeros_like(y)
     converged = False

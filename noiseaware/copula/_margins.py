@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 
 __all__ = ['A0_GRID', 'margin_posterior']
 
@@ -62,6 +63,7 @@ def _count_posterior(y: np.ndarray, la: float, a0: float, beta: float) -> tuple[
     return lo, logw, lse
 
 
+@owned("margin_posterior")
 def margin_posterior(
     noisy: Any,
     alpha: float,
@@ -129,20 +131,19 @@ def margin_posterior(
     >>> margin_posterior([480, 20, 510, -3, 1, 0], alpha=0.5, draws=4, prior="hierarchical", seed=0).shape
     (4, 6)
     """
-    owner = "margin_posterior"
-    y = v.integer_array(owner, "noisy", noisy).ravel()
+    y = v.integer_array("noisy", noisy).ravel()
     if y.size < 1:
-        v.fail(owner, "noisy", "must hold at least one count", y.tolist())
-    a = v.open_unit(owner, "alpha", alpha)
-    draws = v.integer(owner, "draws", draws, minimum=1)
+        v.refuse("noisy", "must hold at least one count", y.tolist())
+    a = v.open_unit("alpha", alpha)
+    draws = v.integer("draws", draws, minimum=1)
     if isinstance(prior, str):
-        v.choice(owner, "prior", prior, ("hierarchical",))
+        v.choice("prior", prior, ("hierarchical",))
         grid = A0_GRID
     else:
-        grid = (v.positive(owner, "prior", prior),)
+        grid = (v.positive("prior", prior),)
     K = y.size
-    total = max(int(np.maximum(y, 0).sum()), K) if n is None else v.integer(owner, "n", n, minimum=1)
-    rng = v.generator(owner, "seed", seed)
+    total = max(int(np.maximum(y, 0).sum()), K) if n is None else v.integer("n", n, minimum=1)
+    rng = v.generator("seed", seed)
     la = math.log(a)
     posts = [_count_posterior(y, la, a0, a0 * K / total) for a0 in grid]
     logml = np.array([float(p[2].sum()) for p in posts])

@@ -12,6 +12,7 @@ from scipy import optimize, special
 
 from .. import _core
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._higham import nearest_correlation
@@ -56,14 +57,15 @@ def fisher_mean(eta: float, n: int) -> float:
     return float((w * t).sum() / w.sum())
 
 
+@owned("mle_nn_pair")
 def mle_nn_pair(t_tilde: float, n: int) -> float:
     """Solve eq. (19) ``t~ = E_r(T)`` for ``r`` (Wang et al. 2026, §4.1).
 
     Boundary cases: ``r = -1`` when ``t~`` is at or below the smallest possible count
     (0 for even ``n``, 1 for odd ``n``) and ``r = 1`` at or above ``ceil(n/2)``.
     """
-    n = v.integer("mle_nn_pair", "n", n, minimum=2)
-    tt = v.finite("mle_nn_pair", "t_tilde", t_tilde)
+    n = v.integer("n", n, minimum=2)
+    tt = v.finite("t_tilde", t_tilde)
     t, _ = _log_base(n)
     if tt <= t[0]:
         return -1.0

@@ -20,6 +20,7 @@ from .._engine import ProgramCache
 from .._engine._precondition import lkj_pairwise_curvature
 from .._engine._reorder import permute_pairs
 from .._engine._x64 import float64
+from .._validation import owned
 from ..release import Release
 from ._prior import LKJPrior
 
@@ -151,13 +152,14 @@ class _NumpyroModel:
         return self.programs.loglik_pairs(R, self.data)
 
 
+@owned(_OWNER)
 def _numpyro_model(release: Release, prior: LKJPrior) -> _NumpyroModel:
     import jax.numpy as jnp
 
     from .. import numpyro as _nan  # noqa: F401  (turns on float64 before any JAX array is made)
     from .._core import _release
 
-    args = _release.composite_params(_OWNER, release)
+    args = _release.composite_params(release)
     p = int(args.pop("p"))
     obs_np = np.asarray(args.pop("observed"), dtype=np.float64).reshape(-1)
     k = obs_np.size
@@ -331,6 +333,7 @@ def _pair_loglik_program(n: int) -> Any:
 
 
 @float64
+@owned(_OWNER)
 def pointwise_log_likelihood(release: Release, R: np.ndarray) -> np.ndarray:
     r"""The composite likelihood's terms, one per pair: :math:`\log P(\tilde T_{jj'} = \tilde t_{jj'}\mid R_{jj'})`.
 
@@ -354,7 +357,7 @@ def pointwise_log_likelihood(release: Release, R: np.ndarray) -> np.ndarray:
 
     from .._core import _release
 
-    args = _release.composite_params(_OWNER, release)
+    args = _release.composite_params(release)
     obs = np.asarray(args["observed"], dtype=np.float64).reshape(-1)
     k = obs.size
     alpha = np.broadcast_to(np.asarray(args["alpha"], dtype=np.float64), (k,)).copy()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["LKJPrior"]
@@ -30,8 +31,9 @@ class LKJPrior:
 
     eta: float = 1.0
 
+    @owned("LKJPrior")
     def __post_init__(self) -> None:
-        v.positive("LKJPrior", "eta", self.eta)
+        v.positive("eta", self.eta)
 
 
 def _as_prior(prior: Any) -> LKJPrior:

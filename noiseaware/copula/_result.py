@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._engine import group, has_group, is_result
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,7 +32,7 @@ __all__ = ["functional", "pair_draws", "pair_summary", "partial_slope", "plot_pa
 
 
 # ----------------------------------------------------------------------------- reading R
-def _check_fit(owner: str, fit: Any) -> Any:
+def _check_fit(fit: Any) -> Any:
     """The posterior ``R`` of a copula fit's result as a full matrix, a DataArray ``(chain, draw, row, col)``.
 
     A fit stores the ``p(p-1)/2`` free entries, ``R`` of dims ``(chain, draw, pair)`` (:func:`_store_pairs`); the
@@ -48,7 +49,6 @@ def _check_fit(owner: str, fit: Any) -> Any:
     if R is None or R.ndim != 4 or R.shape[-1] != R.shape[-2] or R.shape[-1] < 2:
         raise NoiseawareTypeError(
             v.message(
-                owner,
                 "fit",
                 "must be the result of copula.fit or copula.fit_dpcopula (an xarray.DataTree under ArviZ 1, an "
                 "arviz.InferenceData under ArviZ 0.x) with a posterior variable R of dims (chain, draw, pair) or "
@@ -91,9 +91,9 @@ def _from_pairs(pairs: Any, columns: Any = None) -> Any:
     return xr.DataArray(R, dims=(chain, draw, "row", "col"), coords={**coords, "row": cols, "col": cols})
 
 
-def _matrix_draws(owner: str, fit: Any) -> np.ndarray:
+def _matrix_draws(fit: Any) -> np.ndarray:
     """The draws of the full matrix ``R`` pooled over chains, ``(chains * draws, p, p)`` float64."""
-    return _pooled(_check_fit(owner, fit))
+    return _pooled(_check_fit(fit))
 
 
 def _store_pairs(fit: Any) -> Any:
@@ -140,6 +140,7 @@ def _pair_labels(cols: Sequence[str], sep: str = " x ") -> list[str]:
 
 
 # ----------------------------------------------------------------------------- functions of R
+@owned("noiseaware.copula.partial_slope")
 def partial_slope(
     fit: Any, outcome: int | str, predictor: int | str, controls: Sequence[int | str] = ()
 ) -> np.ndarray:
@@ -197,7 +198,7 @@ def partial_slope(
     """
     owner = "noiseaware.copula.partial_slope"
     if is_result(fit):
-        R_da = _check_fit(owner, fit)
+        R_da = _check_fit(fit)
         R, cols = _pooled(R_da), _columns(R_da)
     else:
         R, cols = np.asarray(fit, dtype=np.float64), None
@@ -232,6 +233,7 @@ def partial_slope(
     return np.asarray(num / den)
 
 
+@owned("noiseaware.copula.functional")
 def functional(fit: Any, fn: Callable[[np.ndarray], Any]) -> np.ndarray:
     r"""Posterior draws of ``fn(R)`` for any function of one ``(p, p)`` correlation matrix.
 
@@ -264,10 +266,11 @@ def functional(fit: Any, fn: Callable[[np.ndarray], Any]) -> np.ndarray:
     >>> z.shape, bool(0.5 < z.mean() < 0.6)
     ((400,), True)
     """
-    R = _pooled(_check_fit("noiseaware.copula.functional", fit))
+    R = _pooled(_check_fit(fit))
     return np.asarray([fn(r) for r in R])
 
 
+@owned("noiseaware.copula.pair_draws")
 def pair_draws(fit: Any) -> xarray.Dataset:
     r"""The posterior of the ``p(p-1)/2`` free entries of ``R``: a Dataset with ``R`` of dims ``(chain, draw, pair)``.
 
@@ -304,7 +307,7 @@ def pair_draws(fit: Any) -> xarray.Dataset:
     """
     import xarray as xr
 
-    R = _check_fit("noiseaware.copula.pair_draws", fit)
+    R = _check_fit(fit)
     cols = _columns(R)
     iu, ju = np.triu_indices(len(cols), 1)
     chain, draw = R.dims[:2]
@@ -316,6 +319,7 @@ def pair_draws(fit: Any) -> xarray.Dataset:
     return xr.Dataset({"R": da})
 
 
+@owned("noiseaware.copula.pair_summary")
 def pair_summary(fit: Any, level: float = 0.95) -> pandas.DataFrame:
     r"""One row per pair: posterior mean, sd, equal-tailed interval at ``level``, R-hat and bulk ESS.
 
@@ -363,9 +367,8 @@ def pair_summary(fit: Any, level: float = 0.95) -> pandas.DataFrame:
 
     from .._engine._result import _constant_entries_ok
 
-    owner = "noiseaware.copula.pair_summary"
-    R = _check_fit(owner, fit)
-    level = v.open_unit(owner, "level", level)
+    R = _check_fit(fit)
+    level = v.open_unit("level", level)
     pairs = pair_draws(fit)
     x = np.asarray(pairs["R"].values, dtype=np.float64)
     flat = x.reshape(-1, x.shape[-1])
@@ -391,6 +394,7 @@ def pair_summary(fit: Any, level: float = 0.95) -> pandas.DataFrame:
     return table
 
 
+@owned("noiseaware.copula.plot_pairs")
 def plot_pairs(
     fit: Any,
     path: str | None = None,
@@ -449,9 +453,8 @@ def plot_pairs(
     ['age × income', 'age × score', 'income × score']
     >>> plt.close(fig)
     """
-    owner = "noiseaware.copula.plot_pairs"
-    R_da = _check_fit(owner, fit)
-    level = v.open_unit(owner, "level", level)
+    R_da = _check_fit(fit)
+    level = v.open_unit("level", level)
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -489,5 +492,5 @@ def plot_pairs(
     if path is not None:
         from .._io import write_figure
 
-        write_figure(fig, path, dpi=120, owner=owner, close=True)
+        write_figure(fig, path, dpi=120, close=True)
     return fig

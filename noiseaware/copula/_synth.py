@@ -33,6 +33,7 @@ import numpy as np
 from .. import _validation as v
 from .._domains import Domain
 from .._engine import is_result
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ..release import Release
 from ._dpcopula_fit import _parts
@@ -44,6 +45,7 @@ _OWNER = "synthesize"
 
 
 # ----------------------------------------------------------------------------- cells
+@owned("cell_codes")
 def cell_codes(data: Any, release: Release) -> np.ndarray:
     r"""The cells of a table on the public domains of a ``dpcopula`` release: ``codes[i, j]``.
 
@@ -85,7 +87,7 @@ def cell_codes(data: Any, release: Release) -> np.ndarray:
     True
     """
     owner = "cell_codes"
-    rel = _check(owner, release)
+    rel = _check(release)
     names = [str(c) for c in rel.metadata["columns"]]
     doms = _domains(rel)
     if hasattr(data, "columns") and hasattr(data, "iloc"):
@@ -101,7 +103,7 @@ def cell_codes(data: Any, release: Release) -> np.ndarray:
                 f"shape {arr.shape}."
             )
         cols = [arr[:, j] for j in range(arr.shape[1])]
-    return np.stack([d.encode(owner, c, col) for c, d, col in zip(names, doms, cols, strict=True)], axis=1)
+    return np.stack([d.encode(c, col) for c, d, col in zip(names, doms, cols, strict=True)], axis=1)
 
 
 # ----------------------------------------------------------------------------- Algorithm 3
@@ -192,6 +194,7 @@ def _draw(
     return codes, within
 
 
+@owned(_OWNER)
 def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = None) -> Any:
     r"""Synthetic records from a ``dpcopula`` release (DPCopula) or a :func:`fit_dpcopula` result (noise-aware).
 
@@ -240,24 +243,23 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
     >>> list(syn.columns), str(syn.dtypes["age"]), sorted(set(syn["sex"])) <= ["f", "m"]
     (['age', 'sex'], 'int64', True)
     """
-    n = v.integer(_OWNER, "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
-    rng = v.generator(_OWNER, "seed", seed)
+    n = v.integer("n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
+    rng = v.generator("seed", seed)
     if is_result(source):
-        R, margins, columns, dtypes, domains = _parts(_OWNER, source, "source")  # a fit_dpcopula result, else TypeError
-        m_draws = 10 if draws is None else v.integer(_OWNER, "draws", draws, minimum=1)
+        R, margins, columns, dtypes, domains = _parts(source, "source")  # a fit_dpcopula result, else TypeError
+        m_draws = 10 if draws is None else v.integer("draws", draws, minimum=1)
         total = R.shape[0]
         if m_draws > total:
-            v.fail(_OWNER, "draws", f"must be at most the fit's {total} posterior draws", m_draws)
+            v.refuse("draws", f"must be at most the fit's {total} posterior draws", m_draws)
         idx = np.linspace(0, total - 1, m_draws).round().astype(int)
         return [_sample(R[s], [p[s] for p in margins], domains, dtypes, columns, n, rng) for s in idx]
     if isinstance(source, Release) and source.statistic == "dpcopula_hybrid":
         if draws not in (None, 1):
-            v.fail(_OWNER, "draws", "must be 1 (or omitted) for a release", draws)
+            v.refuse("draws", "must be 1 (or omitted) for a release", draws)
         return synthesize_hybrid(source, n, rng)
-    rel = _check(_OWNER, source)
+    rel = _check(source)
     if draws not in (None, 1):
-        v.fail(
-            _OWNER,
+        v.refuse(
             "draws",
             "must be 1 (or omitted) for a release: DPCopula has one point estimate; use fit_dpcopula(...) for "
             "posterior draws",
@@ -275,6 +277,7 @@ def synthesize(source: Any, n: int, *, seed: Any = None, draws: int | None = Non
 
 
 # ----------------------------------------------------------------------------- Algorithm 6 (hybrid)
+@owned("synthesize_hybrid")
 def synthesize_hybrid(release: Release, n: int, seed: Any = None) -> Any:
     r"""Synthetic records from a ``dpcopula_hybrid`` release (Li et al. 2014, Algorithm 6 step 3).
 
@@ -321,8 +324,8 @@ def synthesize_hybrid(release: Release, n: int, seed: Any = None) -> Any:
     owner = "synthesize_hybrid"
     if not isinstance(release, Release) or release.statistic != "dpcopula_hybrid":
         raise NoiseawareTypeError(f"{owner}: needs a 'dpcopula_hybrid' Release; got {type(release).__name__}.")
-    n = v.integer(owner, "n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
-    rng = v.generator(owner, "seed", seed)
+    n = v.integer("n", n, minimum=1, maximum=v.MAX_SIMULATED_ROWS)
+    rng = v.generator("seed", seed)
     meta = release.metadata
     names = [str(c) for c in meta["columns"]]
     doms = _domains(release)

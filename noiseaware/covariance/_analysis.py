@@ -8,6 +8,7 @@ import numpy as np
 
 from .._core._covariance_release import Measurements, _check_release, combine_measurements, measurements
 from .._core._maxent import reconstruct_entries
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 
@@ -56,6 +57,7 @@ def reconstruct(release: Release, *, use_components: bool = True) -> np.ndarray:
     return reconstruct_entries(m.d, m.pairs, m.y, m.precision, use_components=use_components)
 
 
+@owned("ssp_estimate")
 def ssp_estimate(release: Release, *, psd: bool = False) -> np.ndarray:
     """The SSP estimate: the noisy entries of a ``"second_moment"`` release as a symmetric matrix.
 
@@ -75,7 +77,7 @@ def ssp_estimate(release: Release, *, psd: bool = False) -> np.ndarray:
     >>> bool(np.allclose(s, s.T))
     True
     """
-    rel = _check_release("ssp_estimate", release, ("second_moment",))
+    rel = _check_release(release, ("second_moment",))
     d = int(rel.metadata["d"])
     out = np.zeros((d, d))
     out[np.tril_indices(d)] = rel.values  # row-major lower triangle = ENTRY_ORDER
@@ -86,13 +88,14 @@ def ssp_estimate(release: Release, *, psd: bool = False) -> np.ndarray:
     return out
 
 
-def _square(owner: str, name: str, a: Any) -> np.ndarray:
+def _square(name: str, a: Any) -> np.ndarray:
     arr = np.asarray(a, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or not np.all(np.isfinite(arr)):
-        raise NoiseawareValueError(f"{owner}: {name} must be a finite square matrix; got shape {arr.shape}.")
+        raise NoiseawareValueError(f"{current_owner()}: {name} must be a finite square matrix; got shape {arr.shape}.")
     return arr
 
 
+@owned("frobenius_error")
 def frobenius_error(estimate: Any, truth: Any) -> float:
     r""":math:`\|\hat\Sigma - \Sigma\|_F` (Ferrando et al. 2026, §5, error metrics).
 
@@ -101,10 +104,11 @@ def frobenius_error(estimate: Any, truth: Any) -> float:
     >>> frobenius_error([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 2.0]])
     1.0
     """
-    e, t = _square("frobenius_error", "estimate", estimate), _square("frobenius_error", "truth", truth)
+    e, t = _square("estimate", estimate), _square("truth", truth)
     return float(np.linalg.norm(e - t))
 
 
+@owned("mahalanobis_error")
 def mahalanobis_error(estimate: Any, truth: Any) -> float:
     r""":math:`\|\Sigma^{-1/2}\hat\Sigma\Sigma^{-1/2} - I\|_F` (Ferrando et al. 2026, §5); ``truth`` positive definite.
 
@@ -118,7 +122,7 @@ def mahalanobis_error(estimate: Any, truth: Any) -> float:
     >>> mahalanobis_error([[2.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]])
     1.0
     """
-    e, t = _square("mahalanobis_error", "estimate", estimate), _square("mahalanobis_error", "truth", truth)
+    e, t = _square("estimate", estimate), _square("truth", truth)
     w, u = np.linalg.eigh((t + t.T) / 2.0)
     if not np.all(w > 0):
         raise NoiseawareValueError(

@@ -25,21 +25,22 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError
 
 __all__ = ["above_threshold", "adaptive_cov", "coinpress", "diagonal_only", "gauss_cov", "norm_bins", "separate_cov"]
 
 
-def _args(owner: str, x: Any, rho: Any, bound: Any, rng: Any) -> tuple[np.ndarray, float, float]:
-    arr = v.finite_array(owner, "x", x)
+def _args(x: Any, rho: Any, bound: Any, rng: Any) -> tuple[np.ndarray, float, float]:
+    arr = v.finite_array("x", x)
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 2:
-        v.fail(owner, "x", "must be an (n, d) matrix with n >= 2 and d >= 2", arr.shape)
-    r = v.positive(owner, "rho", rho)
-    b = v.positive(owner, "bound", bound)
+        v.refuse("x", "must be an (n, d) matrix with n >= 2 and d >= 2", arr.shape)
+    r = v.positive("rho", rho)
+    b = v.positive("bound", bound)
     if float(np.max(np.abs(arr))) > b:
-        v.fail(owner, "bound", "must bound every |x_ij|", b)
+        v.refuse("bound", "must bound every |x_ij|", b)
     if not isinstance(rng, np.random.Generator):
-        raise NoiseawareTypeError(v.message(owner, "rng", "must be a numpy.random.Generator", rng))
+        raise NoiseawareTypeError(v.message("rng", "must be a numpy.random.Generator", rng))
     return arr, r, b
 
 
@@ -71,6 +72,7 @@ def _psd(a: np.ndarray) -> np.ndarray:
     return (u * np.maximum(w, 0.0)) @ u.T
 
 
+@owned("diagonal_only")
 def diagonal_only(x: Any, rho: float, bound: float, rng: np.random.Generator) -> np.ndarray:
     """Diagonal-only baseline (Ferrando et al. 2026, App. E): ``rho/d`` per diagonal entry, off-diagonals 0.
 
@@ -81,13 +83,14 @@ def diagonal_only(x: Any, rho: float, bound: float, rng: np.random.Generator) ->
     >>> bool(np.all(s[~np.eye(3, dtype=bool)] == 0))
     True
     """
-    arr, r, b = _args("diagonal_only", x, rho, bound, rng)
+    arr, r, b = _args(x, rho, bound, rng)
     n, d = arr.shape
     sigma = (2.0 * b * b / n) / math.sqrt(2.0 * r / d)
     diag = np.einsum("ij,ij->j", arr, arr) / n + sigma * rng.standard_normal(d)
     return np.diag(np.maximum(diag, 0.0))
 
 
+@owned("gauss_cov")
 def gauss_cov(
     x: Any, rho: float, bound: float, rng: np.random.Generator, *, psd: bool = True, radius: float | None = None
 ) -> np.ndarray:
@@ -102,7 +105,7 @@ def gauss_cov(
     >>> gauss_cov(x, 1.0, 1.0, np.random.default_rng(1)).shape
     (3, 3)
     """
-    arr, rh, b = _args("gauss_cov", x, rho, bound, rng)
+    arr, rh, b = _args(x, rho, bound, rng)
     r2 = _radius2(arr.shape[1], b, radius)
     out, _ = _noisy_gram(arr, r2, rh, rng)
     if psd:
@@ -111,6 +114,7 @@ def gauss_cov(
     return out
 
 
+@owned("separate_cov")
 def separate_cov(
     x: Any, rho: float, bound: float, rng: np.random.Generator, *, radius: float | None = None
 ) -> np.ndarray:
@@ -130,7 +134,7 @@ def separate_cov(
     >>> separate_cov(x, 1.0, 1.0, np.random.default_rng(1)).shape
     (3, 3)
     """
-    arr, rh, b = _args("separate_cov", x, rho, bound, rng)
+    arr, rh, b = _args(x, rho, bound, rng)
     n, d = arr.shape
     r2 = _radius2(d, b, radius)
     # GaussCov at rho/2; the eigenvalues (the same sensitivity) at rho/2: the same sigma
@@ -197,6 +201,7 @@ def above_threshold(queries: Any, threshold: float, epsilon: float, rng: np.rand
     return len(queries)
 
 
+@owned("adaptive_cov")
 def adaptive_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, beta: float = 0.1) -> np.ndarray:
     r"""AdaptiveCov (Dong, Liang & Yi 2022; the authors' ``AdaptiveCov``), with :math:`r = \sqrt d B`.
 
@@ -232,8 +237,8 @@ def adaptive_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, 
     >>> adaptive_cov(x, 1.0, 1.0, np.random.default_rng(1)).shape
     (3, 3)
     """
-    arr, rh, b = _args("adaptive_cov", x, rho, bound, rng)
-    beta = v.open_unit("adaptive_cov", "beta", beta)
+    arr, rh, b = _args(x, rho, bound, rng)
+    beta = v.open_unit("beta", beta)
     n, d = arr.shape
     r = math.sqrt(d) * b
     u = arr / r  # rows in the unit ball
@@ -267,6 +272,7 @@ def adaptive_cov(x: Any, rho: float, bound: float, rng: np.random.Generator, *, 
     return out * r * r
 
 
+@owned("coinpress")
 def coinpress(
     x: Any, rho: float, bound: float, rng: np.random.Generator, *, iters: int = 2, beta: float = 0.1
 ) -> np.ndarray:
@@ -285,8 +291,8 @@ def coinpress(
     >>> coinpress(x, 1.0, 1.0, np.random.default_rng(1)).shape
     (3, 3)
     """
-    arr, rh, b = _args("coinpress", x, rho, bound, rng)
-    iters = v.integer("coinpress", "iters", iters, minimum=1)
+    arr, rh, b = _args(x, rho, bound, rng)
+    iters = v.integer("iters", iters, minimum=1)
     n, d = arr.shape
     rhos = [rh / 4.0] * (iters - 1) + [rh - rh / 4.0 * (iters - 1)] if iters > 1 else [rh]
     gamma = math.sqrt(d + 2.0 * math.sqrt(d * math.log(n / beta)) + 2.0 * math.log(n / beta))

@@ -19,6 +19,7 @@ from .._engine import (
     release_attrs,
 )
 from .._engine._x64 import float64
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ..release import Release
 from ._analysis import measurements
@@ -36,6 +37,7 @@ _BLOCK = MixingBlock.nuts(
 
 
 @float64
+@owned("covariance.fit")
 def fit(
     release: Release,
     *,
@@ -152,18 +154,18 @@ def fit(
     """
     owner = "covariance.fit"
     st = check_settings(
-        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    v.choice(owner, "backend", backend, BACKENDS)
-    eta = v.positive(owner, "eta", eta)
-    v.choice(owner, "route", route, ROUTES)
-    cores = pymc_cores(owner, backend, cores)
+    v.choice("backend", backend, BACKENDS)
+    eta = v.positive("eta", eta)
+    v.choice("route", route, ROUTES)
+    cores = pymc_cores(backend, cores)
     if backend == "numpyro" and nuts_sampler != "auto":
         raise NoiseawareValueError(
             f"{owner}: nuts_sampler applies to backend='pymc' only; got nuts_sampler={nuts_sampler!r}."
         )
-    sampler = nuts_sampler_choice(owner, nuts_sampler)
+    sampler = nuts_sampler_choice(nuts_sampler)
     m = measurements(release)
     if route == "wishart" or m.center is not None:
         from ._wishart import fit_numpyro_latent, fit_pymc_latent
@@ -184,7 +186,7 @@ def fit(
         "noiseaware_selection": "not used (conditioned on the selected entries); see fit's docstring",
         **release_attrs(release),
     }
-    return finish_fit(owner, idata, st, owner=owner, check=["sigma"], block=_BLOCK, default_var="sigma", attrs=attrs)
+    return finish_fit(owner, idata, st, check=["sigma"], block=_BLOCK, default_var="sigma", attrs=attrs)
 
 
 #: Posterior variables of the samplers' LKJ parameterizations with constant entries: NumPyro's Cholesky factor of
@@ -229,6 +231,7 @@ def _fit_numpyro(m: Any, st: SamplingSettings, eta: float) -> Any:
     return numpyro_nuts(model, st, data=(np.asarray(m.y, dtype=np.float64),), cache_key=key)
 
 
+@owned("covariance.fit")
 def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None, nuts_sampler: str = "auto") -> Any:
     import pymc as pm
 
@@ -239,4 +242,4 @@ def _fit_pymc(m: Any, st: SamplingSettings, eta: float, cores: int | None, nuts_
         chol, _, _ = pm.LKJCholeskyCov("chol", n=d, eta=eta, sd_dist=pm.HalfNormal.dist(b, shape=d), compute_corr=True)
         sigma = pm.Deterministic("sigma", chol @ chol.T)
         NoisyCovarianceEntries("y", sigma, m.n, m.pairs, m.precision, observed=np.asarray(m.y))
-        return pymc_sample("covariance.fit", st, cores=cores, nuts_sampler=nuts_sampler)
+        return pymc_sample(st, cores=cores, nuts_sampler=nuts_sampler)

@@ -39,6 +39,7 @@ from .._core._covariance import (
     noisy_covariance_entries_logp,
 )
 from .._engine import SamplingSettings, numpyro_nuts, pymc_sample
+from .._validation import owned
 from ._analysis import Measurements
 
 __all__ = ["fit_numpyro_latent", "fit_pymc_latent"]
@@ -152,6 +153,7 @@ def pymc_model(m: Measurements, route: str, eta: float) -> Any:
     return model
 
 
+@owned("covariance.fit")
 def fit_pymc_latent(
     m: Measurements, route: str, st: SamplingSettings, eta: float, cores: int | None, nuts_sampler: str = "auto"
 ) -> Any:
@@ -161,4 +163,4 @@ def fit_pymc_latent(
     under ArviZ 0.x); :func:`noiseaware.covariance.fit` finishes it.
     """
     with pymc_model(m, route, eta):
-        return pymc_sample("covariance.fit", st, cores=cores, nuts_sampler=nuts_sampler)
+        return pymc_sample(st, cores=cores, nuts_sampler=nuts_sampler)

@@ -33,6 +33,7 @@ from ._result import observed_parts, posterior_mean, prior
 
 # isort: split
 # Building blocks of the routes above, importable here but not part of the public surface.
+from .._validation import owned
 from ._boots import l1_projection, p1_prior, truncated_laplace_range  # noqa: F401
 from ._mle import dirichlet_loglik, inverse_digamma  # noqa: F401
 
@@ -57,6 +58,7 @@ __all__ = [
 ]
 
 
+@owned("noiseaware.dirichlet.parts")
 def parts(release: Any) -> list[LogMeanPart]:
     r"""The released parts of a ``dirichlet_logmean`` release: ``[D]`` or ``[D1, D2]``.
 
@@ -76,6 +78,6 @@ def parts(release: Any) -> list[LogMeanPart]:
     >>> [(p.n, p.d) for p in parts(rel)]
     [(100, 2), (300, 2)]
     """
-    return logmean_parts("noiseaware.dirichlet.parts", release)
+    return logmean_parts(release)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, logmean_parts, select_part
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, _simulate_stats, elicit_prior, p1_prior
 
@@ -63,6 +64,7 @@ class ABCResult:
         return np.asarray(self.alpha.mean(axis=0))
 
 
+@owned(_OWNER)
 def dpabc(
     release: Any,
     prior: str | GammaCopulaPrior = "p4",
@@ -112,17 +114,17 @@ def dpabc(
     >>> res.alpha.shape
     (100, 3)
     """
-    n_sims = v.integer(_OWNER, "n_sims", n_sims, minimum=1)
-    accept = v.open_unit(_OWNER, "accept", accept)
-    prior_draws = v.integer(_OWNER, "prior_draws", prior_draws, minimum=10)
-    chunk = v.integer(_OWNER, "chunk", chunk, minimum=1)
+    n_sims = v.integer("n_sims", n_sims, minimum=1)
+    accept = v.open_unit("accept", accept)
+    prior_draws = v.integer("prior_draws", prior_draws, minimum=10)
+    chunk = v.integer("chunk", chunk, minimum=1)
     keep = max(1, round(accept * n_sims))
     gen = np.random.default_rng(rng)
-    parts = logmean_parts(_OWNER, release)
+    parts = logmean_parts(release)
     if isinstance(prior, GammaCopulaPrior):
         pr = prior
     else:
-        kind = v.choice(_OWNER, "prior", prior, ("p1", "p4"))
+        kind = v.choice("prior", prior, ("p1", "p4"))
         if kind == "p1":
             pr = p1_prior(parts[-1].d)
         else:
@@ -132,7 +134,7 @@ def dpabc(
                     "split=... (Guo et al. 2022, §4.2: n1 = 0.25 n), or use prior='p1'."
                 )
             pr = elicit_prior(release, "p4", B=prior_draws, rng=gen)
-    p = select_part(_OWNER, release, None)
+    p = select_part(release, None)
     if pr.d != p.d:
         raise NoiseawareValueError(f"{_OWNER}: the prior has d={pr.d} parts but the release has d={p.d}.")
     alpha = pr.sample(n_sims, gen)

@@ -44,6 +44,7 @@ from scipy import special
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, select_part
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ._mle import dirichlet_mle_from_stats
 
@@ -248,13 +249,15 @@ class DPBootsResult:
         return self.alpha / self.alpha.sum(-1, keepdims=True)
 
 
+    @owned("DPBootsResult.interval")
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         r"""Percentile interval of each :math:`\alpha_j` at ``level`` (NaN rows ignored)."""
-        level = v.open_unit("DPBootsResult.interval", "level", level)
+        level = v.open_unit("level", level)
         q = np.nanquantile(self.alpha, [(1 - level) / 2, (1 + level) / 2], axis=0)
         return q[0], q[1]
 
 
+@owned(_OWNER)
 def dpboots(
     release: Any,
     B: int = 1000,
@@ -306,10 +309,10 @@ def dpboots(
     >>> bool(np.all(np.exp(res.s0_draws).sum(1) <= 1))
     True
     """
-    p = select_part(_OWNER, release, part)
-    B = v.integer(_OWNER, "B", B, minimum=1)
-    sweeps = v.integer(_OWNER, "sweeps", sweeps, minimum=1)
-    chunk = v.integer(_OWNER, "chunk", chunk, minimum=1)
+    p = select_part(release, part)
+    B = v.integer("B", B, minimum=1)
+    sweeps = v.integer("sweeps", sweeps, minimum=1)
+    chunk = v.integer("chunk", chunk, minimum=1)
     if not isinstance(censor, bool):
         raise NoiseawareValueError(f"{_OWNER}: censor must be True or False; got censor={censor!r}.")
     gen = np.random.default_rng(rng)
@@ -397,6 +400,7 @@ def p1_prior(d: int) -> GammaCopulaPrior:
     return GammaCopulaPrior(shape=np.ones(d), rate=np.full(d, 0.1))
 
 
+@owned("elicit_prior")
 def elicit_prior(
     release: Any, kind: str = "p4", *, B: int = 2000, sweeps: int = 100, rng: Any = None
 ) -> GammaCopulaPrior:
@@ -423,10 +427,10 @@ def elicit_prior(
     from scipy import stats
 
     owner = "elicit_prior"
-    kind = v.choice(owner, "kind", kind, ("p3", "p4"))
+    kind = v.choice("kind", kind, ("p3", "p4"))
     from .._core._dirichlet_release import logmean_parts
 
-    if len(logmean_parts(owner, release)) != 2:
+    if len(logmean_parts(release)) != 2:
         raise NoiseawareValueError(
             f"{owner}: prior {kind} is elicited from D1, but the release has no split; privatize with "
             "split=... (Guo et al. 2022, §4.2: n1 = 0.25 n), or use prior='p1'."

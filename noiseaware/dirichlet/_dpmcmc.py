@@ -62,6 +62,7 @@ from .._engine._adapt import init_adaptation
 from .._engine._compile import options_key
 from .._engine._sweep import noise_log_density, record_sweep, statistic_total
 from .._engine._x64 import float64
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError
 from ._boots import p1_prior
 from ._dpmcmc_model import P1_RATE, P1_SHAPE, _initial_values, _prior_logdensity
@@ -267,6 +268,7 @@ class _Prepared(NamedTuple):
     part_index: int  # the part's index in the release (0 or 1 of a split release)
 
 
+@owned(_OWNER)
 def _prepare(
     release: Any,
     prior: Any,
@@ -279,23 +281,23 @@ def _prepare(
     joint_move: bool | None,
 ) -> _Prepared:
     """Check one release and the settings; the data of the compiled program for it."""
-    p = select_part(_OWNER, release, part)
-    count = len(logmean_parts(_OWNER, release))
+    p = select_part(release, part)
+    count = len(logmean_parts(release))
     index = count - 1 if part is None else part % count
     d, n = p.d, p.n
     if d < 2:
-        v.fail(_OWNER, "release", "must describe compositions of at least 2 parts", f"d={d}")
-    r = v.integer(_OWNER, "replicates", replicates, minimum=1)
+        v.refuse("release", "must describe compositions of at least 2 parts", f"d={d}")
+    r = v.integer("replicates", replicates, minimum=1)
     if r > n:
-        v.fail(_OWNER, "replicates", f"must be at most the number of records n={n}", r)
+        v.refuse("replicates", f"must be at most the number of records n={n}", r)
     if joint_move is not None and not isinstance(joint_move, bool):
-        raise NoiseawareTypeError(v.message(_OWNER, "joint_move", "must be True, False or None", joint_move))
+        raise NoiseawareTypeError(v.message("joint_move", "must be True, False or None", joint_move))
     log_prior, _ = _prior_logdensity(prior, d)
     b = max(1, round(n / r))
     w = n / b
     if joint_move and b != n:
-        v.fail(
-            _OWNER, "joint_move", "needs the exact DPMCMC target (replicates=1); DPreMCMC has no joint density",
+        v.refuse(
+            "joint_move", "needs the exact DPMCMC target (replicates=1); DPreMCMC has no joint density",
             joint_move, "Leave joint_move=None.",
         )
     use_joint = b == n if joint_move is None else joint_move
@@ -303,7 +305,7 @@ def _prepare(
     inits = np.stack([x[_ALPHA] for x in _initial_values(init, p, chains, seed)])
     bad = [i for i, a0 in enumerate(inits) if not np.isfinite(float(log_prior(jnp.asarray(a0))))]
     if bad:
-        v.fail(_OWNER, "prior", "must have a finite log-density at the initial alpha", inits[bad[0]].tolist())
+        v.refuse("prior", "must have a finite log-density at the initial alpha", inits[bad[0]].tolist())
     ref = np.exp(np.mean(np.log(inits), axis=0))
     data = _Data(
         s_dp=np.asarray(p.s_l * n, dtype=np.float64),
@@ -469,6 +471,7 @@ def _idata(
 
 # ----------------------------------------------------------------------------- the sampler
 @float64
+@owned(_OWNER)
 def dpmcmc(
     release: Any,
     prior: Any = None,
@@ -674,7 +677,7 @@ def dpmcmc(
     ((2, 300, 3), (600, 3))
     """
     st = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing, default_target=RWM_TARGET_ACCEPT,
     )
     prep = _prepare(release, prior, st.chains, st.seed, replicates, part=part, init=init, joint_move=joint_move)
@@ -682,12 +685,14 @@ def dpmcmc(
     return _finish(_idata(raw, 0, prep, release, prior, st), st)
 
 
+@owned(_OWNER)
 def _finish(idata: Any, st: SamplingSettings) -> Any:
     """:func:`finish_fit` of one release's result."""
-    return finish_fit("dirichlet.dpmcmc", idata, st, owner=_OWNER, check=[_ALPHA], block=_BLOCK, default_var=_ALPHA)
+    return finish_fit("dirichlet.dpmcmc", idata, st, check=[_ALPHA], block=_BLOCK, default_var=_ALPHA)
 
 
 @float64
+@owned(_OWNER)
 def dpmcmc_batch(
     releases: Sequence[Any],
     prior: Any = None,
@@ -764,21 +769,21 @@ def dpmcmc_batch(
     [(2, 200, 3), (2, 200, 3), (2, 200, 3)]
     """
     st = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing, default_target=RWM_TARGET_ACCEPT,
     )
     if isinstance(releases, (str, bytes)) or not isinstance(releases, Sequence):
-        raise NoiseawareTypeError(v.message(_OWNER, "releases", "must be a list of releases", type(releases).__name__))
+        raise NoiseawareTypeError(v.message("releases", "must be a list of releases", type(releases).__name__))
     if len(releases) == 0:
-        v.fail(_OWNER, "releases", "must hold at least one release", "[]")
+        v.refuse("releases", "must hold at least one release", "[]")
     preps = [
         _prepare(rel, prior, st.chains, st.seed + k, replicates, part=part, init=None, joint_move=joint_move)
         for k, rel in enumerate(releases)
     ]
     shapes = {(p.part.d, p.b) for p in preps}
     if len(shapes) != 1:
-        v.fail(
-            _OWNER, "releases", "must share d and the number of latent records b (n for DPMCMC)",
+        v.refuse(
+            "releases", "must share d and the number of latent records b (n for DPMCMC)",
             sorted(f"d={d}, b={b}" for d, b in shapes), "Group the releases by n and d.",
         )
     raw = _run(preps, prior, st.draws, st.warmup, st.seed, st.progressbar, target_accept=st.target_accept)

@@ -11,6 +11,7 @@ import numpyro.distributions as dist
 
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError
 from ._boots import start_alpha
 
@@ -24,6 +25,7 @@ P1_RATE = 0.1
 
 
 # ----------------------------------------------------------------------------- prior
+@owned(_OWNER)
 def _prior_logdensity(prior: Any, d: int) -> tuple[Callable[[Any], Any], str]:
     """``alpha -> log pi_0(alpha)`` (a JAX scalar) and a description of the prior."""
     if prior is None:
@@ -36,8 +38,7 @@ def _prior_logdensity(prior: Any, d: int) -> tuple[Callable[[Any], Any], str]:
         except ValueError:
             ok = False
         if not ok:
-            v.fail(
-                _OWNER,
+            v.refuse(
                 "prior",
                 f"must be a NumPyro distribution over alpha of shape ({d},) (batch or event shape broadcastable "
                 f"to ({d},))",
@@ -48,7 +49,6 @@ def _prior_logdensity(prior: Any, d: int) -> tuple[Callable[[Any], Any], str]:
         return (lambda alpha: jnp.sum(jnp.asarray(prior(alpha), dtype=jnp.float64))), "user: log-density function"
     raise NoiseawareTypeError(
         v.message(
-            _OWNER,
             "prior",
             "must be None (p1), a NumPyro distribution over alpha, or a function alpha -> log density",
             prior,
@@ -57,6 +57,7 @@ def _prior_logdensity(prior: Any, d: int) -> tuple[Callable[[Any], Any], str]:
 
 
 # ----------------------------------------------------------------------------- initial values
+@owned(_OWNER)
 def _initial_values(init: Any, part: LogMeanPart, chains: int, seed: int) -> list[dict[str, Any]]:
     d = part.d
     if init is None:
@@ -69,15 +70,15 @@ def _initial_values(init: Any, part: LogMeanPart, chains: int, seed: int) -> lis
         return out
     dicts = [init] * chains if isinstance(init, Mapping) else init
     if not isinstance(dicts, list | tuple) or not all(isinstance(x, Mapping) for x in dicts):
-        raise NoiseawareTypeError(v.message(_OWNER, "init", "must be a dict {'alpha': ...} or a list of them", init))
+        raise NoiseawareTypeError(v.message("init", "must be a dict {'alpha': ...} or a list of them", init))
     if len(dicts) != chains:
-        v.fail(_OWNER, "init", f"must give one dict or one per chain ({chains})", f"{len(dicts)} dicts")
+        v.refuse("init", f"must give one dict or one per chain ({chains})", f"{len(dicts)} dicts")
     out = []
     for x in dicts:
         if set(x) != {_ALPHA}:
-            v.fail(_OWNER, "init", "must name exactly the parameter 'alpha'", sorted(x))
-        a0 = v.finite_array(_OWNER, "init['alpha']", x[_ALPHA], remedy="Give finite starting values > 0, or no init.")
+            v.refuse("init", "must name exactly the parameter 'alpha'", sorted(x))
+        a0 = v.finite_array("init['alpha']", x[_ALPHA], remedy="Give finite starting values > 0, or no init.")
         if a0.shape != (d,) or np.any(a0 <= 0):
-            v.fail(_OWNER, "init['alpha']", f"must have shape ({d},) with positive entries", a0.tolist())
+            v.refuse("init['alpha']", f"must have shape ({d},) with positive entries", a0.tolist())
         out.append({_ALPHA: a0})
     return out

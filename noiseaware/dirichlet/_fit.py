@@ -42,6 +42,7 @@ from .._engine import (
     release_attrs,
 )
 from .._engine._x64 import float64
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 from ._boots import GammaCopulaPrior, elicit_prior, p1_prior
 from ._result import NO_POINTWISE, PER_PART, prior_attrs
@@ -62,13 +63,14 @@ _BLOCK = MixingBlock.nuts(
 )
 
 
+@owned(_OWNER)
 def _prior_and_parts(
     release: Any, prior: Any, prior_draws: int, rng: Any
 ) -> tuple[GammaCopulaPrior, list[LogMeanPart]]:
-    parts = logmean_parts(_OWNER, release)
+    parts = logmean_parts(release)
     if isinstance(prior, GammaCopulaPrior):
         return prior, parts[-1:]
-    kind = v.choice(_OWNER, "prior", prior, ("p1", "p3", "p4"))
+    kind = v.choice("prior", prior, ("p1", "p3", "p4"))
     if kind == "p1":
         return p1_prior(parts[0].d), parts
     if len(parts) != 2:
@@ -312,6 +314,7 @@ def _init_alpha(parts: list[LogMeanPart]) -> np.ndarray:
     return start_alpha(parts[-1].s_l, upper=500.0)
 
 
+@owned(_OWNER)
 def _fit_pymc(
     pr: GammaCopulaPrior, parts: list[LogMeanPart], moments: str, settings: SamplingSettings, cores: int | None
 ) -> Any:
@@ -341,10 +344,11 @@ def _fit_pymc(
                 parameterization=_parameterization(p),
             )
         # PyMC's own NUTS, as before: nutpie / NumPyro are checked on the copula and covariance models only
-        return pymc_sample(_OWNER, settings, cores=cores, nuts_sampler="pymc", compute_convergence_checks=False)
+        return pymc_sample(settings, cores=cores, nuts_sampler="pymc", compute_convergence_checks=False)
 
 
 @float64
+@owned(_OWNER)
 def fit(
     release: Any,
     *,
@@ -466,20 +470,20 @@ def fit(
     >>> posterior_mean(res).shape, prior(res).corr is None, res.attrs["noiseaware_result"]
     ((3,), True, 'dirichlet.fit')
     """
-    parts = logmean_parts(_OWNER, release)  # fail early on a bad release
-    moments = v.choice(_OWNER, "moments", moments, ("censored", "asymptotic"))
-    backend = v.choice(_OWNER, "backend", backend, ("numpyro", "pymc"))
+    parts = logmean_parts(release)  # fail early on a bad release
+    moments = v.choice("moments", moments, ("censored", "asymptotic"))
+    backend = v.choice("backend", backend, ("numpyro", "pymc"))
     st = check_settings(
-        _OWNER, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    prior_draws = v.integer(_OWNER, "prior_draws", prior_draws, minimum=10)
+    prior_draws = v.integer("prior_draws", prior_draws, minimum=10)
     pr, obs = _prior_and_parts(release, prior, prior_draws, np.random.default_rng(st.seed))
     for p in obs:
-        check_censored_threshold(_OWNER, p.a, moments)
+        check_censored_threshold(p.a, moments)
     if pr.d != obs[0].d:
         raise NoiseawareValueError(f"{_OWNER}: the prior has d={pr.d} parts but the release has d={obs[0].d}.")
-    cores = pymc_cores(_OWNER, backend, cores)
+    cores = pymc_cores(backend, cores)
     if backend == "numpyro":
         idata = _fit_numpyro(pr, obs, moments, st)
     else:
@@ -495,5 +499,5 @@ def fit(
         **release_attrs(release),
     }
     return finish_fit(
-        "dirichlet.fit", idata, st, owner=_OWNER, check=["alpha"], block=_BLOCK, default_var="alpha", attrs=attrs
+        "dirichlet.fit", idata, st, check=["alpha"], block=_BLOCK, default_var="alpha", attrs=attrs
     )

@@ -22,6 +22,7 @@ import numpy as np
 from scipy import special
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["DirichletMLEResult", "dirichlet_loglik", "dirichlet_mle", "dirichlet_mle_from_stats", "inverse_digamma"]
@@ -119,6 +120,7 @@ def _newton_step(alpha: np.ndarray, s: np.ndarray) -> np.ndarray:
         return np.asarray(alpha + t * delta)
 
 
+@owned("dirichlet_mle_from_stats")
 def dirichlet_mle_from_stats(
     mean_log: Any, n: int | None = None, *, method: str = "newton", tol: float = 1e-10, max_iter: int = 100_000
 ) -> DirichletMLEResult:
@@ -167,14 +169,14 @@ def dirichlet_mle_from_stats(
     """
     owner = "dirichlet_mle_from_stats"
     s = v.finite_array(
-        owner, "mean_log", mean_log, remedy="Pass the mean of log x over the records, finite (each x > 0)."
+        "mean_log", mean_log, remedy="Pass the mean of log x over the records, finite (each x > 0)."
     )
     if s.ndim < 1 or s.shape[-1] < 2:
         raise NoiseawareValueError(f"{owner}: mean_log must have a last axis of d >= 2 parts; got shape {s.shape}.")
     if n is not None:
-        v.integer(owner, "n", n, minimum=1)
-    tol = v.positive(owner, "tol", tol)
-    max_iter = v.integer(owner, "max_iter", max_iter, minimum=1)
+        v.integer("n", n, minimum=1)
+    tol = v.positive("tol", tol)
+    max_iter = v.integer("max_iter", max_iter, minimum=1)
     lse = special.logsumexp(s, axis=-1)
     if np.any(lse >= 0):
         bad = int(np.sum(lse >= 0))
@@ -182,7 +184,7 @@ def dirichlet_mle_from_stats(
             f"{owner}: mean_log must lie inside Range(S_0) = {{s : sum_j exp(s_j) < 1}} for the MLE to exist; "
             f"{bad} of {lse.size} statistic(s) have sum exp(s) = {float(np.exp(lse.max())):.6g} >= 1."
         )
-    method = v.choice(owner, "method", method, ("newton", "fixed-point"))
+    method = v.choice("method", method, ("newton", "fixed-point"))
     alpha = _initial(s).reshape(-1, s.shape[-1])
     flat_s = s.reshape(-1, s.shape[-1])
     active = np.arange(alpha.shape[0])
@@ -207,6 +209,7 @@ def dirichlet_mle_from_stats(
     return DirichletMLEResult(alpha=np.asarray(out), iterations=it, converged=converged)
 
 
+@owned("dirichlet_mle")
 def dirichlet_mle(
     x: Any, *, method: str = "newton", tol: float = 1e-10, max_iter: int = 100_000, simplex_tol: float = 1e-6
 ) -> DirichletMLEResult:
@@ -238,7 +241,7 @@ def dirichlet_mle(
     array([2.2, 3.3, 4.4])
     """
     owner = "dirichlet_mle"
-    arr = v.finite_array(owner, "x", x, remedy="Drop the non-finite rows of x before fitting.")
+    arr = v.finite_array("x", x, remedy="Drop the non-finite rows of x before fitting.")
     if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] < 2:
         raise NoiseawareValueError(f"{owner}: x must be an (n, d) array with n >= 2 and d >= 2; got shape {arr.shape}.")
     if np.any(arr <= 0):
@@ -247,7 +250,7 @@ def dirichlet_mle(
             f"{int(np.sum(arr <= 0))} part(s) <= 0. Censor them (privatize(..., zeros='censor')) or drop the rows."
         )
     sums = arr.sum(axis=1)
-    tol_s = v.nonnegative(owner, "simplex_tol", simplex_tol)
+    tol_s = v.nonnegative("simplex_tol", simplex_tol)
     if np.any(np.abs(sums - 1.0) > tol_s):
         i = int(np.argmax(np.abs(sums - 1.0)))
         raise NoiseawareValueError(

@@ -20,6 +20,7 @@ import numpy as np
 from .. import _validation as v
 from .._core._dirichlet_release import LogMeanPart, logmean_parts
 from .._engine import draws, group, has_group, is_result, release
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._boots import GammaCopulaPrior
 
@@ -40,11 +41,10 @@ PER_PART = (
 )
 
 
-def _check(owner: str, fit: Any) -> Any:
+def _check(fit: Any) -> Any:
     if not is_result(fit) or not has_group(fit, "posterior") or "alpha" not in group(fit, "posterior").data_vars:
         raise NoiseawareTypeError(
             v.message(
-                owner,
                 "fit",
                 "must be the result of dirichlet.fit or dirichlet.dpmcmc (an xarray.DataTree under ArviZ 1, an "
                 "arviz.InferenceData under ArviZ 0.x) with a posterior variable alpha",
@@ -70,6 +70,7 @@ def prior_attrs(pr: GammaCopulaPrior, kind: str) -> dict[str, str]:
     return {"noiseaware_prior": json.dumps(text, allow_nan=False)}
 
 
+@owned("noiseaware.dirichlet.posterior_mean")
 def posterior_mean(fit: Any) -> np.ndarray:
     r"""Posterior mean of :math:`\alpha` over all chains and draws, shape ``(d,)``.
 
@@ -99,10 +100,11 @@ def posterior_mean(fit: Any) -> np.ndarray:
     >>> posterior_mean(fit)
     array([1., 2., 3.])
     """
-    _check("noiseaware.dirichlet.posterior_mean", fit)
+    _check(fit)
     return np.asarray(draws(fit, "alpha"), dtype=np.float64).mean(axis=0)
 
 
+@owned("noiseaware.dirichlet.prior")
 def prior(fit: Any) -> GammaCopulaPrior:
     r"""The prior on :math:`\alpha` that the fit used, as a :class:`GammaCopulaPrior`.
 
@@ -138,13 +140,11 @@ def prior(fit: Any) -> GammaCopulaPrior:
     >>> prior(fit).shape, prior(fit).rate, prior(fit).corr is None
     (array([2., 3.]), array([1. , 0.5]), True)
     """
-    owner = "noiseaware.dirichlet.prior"
-    _check(owner, fit)
+    _check(fit)
     raw = fit.attrs.get("noiseaware_prior")
     if raw is None:
         described = fit.attrs.get("prior")
-        v.fail(
-            owner,
+        v.refuse(
             "fit",
             "must record its prior in attrs['noiseaware_prior'] (dirichlet.fit does; dpmcmc only for its default "
             "prior p1)",
@@ -160,10 +160,11 @@ def prior(fit: Any) -> GammaCopulaPrior:
         )
     except (ValueError, KeyError, TypeError) as err:
         raise NoiseawareValueError(
-            v.message(owner, "attrs['noiseaware_prior']", "must be the JSON record the fit wrote", str(raw), limit=200)
+            v.message("attrs['noiseaware_prior']", "must be the JSON record the fit wrote", str(raw), limit=200)
         ) from err
 
 
+@owned("noiseaware.dirichlet.observed_parts")
 def observed_parts(fit: Any) -> list[LogMeanPart]:
     r"""The released parts the fit observed: each :math:`S_L(D_l,a)` with its ``n``, ``a`` and Laplace scale.
 
@@ -199,17 +200,15 @@ def observed_parts(fit: Any) -> list[LogMeanPart]:
     >>> [(p.n, p.d) for p in observed_parts(fit)]
     [(300, 2)]
     """
-    owner = "noiseaware.dirichlet.observed_parts"
-    _check(owner, fit)
+    _check(fit)
     rel = release(fit)
     idx = fit.attrs.get("noiseaware_observed_parts")
     if rel is None or idx is None:
-        v.fail(
-            owner,
+        v.refuse(
             "fit",
             "must record its release and observed parts (attrs['noiseaware_release'], "
             "attrs['noiseaware_observed_parts']), as dirichlet.fit and dpmcmc do",
             type(fit).__name__,
         )
-    parts = logmean_parts(owner, rel)
+    parts = logmean_parts(rel)
     return [parts[int(i)] for i in np.atleast_1d(np.asarray(idx)).reshape(-1)]

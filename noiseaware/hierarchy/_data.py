@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError
 from ._record import NoisyHierarchy
 
@@ -68,6 +69,7 @@ class ModelData:
         return np.bincount(self.leaf_root, minlength=self.n_units[0]) * self.n_cells
 
 
+@owned("hierarchy.fit")
 def model_data(release: NoisyHierarchy) -> ModelData:
     """Read a release for :func:`model`; the root level's totals must be published exactly.
 
@@ -82,7 +84,7 @@ def model_data(release: NoisyHierarchy) -> ModelData:
         raise NoiseawareTypeError(f"hierarchy.fit: release must be a NoisyHierarchy; got {type(release).__name__}.")
     totals = release.root_totals()
     if totals is None:
-        v.fail("hierarchy.fit", "release", "must publish the root level's totals exactly (variance 0)",
+        v.refuse("release", "must publish the root level's totals exactly (variance 0)",
                release.variance[0].tolist(), "The posterior allocates these exact totals down the tree.")
     assert totals is not None  # for the type checker: v.fail raised otherwise
     mask = np.concatenate([np.broadcast_to(release.variance[lev] > 0, x.shape).ravel()
@@ -98,11 +100,11 @@ def model_data(release: NoisyHierarchy) -> ModelData:
     )
 
 
-def as_model_data(owner: str, data: Any) -> ModelData:
+def as_model_data(data: Any) -> ModelData:
     """``data`` itself, or :func:`model_data` of a release; anything else is refused."""
     if isinstance(data, ModelData):
         return data
     if isinstance(data, NoisyHierarchy):
         return model_data(data)
-    raise NoiseawareTypeError(v.message(owner, "data", "must be a hierarchy.ModelData or a NoisyHierarchy",
+    raise NoiseawareTypeError(v.message("data", "must be a hierarchy.ModelData or a NoisyHierarchy",
                                         type(data).__name__, "Pass hierarchy.model_data(release) or the release."))

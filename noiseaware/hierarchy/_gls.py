@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError
 from ._record import NoisyHierarchy
 
@@ -43,25 +44,27 @@ class GLSResult:
     cov: tuple[np.ndarray, ...]
     levels: tuple[str, ...]
 
+    @owned("GLSResult")
     def _level(self, level: int | str) -> int:
         if isinstance(level, str):
             if level not in self.levels:
-                v.fail("GLSResult", "level", f"must be one of {list(self.levels)}", level)
+                v.refuse("level", f"must be one of {list(self.levels)}", level)
             return self.levels.index(level)
-        return v.integer("GLSResult", "level", level, minimum=0, maximum=len(self.levels) - 1)
+        return v.integer("level", level, minimum=0, maximum=len(self.levels) - 1)
 
     def totals(self, level: int | str = -1) -> tuple[np.ndarray, np.ndarray]:
         r"""Estimated totals of a level's units and their standard errors :math:`\sqrt{1^\top \Sigma 1}`."""
         lev = self._level(level if level != -1 else len(self.levels) - 1)
         return self.mean[lev].sum(axis=1), np.sqrt(np.maximum(self.cov[lev].sum(axis=(1, 2)), 0.0))
 
+    @owned("GLSResult.interval")
     def interval(self, prob: float = 0.9, level: int | str = -1) -> tuple[np.ndarray, np.ndarray]:
         r"""Normal intervals of probability ``prob`` for a level's cells and totals.
 
         Returns ``(lower, upper)``, each of shape ``(units, 1 + cells)`` with the total first:
         :math:`\hat s \pm z_{(1+p)/2}\,\mathrm{se}`, as the Census Bureau's product derives them.
         """
-        p = v.open_unit("GLSResult.interval", "prob", prob)
+        p = v.open_unit("prob", prob)
         lev = self._level(level if level != -1 else len(self.levels) - 1)
         est = np.concatenate([self.mean[lev].sum(axis=1, keepdims=True), self.mean[lev]], axis=1)
         var = np.concatenate(
@@ -84,6 +87,7 @@ def _own_information(release: NoisyHierarchy) -> tuple[list[np.ndarray], list[np
     return Js, hs
 
 
+@owned("gls")
 def gls(release: NoisyHierarchy) -> GLSResult:
     r"""GLS estimate of the cell counts of every unit, with the exact totals as constraints.
 
@@ -135,7 +139,7 @@ def gls(release: NoisyHierarchy) -> GLSResult:
     Js, hs = _own_information(release)
     if np.linalg.matrix_rank(Js[-1]) < release.n_cells:
         rule = "must measure every cell at the leaf level (variance > 0)"
-        v.fail("gls", "release", rule, release.variance[-1].tolist())
+        v.refuse("release", rule, release.variance[-1].tolist())
     m: list[np.ndarray] = [np.empty(0)] * L
     V: list[np.ndarray] = [np.empty(0)] * L
     S: list[np.ndarray] = [np.empty(0)] * L  # S[l]: sum of the children's V, for units of level l < L - 1
@@ -170,6 +174,7 @@ def gls(release: NoisyHierarchy) -> GLSResult:
     return GLSResult(mean=tuple(mean), cov=tuple(cov), levels=release.levels)
 
 
+@owned("gls_dense")
 def gls_dense(release: NoisyHierarchy) -> tuple[np.ndarray, np.ndarray]:
     r"""GLS by the normal equations with Lagrange multipliers (the reference of :func:`gls`; small trees only).
 
@@ -186,7 +191,7 @@ def gls_dense(release: NoisyHierarchy) -> tuple[np.ndarray, np.ndarray]:
     """
     n_leaf, C = len(release.units[-1]), release.n_cells
     if n_leaf * C > 4000:
-        v.fail("gls_dense", "release", "must have at most 4000 leaf cells (dense reference)", n_leaf * C)
+        v.refuse("release", "must have at most 4000 leaf cells (dense reference)", n_leaf * C)
     nv = release.noise_variance()
     # the leaf-to-unit incidence of each level
     anc = [np.arange(n_leaf)]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def measurement_labels(release: NoisyHierarchy, data: ModelData) -> dict[str, np
     return {"measurement": labels, "level": lev, "unit": un, "query": qu}
 
 
+@owned("hierarchy.pointwise_log_likelihood")
 def pointwise_log_likelihood(data: ModelData, counts: Any) -> np.ndarray:
     r"""Log-likelihood of each released noisy measurement given leaf cell counts, for any number of draws.
 
@@ -108,16 +110,15 @@ def pointwise_log_likelihood(data: ModelData, counts: Any) -> np.ndarray:
     from .._core._backend import get_backend
     from .._core._noise import NOISE_LAWS
 
-    owner = "hierarchy.pointwise_log_likelihood"
-    x = np.asarray(v.numeric_array(owner, "counts", counts, booleans=False), dtype=np.float64)
+    x = np.asarray(v.numeric_array("counts", counts, booleans=False), dtype=np.float64)
     n_leaf, n_cell = data.n_units[-1], data.n_cells
     if x.ndim < 2 or x.shape[-2:] != (n_leaf, n_cell):
         raise NoiseawareValueError(v.message(
-            owner, "counts", f"must have shape (..., {n_leaf}, {n_cell}) (leaves, cells of the release)", x.shape,
+            "counts", f"must have shape (..., {n_leaf}, {n_cell}) (leaves, cells of the release)", x.shape,
             "Pass the leaf cell counts with their leaf and cell axes last.",
         ))
     if not np.all(np.isfinite(x)):
-        raise NoiseawareValueError(v.message(owner, "counts", "must be finite", "an array with NaN or inf",
+        raise NoiseawareValueError(v.message("counts", "must be finite", "an array with NaN or inf",
                                              "Check the sampler's output (divergences, a failed chain)."))
     lead = x.shape[:-2]
     flat = x.reshape(-1, n_leaf, n_cell)

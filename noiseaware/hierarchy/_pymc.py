@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ._data import PRIORS, as_model_data
 
 __all__ = ["pymc_counts", "pymc_model"]
@@ -24,6 +25,7 @@ def _segment_sum(values: Any, index: np.ndarray, n: int) -> Any:
     return pt.inc_subtensor(pt.zeros(shape)[index], values)
 
 
+@owned("hierarchy.pymc_counts")
 def pymc_counts(data: Any, log_rate: Any) -> Any:
     r"""The hierarchy as a part of a user's PyMC model: leaf cell counts from log-rates, and the measurements.
 
@@ -90,13 +92,12 @@ def pymc_counts(data: Any, log_rate: Any) -> Any:
 
     from ..pymc import DiscreteGaussian
 
-    owner = "hierarchy.pymc_counts"
-    data = as_model_data(owner, data)
+    data = as_model_data(data)
     n_leaf, n_root, C = data.n_units[-1], data.n_units[0], data.n_cells
     logx = pt.as_tensor_variable(log_rate)
     static = tuple(logx.type.shape)
     if logx.ndim != 2 or any(s is not None and s != want for s, want in zip(static, (n_leaf, C), strict=True)):
-        v.fail(owner, "log_rate", f"must have shape ({n_leaf}, {C}) (leaves, cells)", static,
+        v.refuse("log_rate", f"must have shape ({n_leaf}, {C}) (leaves, cells)", static,
                "Give one log-rate per leaf cell of the release.")
     root = np.asarray(data.leaf_root)
     top = pt.max(logx)
@@ -112,6 +113,7 @@ def pymc_counts(data: Any, log_rate: Any) -> Any:
     return counts
 
 
+@owned("hierarchy.pymc_model")
 def pymc_model(data: Any, prior: str = "hierarchical") -> Any:
     r"""A ``pm.Model`` of the leaf cell counts given a hierarchy release (the PyMC form of ``hierarchy.model``).
 
@@ -153,11 +155,10 @@ def pymc_model(data: Any, prior: str = "hierarchical") -> Any:
     import pymc as pm
     import pytensor.tensor as pt
 
-    owner = "hierarchy.pymc_model"
-    v.choice(owner, "prior", prior, PRIORS)
-    data = as_model_data(owner, data)
+    v.choice("prior", prior, PRIORS)
+    data = as_model_data(data)
     if len(data.n_units) < 3 and prior == "hierarchical":
-        v.fail(owner, "data", "must have three levels or more for the hierarchical prior", len(data.n_units),
+        v.refuse("data", "must have three levels or more for the hierarchical prior", len(data.n_units),
                "Use prior='uniform'.")
     n_leaf, n_root, C = data.n_units[-1], data.n_units[0], data.n_cells
     root = np.asarray(data.leaf_root)

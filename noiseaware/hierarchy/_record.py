@@ -35,6 +35,7 @@ from .._core._fields import BOOL, NAME, STR, Array, FieldType, Float, Int, ListO
 from .._core._noise import discrete_gaussian_variance, rho_of_sigma
 from .._io import JSONRecord
 from .._statistics import IMPLAUSIBLE_LOG2
+from .._validation import owned
 
 __all__ = ["SCHEMA", "NoisyHierarchy"]
 
@@ -147,14 +148,15 @@ class NoisyHierarchy(JSONRecord):
     simulation: bool
     provenance: str
 
+    @owned(_OWNER)
     def __post_init__(self) -> None:
-        typed = read_record({name: getattr(self, name) for name in _FIELDS}, _FIELDS, {}, what=_WHAT, owner=_OWNER)
+        typed = read_record({name: getattr(self, name) for name in _FIELDS}, _FIELDS, {}, what=_WHAT)
         typed["levels"], typed["queries"] = tuple(typed["levels"]), tuple(typed["queries"])
         typed["units"] = tuple(tuple(u) for u in typed["units"])
         typed["parents"], typed["values"] = tuple(typed["parents"]), tuple(typed["values"])
         self._check_structure(typed)
-        _external.check_record_provenance(_OWNER, typed["provenance"])
-        _external.check_secure_maker(_OWNER, typed["provenance"], typed["secure"])
+        _external.check_record_provenance(typed["provenance"])
+        _external.check_secure_maker(typed["provenance"], typed["secure"])
         for arr in (typed["variance"], *typed["parents"], *typed["values"]):
             arr.setflags(write=False)
         for name, val in typed.items():
@@ -162,6 +164,7 @@ class NoisyHierarchy(JSONRecord):
         self._check_consistency()
 
     @staticmethod
+    @owned(_OWNER)
     def _check_structure(typed: Mapping[str, Any]) -> None:
         """The rules between the typed fields: one entry per level, the tree, the shapes, where invariants sit."""
         levels, units, queries = typed["levels"], typed["units"], typed["queries"]
@@ -169,33 +172,34 @@ class NoisyHierarchy(JSONRecord):
         for name, count in (("units", L), ("parents", L - 1), ("values", L)):
             if len(typed[name]) != count:
                 fail(name, f"must hold {count} entries (one per level{' below the root' * (name == 'parents')})",
-                     typed[name], _OWNER)
+                     typed[name])
         if queries[0] != "total":
-            fail("queries", "must be ('total', cell, ...) with at least one cell", list(queries), _OWNER)
+            fail("queries", "must be ('total', cell, ...) with at least one cell", list(queries))
         for lev, arr in enumerate(typed["parents"], start=1):
             name, n_up = f"parents[{lev - 1}]", len(units[lev - 1])
             if arr.shape != (len(units[lev]),):
                 fail(name, f"must have shape {(len(units[lev]),)} (one parent per unit of level {levels[lev]!r})",
-                     arr.shape, _OWNER)
+                     arr.shape)
             if arr.max(initial=0) >= n_up:
-                fail(name, f"must hold indices of level {levels[lev - 1]!r} in [0, {n_up})", arr.tolist(), _OWNER)
+                fail(name, f"must hold indices of level {levels[lev - 1]!r} in [0, {n_up})", arr.tolist())
             if np.min(np.bincount(arr, minlength=n_up)) == 0:
-                fail(name, f"must give every unit of level {levels[lev - 1]!r} a child", arr.tolist(), _OWNER)
+                fail(name, f"must give every unit of level {levels[lev - 1]!r} a child", arr.tolist())
         for lev, arr in enumerate(typed["values"]):
             if arr.shape != (len(units[lev]), Q):
-                fail(f"values[{lev}]", f"must have shape {(len(units[lev]), Q)}", arr.shape, _OWNER)
+                fail(f"values[{lev}]", f"must have shape {(len(units[lev]), Q)}", arr.shape)
         var = typed["variance"]
         if var.shape != (L, Q):
-            fail("variance", f"must have shape ({L}, {Q}) (levels, queries)", var.shape, _OWNER)
+            fail("variance", f"must have shape ({L}, {Q}) (levels, queries)", var.shape)
         zero = var == 0
         if zero[1:].any() or zero[0, 1:].any():
-            fail("variance", "may be 0 (an invariant) only at the root level's 'total'", var.tolist(), _OWNER)
+            fail("variance", "may be 0 (an invariant) only at the root level's 'total'", var.tolist())
         if np.any((var > 0) & (var < 1e-6)):
             fail("variance", f"must be 0 or in [1e-6, {_MAX_VARIANCE:g}] (a representable discrete Gaussian)",
-                 var.tolist(), _OWNER)
+                 var.tolist())
         if typed["secure"] and typed["simulation"]:
-            fail("secure", "cannot be true for a seeded simulation ('simulation' is true)", True, _OWNER)
+            fail("secure", "cannot be true for a seeded simulation ('simulation' is true)", True)
 
+    @owned(_OWNER)
     def _check_consistency(self) -> None:
         r"""The values are counts that sum up the tree, each within the reach of its noise.
 
@@ -226,14 +230,14 @@ class NoisyHierarchy(JSONRecord):
             y, s2 = self.values[lev], var[lev]
             exact = s2 == 0
             if exact.any() and np.any(y[:, exact] < 0):
-                fail(f"values[{lev}]", "must be >= 0 where published exactly (a count)", y.tolist(), _OWNER)
+                fail(f"values[{lev}]", "must be >= 0 where published exactly (a count)", y.tolist())
             low = -_reach(s2)
             bad = ~exact[None, :] & (y < low[None, :])
             if bad.any():
                 u, q = map(int, np.argwhere(bad)[0])
                 fail(f"values[{lev}][{u}][{q}]", f"must be >= {int(low[q])}: a count (>= 0) plus discrete "
                      f"Gaussian noise of variance {s2[q]:g}, below {int(low[q])} with probability below "
-                     f"2**-{IMPLAUSIBLE_LOG2}", int(y[u, q]), _OWNER)
+                     f"2**-{IMPLAUSIBLE_LOG2}", int(y[u, q]))
             _check_zero(f"values[{lev}]", "the sum of its cells minus its total",
                         ys[lev][:, 1:].sum(axis=1) - ys[lev][:, 0], np.full(len(y), float(s2.sum())), exact_int)
         root = self.root_totals()
@@ -248,7 +252,7 @@ class NoisyHierarchy(JSONRecord):
                     u, q = map(int, np.argwhere(bad)[0])
                     fail(f"values[{lev}][{u}][{q}]", f"must be <= {int(top[u, q])}: a count below the exact "
                          f"total {int(root[anc[u]])} of its root unit, plus noise of variance {s2[q]:g}",
-                         int(y[u, q]), _OWNER)
+                         int(y[u, q]))
             n_up = len(self.units[lev - 1])
             sums = np.zeros((n_up, Q), dtype=exact_int)
             if exact_int is object:
@@ -301,6 +305,7 @@ class NoisyHierarchy(JSONRecord):
                 part.append(order[bounds[s]:bounds[s + 1]].astype(np.int64))
         return [tuple(part) for part in out]
 
+    @owned("NoisyHierarchy.split_by_root")
     def split_by_root(self) -> list[NoisyHierarchy]:
         r"""One record per root unit: its subtree, with the same levels, queries and variances.
 
@@ -344,7 +349,7 @@ class NoisyHierarchy(JSONRecord):
         ([('s0',), ('s1',)], True)
         """
         if self.root_totals() is None:
-            v.fail("NoisyHierarchy.split_by_root", "variance[0][0]",
+            v.refuse("variance[0][0]",
                    "must be 0: the root level's totals published exactly (so the parts are independent given them)",
                    float(self.variance[0, 0]), "Fit the whole file with hierarchy.fit instead.")
         parts = []
@@ -387,6 +392,7 @@ class NoisyHierarchy(JSONRecord):
         out[pos] = np.asarray(discrete_gaussian_variance(get_backend("numpy"), s[pos]))
         return out
 
+    @owned("NoisyHierarchy.rho")
     def rho(self, neighbours: str = "substitution") -> float:
         r"""The zCDP guarantee of the noisy measurements, under substitution neighbours (the package's relation).
 
@@ -432,7 +438,7 @@ class NoisyHierarchy(JSONRecord):
         >>> round(rel.rho(), 4), round(rel.rho("add_remove"), 4)
         (0.9722, 0.4861)
         """
-        v.choice("NoisyHierarchy.rho", "neighbours", neighbours, ("substitution", "add_remove"))
+        v.choice("neighbours", neighbours, ("substitution", "add_remove"))
         sig = self.sigma()
         r = np.array([[rho_of_sigma(1.0, float(x)) if x > 0 else 0.0 for x in row] for row in sig])
         cells = r[:, 1:]
@@ -468,6 +474,7 @@ class NoisyHierarchy(JSONRecord):
         }
 
     @classmethod
+    @owned(_OWNER)
     def from_dict(cls, data: Mapping[str, Any]) -> NoisyHierarchy:
         """Rebuild and check a record from :meth:`to_dict`'s mapping; unknown or missing keys are refused.
 
@@ -475,9 +482,10 @@ class NoisyHierarchy(JSONRecord):
         types (the same rules as a :class:`noiseaware.Release`'s metadata, with the same message shape),
         then the record is built and checked as on construction.
         """
-        typed = read_record(data, {**_HEADER, **_FIELDS}, {}, what=_WHAT, owner=_OWNER)
+        typed = read_record(data, {**_HEADER, **_FIELDS}, {}, what=_WHAT)
         return cls(**{name: typed[name] for name in _FIELDS})
 
+    @owned("NoisyHierarchy.to_json")
     def to_json(
         self, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False, allow_simulation: bool = False
     ) -> str:
@@ -509,16 +517,17 @@ class NoisyHierarchy(JSONRecord):
         """
         from ..release import check_simulation_write
 
-        check_simulation_write("NoisyHierarchy.to_json", self.simulation, allow_simulation,
+        check_simulation_write(self.simulation, allow_simulation,
                                "or transcribe a published file (simulation=False)")
         text = json.dumps(self.to_dict())
         if path is not None:
             from .._io import atomic_write_text
 
-            atomic_write_text(path, text + "\n", overwrite=overwrite, owner="NoisyHierarchy.to_json")
+            atomic_write_text(path, text + "\n", overwrite=overwrite)
         return text
 
     @classmethod
+    @owned("NoisyHierarchy.from_json")
     def from_json(cls, source: str | os.PathLike[str]) -> NoisyHierarchy:
         """Read a record from a JSON file or from JSON text, and check it.
 
@@ -528,9 +537,9 @@ class NoisyHierarchy(JSONRecord):
         from .._io import load_json_source
         from ..release import warn_simulation_read
 
-        rec = cls.from_dict(load_json_source(source, owner="NoisyHierarchy.from_json"))
+        rec = cls.from_dict(load_json_source(source))
         if rec.simulation:
-            warn_simulation_read("NoisyHierarchy.from_json")
+            warn_simulation_read()
         return rec
 
 
@@ -544,6 +553,7 @@ def _reach(variance: Any) -> np.ndarray:
     return np.where(var > 0, np.ceil(np.sqrt(_TAIL * var)) + 1.0, 0.0)
 
 
+@owned(_OWNER)
 def _check_zero(field: str, what: str, diff: np.ndarray, variance: np.ndarray, exact_int: Any) -> None:
     """Refuse a difference of counts, 0 in the true counts, beyond the reach of its noise (one variance per row)."""
     reach = _reach(variance)
@@ -555,4 +565,4 @@ def _check_zero(field: str, what: str, diff: np.ndarray, variance: np.ndarray, e
     if bad.any():
         u = int(np.argmax(bad))
         fail(f"{field}[{u}]", f"must be consistent: {what} is 0 in the true counts, and its noise exceeds "
-             f"{int(reach[u])} in magnitude with probability below 2**-{IMPLAUSIBLE_LOG2 - 1}", int(diff[u]), _OWNER)
+             f"{int(reach[u])} in magnitude with probability below 2**-{IMPLAUSIBLE_LOG2 - 1}", int(diff[u]))

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["apportion", "onto_totals", "project_to_simplex", "round_to_totals"]
@@ -80,6 +81,7 @@ def apportion(quota: np.ndarray, totals: np.ndarray) -> np.ndarray:
     return out
 
 
+@owned("round_to_totals")
 def round_to_totals(counts: Any, groups: Any, totals: Any) -> np.ndarray:
     r"""Non-negative integer counts that sum exactly to each group's integer total, nearest the real draw.
 
@@ -126,18 +128,18 @@ def round_to_totals(counts: Any, groups: Any, totals: Any) -> np.ndarray:
     [[4, 0], [0, 0], [0, 0]]
     """
     owner = "round_to_totals"
-    x = v.numeric_array(owner, "counts", counts)
+    x = v.numeric_array("counts", counts)
     if x.ndim < 2:
-        raise NoiseawareValueError(v.message(owner, "counts", "must have shape (..., leaves, cells)", x.shape,
+        raise NoiseawareValueError(v.message("counts", "must have shape (..., leaves, cells)", x.shape,
                                              "Pass the draws with their leaf and cell axes last."))
     lead, (n_leaf, n_cell) = x.shape[:-2], x.shape[-2:]
-    t = v.integer_array(owner, "totals", totals, booleans=False)
+    t = v.integer_array("totals", totals, booleans=False)
     if t.ndim != 1:
-        raise NoiseawareValueError(v.message(owner, "totals", "must be one integer per group (1-D)", t.shape))
+        raise NoiseawareValueError(v.message("totals", "must be one integer per group (1-D)", t.shape))
     if t.size and int(np.min(t)) < 0:
-        raise NoiseawareValueError(v.message(owner, "totals", "must be integers >= 0 (a count of people)",
+        raise NoiseawareValueError(v.message("totals", "must be integers >= 0 (a count of people)",
                                              t.tolist(), limit=200))
-    g = v.integer_array(owner, "groups", groups, booleans=False)
+    g = v.integer_array("groups", groups, booleans=False)
     if g.shape != (n_leaf,):
         raise NoiseawareValueError(
             f"{owner}: groups must hold one group index per leaf, shape ({n_leaf},) for counts of shape {x.shape}; "

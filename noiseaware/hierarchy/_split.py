@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import _validation as v
 from .._engine import check_mixing
+from .._validation import owned
 from ._data import model_data
 from ._fit import _BLOCK, _INTEGER_BLOCK
 
@@ -21,6 +22,7 @@ __all__ = ["PART_DIM", "check_stitched_mixing", "stitch"]
 PART_DIM = "part"
 
 
+@owned("hierarchy.stitch")
 def stitch(release: Any, parts: list[Any]) -> Any:
     """Stitch the results of :func:`~noiseaware.hierarchy.fit` on ``release.split_by_root()``'s parts into one.
 
@@ -73,7 +75,7 @@ def stitch(release: Any, parts: list[Any]) -> Any:
 
     subtrees = release.root_subtrees()
     if len(parts) != len(subtrees):
-        v.fail("hierarchy.stitch", "parts", f"must hold one result per root unit ({len(subtrees)})", len(parts))
+        v.refuse("parts", f"must hold one result per root unit ({len(subtrees)})", len(parts))
     leaf_order = np.argsort(np.concatenate([ix[-1] for ix in subtrees]), kind="stable")
     # measurement m of a part is (level l, local unit j, query q): its flat position in the whole file's tables
     Q = len(release.queries)

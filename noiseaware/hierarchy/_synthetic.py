@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._validation import owned
 from ..mechanisms import DiscreteGaussianMechanism
 from ._record import NoisyHierarchy
 
@@ -58,6 +59,7 @@ def aggregate(release: NoisyHierarchy, leaf_cells: Any) -> list[np.ndarray]:
     return out
 
 
+@owned(_OWNER)
 def synthetic_nmf(
     n_states: int = 2,
     counties_per_state: int = 3,
@@ -107,17 +109,17 @@ def synthetic_nmf(
     >>> sim.release.levels, sim.truth.shape, sim.release.n_measurements
     (('state', 'county', 'tract'), (24, 3), 126)
     """
-    n_s = v.integer(_OWNER, "n_states", n_states, minimum=1)
-    n_c = v.integer(_OWNER, "counties_per_state", counties_per_state, minimum=1)
-    n_t = v.integer(_OWNER, "tracts_per_county", tracts_per_county, minimum=1)
+    n_s = v.integer("n_states", n_states, minimum=1)
+    n_c = v.integer("counties_per_state", counties_per_state, minimum=1)
+    n_t = v.integer("tracts_per_county", tracts_per_county, minimum=1)
     if isinstance(cells, str) or len(tuple(cells)) < 1:
-        v.fail(_OWNER, "cells", "must be a sequence of at least one cell name", cells)
+        v.refuse("cells", "must be a sequence of at least one cell name", cells)
     cells = tuple(cells)
     C = len(cells)
-    m = v.positive(_OWNER, "mean_population", mean_population)
+    m = v.positive("mean_population", mean_population)
     if rng is None:
-        v.fail(_OWNER, "rng", "must be a seeded Generator or an integer (a synthetic file is a simulation)", rng)
-    gen = v.generator(_OWNER, "rng", rng)
+        v.refuse("rng", "must be a seeded Generator or an integer (a synthetic file is a simulation)", rng)
+    gen = v.generator("rng", rng)
     var = _variance(variance, C)
     county_parent = np.repeat(np.arange(n_s), n_c)
     tract_parent = np.repeat(np.arange(n_s * n_c), n_t)
@@ -154,6 +156,7 @@ def synthetic_nmf(
     return SyntheticNMF(release=release, truth=truth)
 
 
+@owned(_OWNER)
 def _variance(variance: Any, C: int) -> np.ndarray:
     if variance is None:
         variance = DEFAULT_VARIANCE
@@ -161,11 +164,11 @@ def _variance(variance: Any, C: int) -> np.ndarray:
         rows = []
         for lev in ("state", "county", "tract"):
             if lev not in variance:
-                v.fail(_OWNER, "variance", "must give (total, cells) for 'state', 'county' and 'tract'", variance)
+                v.refuse("variance", "must give (total, cells) for 'state', 'county' and 'tract'", variance)
             total, cell = variance[lev]
             rows.append([float(total), *([float(cell)] * C)])
         return np.asarray(rows)
     arr = np.asarray(variance, dtype=np.float64)
     if arr.shape != (3, C + 1):
-        v.fail(_OWNER, "variance", f"must have shape (3, {C + 1}) (levels x queries)", arr.shape)
+        v.refuse("variance", f"must have shape (3, {C + 1}) (levels x queries)", arr.shape)
     return arr

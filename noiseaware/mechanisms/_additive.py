@@ -13,6 +13,7 @@ from scipy import special
 from .. import _validation as v
 from .._core import _noise
 from .._core._backend import get_backend
+from .._validation import owned, owner_scope
 from ..exceptions import NoiseawareValueError
 from . import _opendp
 from ._base import Mechanism, register, round_noise_up
@@ -58,7 +59,6 @@ class _Additive(Mechanism):
 
 
 def _derived_scale(
-    owner: str,
     name: str,
     value: float,
     scale_name: str,
@@ -71,16 +71,14 @@ def _derived_scale(
 ) -> None:
     """For ``from_epsilon`` / ``from_rho``: check the derived noise scale, naming the caller's parameter."""
     if not scale <= maximum:
-        v.fail(
-            owner,
+        v.refuse(
             name,
             f"must be large enough that {scale_name} <= {maximum:.6g} {rule}",
             value,
             f"It gives {scale_name.split(' =')[0]}={scale!r}.",
         )
     if not scale >= minimum:
-        v.fail(
-            owner,
+        v.refuse(
             name,
             f"must be small enough that {scale_name} >= {minimum!r} ({why_min})",
             value,
@@ -95,10 +93,11 @@ _rho = _noise.rho_of_sigma
 def _check_scale(mech: Any, sens: float, maximum: float, rule: str) -> None:
     """Check ``mech.scale`` and the epsilon ``sensitivity / scale`` it implies; store both (``sens`` checked)."""
     name = type(mech).__name__
-    scale = v.noise_scale(name, "scale", mech.scale, maximum, rule)
-    v.implied_guarantee(name, {"sensitivity": sens, "scale": scale}, "epsilon", "sensitivity / scale", sens / scale)
-    object.__setattr__(mech, "scale", scale)
-    object.__setattr__(mech, "sensitivity", sens)
+    with owner_scope(name):
+        scale = v.noise_scale("scale", mech.scale, maximum, rule)
+        v.implied_guarantee({"sensitivity": sens, "scale": scale}, "epsilon", "sensitivity / scale", sens / scale)
+        object.__setattr__(mech, "scale", scale)
+        object.__setattr__(mech, "sensitivity", sens)
 
 
 def geometric_draw(u1: np.ndarray, u2: np.ndarray, log_alpha: float) -> np.ndarray:
@@ -106,7 +105,7 @@ def geometric_draw(u1: np.ndarray, u2: np.ndarray, log_alpha: float) -> np.ndarr
     return np.asarray(_noise.geometric_from_uniforms_la(_NB, u1, u2, log_alpha)).astype(np.int64)
 
 
-def geometric_scale_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> tuple[float, int]:
+def geometric_scale_from_epsilon(epsilon: Any, sensitivity: Any) -> tuple[float, int]:
     """``(scale, sensitivity)`` with ``scale = sensitivity / epsilon``, checked against the geometric rule.
 
     The scale is rounded up (one float at a time) so that the
@@ -116,11 +115,11 @@ def geometric_scale_from_epsilon(owner: str, epsilon: Any, sensitivity: Any) -> 
     must be a normal float64 at most ``2**62 / (65 ln 2)``, and the
     error names ``epsilon``, the argument the caller gave.
     """
-    eps = v.epsilon(owner, epsilon)
-    sens = v.integer(owner, "sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
-    scale = round_noise_up(owner, "epsilon", eps, sens / eps, math.inf, lambda b: sens / b)
+    eps = v.epsilon(epsilon)
+    sens = v.integer("sensitivity", sensitivity, minimum=1, maximum=v.INT_BOUND)
+    scale = round_noise_up("epsilon", eps, sens / eps, math.inf, lambda b: sens / b)
     _derived_scale(
-        owner, "epsilon", epsilon, "scale = sensitivity / epsilon", scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE
+        "epsilon", epsilon, "scale = sensitivity / epsilon", scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE
     )
     return scale, sens
 
@@ -171,8 +170,9 @@ class GeometricMechanism(_Additive):
     family: ClassVar[str] = "geometric"
 
     def __post_init__(self) -> None:
-        sens = v.integer(type(self).__name__, "sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
-        _check_scale(self, sens, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
+        with owner_scope(type(self).__name__):
+            sens = v.integer("sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
+            _check_scale(self, sens, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: int = 1) -> GeometricMechanism:
@@ -182,14 +182,16 @@ class GeometricMechanism(_Additive):
         ``2**62 / (65 ln 2)`` (about ``1.02e17``, so that the int64
         output cannot saturate: ``P(|noise| >= 2**62) < 2**-64``) or is not a normal float64.
         """
-        scale, sens = geometric_scale_from_epsilon(cls.__name__, epsilon, sensitivity)
-        return cls(scale=scale, sensitivity=sens)
+        with owner_scope(cls.__name__):
+            scale, sens = geometric_scale_from_epsilon(epsilon, sensitivity)
+            return cls(scale=scale, sensitivity=sens)
 
     @classmethod
     def from_alpha(cls, alpha: float, sensitivity: int = 1) -> GeometricMechanism:
         """The mechanism with the given ``alpha`` in (0, 1)."""
-        a = v.open_unit(cls.__name__, "alpha", alpha)
-        return cls(scale=-1.0 / math.log(a), sensitivity=sensitivity)
+        with owner_scope(cls.__name__):
+            a = v.open_unit("alpha", alpha)
+            return cls(scale=-1.0 / math.log(a), sensitivity=sensitivity)
 
     @property
     def alpha(self) -> float:
@@ -289,8 +291,9 @@ class LaplaceMechanism(_Additive):
     family: ClassVar[str] = "laplace"
 
     def __post_init__(self) -> None:
-        sens = v.noise_scale(type(self).__name__, "sensitivity", self.sensitivity, math.inf, "")
-        _check_scale(self, sens, v.MAX_LAPLACE_SCALE, v.REAL_NOISE_RULE)
+        with owner_scope(type(self).__name__):
+            sens = v.noise_scale("sensitivity", self.sensitivity, math.inf, "")
+            _check_scale(self, sens, v.MAX_LAPLACE_SCALE, v.REAL_NOISE_RULE)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
@@ -300,19 +303,19 @@ class LaplaceMechanism(_Additive):
         ``2**1024 / (64 ln 2)`` (about ``2.4e299``, so that
         ``P(|noise| >= 2**1000) < 2**-64``) or is not a normal float64.
         """
-        eps = v.epsilon(cls.__name__, epsilon)
-        sens = v.noise_scale(cls.__name__, "sensitivity", sensitivity, math.inf, "")
-        scale = round_noise_up(cls.__name__, "epsilon", eps, sens / eps, math.inf, lambda b: sens / b)
-        _derived_scale(
-            cls.__name__,
-            "epsilon",
-            epsilon,
-            "scale = sensitivity / epsilon",
-            scale,
-            v.MAX_LAPLACE_SCALE,
-            v.REAL_NOISE_RULE,
-        )
-        return cls(scale=scale, sensitivity=sens)
+        with owner_scope(cls.__name__):
+            eps = v.epsilon(epsilon)
+            sens = v.noise_scale("sensitivity", sensitivity, math.inf, "")
+            scale = round_noise_up("epsilon", eps, sens / eps, math.inf, lambda b: sens / b)
+            _derived_scale(
+                "epsilon",
+                epsilon,
+                "scale = sensitivity / epsilon",
+                scale,
+                v.MAX_LAPLACE_SCALE,
+                v.REAL_NOISE_RULE,
+            )
+            return cls(scale=scale, sensitivity=sens)
 
     @property
     def epsilon(self) -> float:
@@ -372,8 +375,9 @@ class GaussianMechanism(_Additive):
     @classmethod
     def from_rho(cls, rho: float, sensitivity: float = 1.0) -> GaussianMechanism:
         """The mechanism with ``sigma = sensitivity / sqrt(2 rho)``."""
-        sigma, sens = _sigma_from_rho(cls.__name__, rho, sensitivity, v.MAX_GAUSSIAN_SIGMA, v.REAL_NOISE_RULE)
-        return cls(sigma=sigma, sensitivity=sens)
+        with owner_scope(cls.__name__):
+            sigma, sens = _sigma_from_rho(rho, sensitivity, v.MAX_GAUSSIAN_SIGMA, v.REAL_NOISE_RULE)
+            return cls(sigma=sigma, sensitivity=sens)
 
     @property
     def rho(self) -> float:
@@ -400,29 +404,29 @@ _WHY_MIN_DG_SIGMA = "so that sigma**2 is a normal float64"
 
 def _check_sigma(mech: Any, maximum: float, rule: str, minimum: float = v.TINY, why_min: str = "") -> None:
     name = type(mech).__name__
-    sens = v.noise_scale(name, "sensitivity", mech.sensitivity, math.inf, "")
-    sigma = v.noise_scale(name, "sigma", mech.sigma, maximum, rule, minimum=minimum, why_min=why_min)
-    v.implied_guarantee(
-        name, {"sensitivity": sens, "sigma": sigma}, "rho", "sensitivity**2 / (2 sigma**2)", _rho(sens, sigma)
-    )
-    object.__setattr__(mech, "sigma", sigma)
-    object.__setattr__(mech, "sensitivity", sens)
+    with owner_scope(name):
+        sens = v.noise_scale("sensitivity", mech.sensitivity, math.inf, "")
+        sigma = v.noise_scale("sigma", mech.sigma, maximum, rule, minimum=minimum, why_min=why_min)
+        v.implied_guarantee(
+            {"sensitivity": sens, "sigma": sigma}, "rho", "sensitivity**2 / (2 sigma**2)", _rho(sens, sigma)
+        )
+        object.__setattr__(mech, "sigma", sigma)
+        object.__setattr__(mech, "sensitivity", sens)
 
 
 def _sigma_from_rho(
-    owner: str, rho: Any, sensitivity: Any, maximum: float, rule: str, minimum: float = v.TINY, why_min: str = ""
+    rho: Any, sensitivity: Any, maximum: float, rule: str, minimum: float = v.TINY, why_min: str = ""
 ) -> tuple[float, float]:
     """``sigma = sensitivity / sqrt(2 rho)`` rounded up to the first float64 whose rho is within the request.
 
     Refused (naming rho) when not representable.
     """
-    r = v.positive(owner, "rho", rho)
-    sens = v.noise_scale(owner, "sensitivity", sensitivity, math.inf, "")
+    r = v.positive("rho", rho)
+    sens = v.noise_scale("sensitivity", sensitivity, math.inf, "")
     sigma = sens / (math.sqrt(2.0) * math.sqrt(r))
     if 0.0 < sigma < math.inf:  # rounded up: the recomputed rho never exceeds the request
-        sigma = round_noise_up(owner, "rho", r, sigma, math.inf, lambda s: _rho(sens, s))
+        sigma = round_noise_up("rho", r, sigma, math.inf, lambda s: _rho(sens, s))
     _derived_scale(
-        owner,
         "rho",
         rho,
         "sigma = sensitivity / sqrt(2 rho)",
@@ -435,6 +439,7 @@ def _sigma_from_rho(
     return sigma, sens
 
 
+@owned("discrete_gaussian_log_normalizer")
 def discrete_gaussian_log_normalizer(sigma: float) -> float:
     r"""``log Z(sigma)``, ``Z = sum_{k in Z} exp(-k^2 / (2 sigma^2))``, to float64 precision.
 
@@ -453,7 +458,7 @@ def discrete_gaussian_log_normalizer(sigma: float) -> float:
     >>> round(discrete_gaussian_log_normalizer(2.0), 10)
     1.6120857138
     """
-    s = v.positive("discrete_gaussian_log_normalizer", "sigma", sigma)
+    s = v.positive("sigma", sigma)
     return float(_noise.discrete_gaussian_log_normalizer(_NB, s))
 
 
@@ -512,16 +517,16 @@ class DiscreteGaussianMechanism(_Additive):
     @classmethod
     def from_rho(cls, rho: float, sensitivity: float = 1.0) -> DiscreteGaussianMechanism:
         """The mechanism with ``sigma = sensitivity / sqrt(2 rho)``."""
-        sigma, sens = _sigma_from_rho(
-            cls.__name__,
-            rho,
-            sensitivity,
-            v.MAX_DISCRETE_GAUSSIAN_SIGMA,
-            v.INT_NOISE_RULE,
-            _MIN_DG_SIGMA,
-            _WHY_MIN_DG_SIGMA,
-        )
-        return cls(sigma=sigma, sensitivity=sens)
+        with owner_scope(cls.__name__):
+            sigma, sens = _sigma_from_rho(
+                rho,
+                sensitivity,
+                v.MAX_DISCRETE_GAUSSIAN_SIGMA,
+                v.INT_NOISE_RULE,
+                _MIN_DG_SIGMA,
+                _WHY_MIN_DG_SIGMA,
+            )
+            return cls(sigma=sigma, sensitivity=sens)
 
     @property
     def rho(self) -> float:

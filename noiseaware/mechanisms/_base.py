@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._core import _noise
+from .._validation import owned, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError, ReleaseFormatError
 
 __all__ = ["MECHANISMS", "Guarantee", "Mechanism", "mechanism_from_dict", "round_noise_up"]
@@ -21,7 +22,7 @@ _MAX_NUDGES = 256
 
 
 def round_noise_up(
-    owner: str, name: str, request: float, value: float, toward: float, guarantee: Callable[[float], float]
+    name: str, request: float, value: float, toward: float, guarantee: Callable[[float], float]
 ) -> float:
     """A calibrated noise parameter moved, one float64 at a time, until its guarantee is within the request.
 
@@ -45,7 +46,7 @@ def round_noise_up(
     >>> sigma = 1.0 / math.sqrt(2.0 * rho)
     >>> 0.5 * (1.0 / sigma) ** 2 <= rho
     False
-    >>> s = round_noise_up("f", "rho", rho, sigma, math.inf, lambda x: 0.5 * (1.0 / x) ** 2)
+    >>> s = round_noise_up("rho", rho, sigma, math.inf, lambda x: 0.5 * (1.0 / x) ** 2)
     >>> 0.5 * (1.0 / s) ** 2 <= rho, s > sigma
     (True, True)
     """
@@ -56,7 +57,6 @@ def round_noise_up(
         x = math.nextafter(x, toward)
     raise NoiseawareValueError(
         v.message(
-            owner,
             name,
             "must be large enough that some float64 noise parameter has a guarantee within it",
             request,
@@ -88,16 +88,17 @@ class Guarantee:
     delta: float = 0.0
     rho: float | None = None
 
+    @owned("Guarantee")
     def __post_init__(self) -> None:
         if self.epsilon is None and self.rho is None:
             raise ReleaseFormatError("Guarantee: give epsilon or rho; got neither.")
         if self.epsilon is not None:
-            object.__setattr__(self, "epsilon", v.nonnegative("Guarantee", "epsilon", self.epsilon))
+            object.__setattr__(self, "epsilon", v.nonnegative("epsilon", self.epsilon))
         if self.rho is not None:
-            object.__setattr__(self, "rho", v.nonnegative("Guarantee", "rho", self.rho))
-        d = v.nonnegative("Guarantee", "delta", self.delta)
+            object.__setattr__(self, "rho", v.nonnegative("rho", self.rho))
+        d = v.nonnegative("delta", self.delta)
         if d >= 1.0:
-            v.fail("Guarantee", "delta", "must be in [0, 1)", self.delta)
+            v.refuse("delta", "must be in [0, 1)", self.delta)
         object.__setattr__(self, "delta", d)
 
     @property
@@ -116,9 +117,10 @@ class Guarantee:
             rho = self.as_rho() + other.as_rho()
         return Guarantee(epsilon=eps, delta=self.delta + other.delta if eps is not None else 0.0, rho=rho)
 
+    @owned("Guarantee.repeat")
     def repeat(self, k: int) -> Guarantee:
         """k-fold sequential composition of this guarantee."""
-        k = v.integer("Guarantee.repeat", "k", k, minimum=1)
+        k = v.integer("k", k, minimum=1)
         return Guarantee(
             epsilon=None if self.epsilon is None else self.epsilon * k,
             delta=self.delta * k,
@@ -213,11 +215,12 @@ class Mechanism(abc.ABC):
         saturate. Real ones: ``|value| <= 2**1000``, so that ``value + noise`` stays finite.
         """
         owner = type(self).__name__
-        if self.output_kind == "real":
-            arr = v.finite_array(owner, "value", value)
-            v.within(owner, "value", arr, v.REAL_BOUND, v.REAL_NOISE_RULE)
-            return arr
-        return v.integer_array(owner, "value", value)
+        with owner_scope(owner):
+            if self.output_kind == "real":
+                arr = v.finite_array("value", value)
+                v.within("value", arr, v.REAL_BOUND, v.REAL_NOISE_RULE)
+                return arr
+            return v.integer_array("value", value)
 
     def release(self, value: Any, rng: np.random.Generator | None = None) -> np.ndarray:
         """Privatize ``value`` (array-like of true values).

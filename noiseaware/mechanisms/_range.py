@@ -13,6 +13,7 @@ from scipy import optimize, special
 from .. import _validation as v
 from .._core import _noise
 from .._core._backend import get_backend
+from .._validation import owned, owner_scope
 from ..exceptions import NoiseawareValueError
 from . import _opendp
 from ._additive import _derived_scale, geometric_draw, geometric_scale_from_epsilon
@@ -40,14 +41,15 @@ class _Bounded(Mechanism):
 
     def _init_bounds(self) -> None:
         name = type(self).__name__
-        lo, hi = v.bounds(name, self.lower, self.upper, integral=True)
-        for key, b in (("lower", lo), ("upper", hi)):
-            if abs(b) > v.INT_BOUND:
-                v.fail(name, key, f"must lie in [-2**62, 2**62] {v.INT_NOISE_RULE}", b)
-        object.__setattr__(self, "lower", int(lo))
-        object.__setattr__(self, "upper", int(hi))
-        sens = v.integer(name, "sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
-        object.__setattr__(self, "sensitivity", sens)
+        with owner_scope(name):
+            lo, hi = v.bounds(self.lower, self.upper, integral=True)
+            for key, b in (("lower", lo), ("upper", hi)):
+                if abs(b) > v.INT_BOUND:
+                    v.refuse(key, f"must lie in [-2**62, 2**62] {v.INT_NOISE_RULE}", b)
+            object.__setattr__(self, "lower", int(lo))
+            object.__setattr__(self, "upper", int(hi))
+            sens = v.integer("sensitivity", self.sensitivity, minimum=1, maximum=v.INT_BOUND)
+            object.__setattr__(self, "sensitivity", sens)
 
     def _support(self) -> np.ndarray:
         return np.arange(self.lower, self.upper + 1, dtype=np.float64)
@@ -120,15 +122,15 @@ class TruncatedGeometricMechanism(_Bounded):
         name = type(self).__name__
         self._init_bounds()
         # the secure release draws int64 geometric noise before clamping: same rule as the geometric
-        scale = v.noise_scale(name, "scale", self.scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
-        v.implied_guarantee(
-            name,
-            {"sensitivity": self.sensitivity, "scale": scale},
-            "epsilon",
-            "sensitivity / scale",
-            self.sensitivity / scale,
-        )
-        object.__setattr__(self, "scale", scale)
+        with owner_scope(name):
+            scale = v.noise_scale("scale", self.scale, v.MAX_GEOMETRIC_SCALE, v.INT_NOISE_RULE)
+            v.implied_guarantee(
+                {"sensitivity": self.sensitivity, "scale": scale},
+                "epsilon",
+                "sensitivity / scale",
+                self.sensitivity / scale,
+            )
+            object.__setattr__(self, "scale", scale)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, lower: int, upper: int, sensitivity: int = 1) -> Any:
@@ -137,8 +139,9 @@ class TruncatedGeometricMechanism(_Bounded):
         ``scale = sensitivity / epsilon`` must satisfy the geometric mechanism's rule (at most
         ``2**62 / (65 ln 2)``, about ``1.02e17``, a normal float64).
         """
-        scale, sens = geometric_scale_from_epsilon(cls.__name__, epsilon, sensitivity)
-        return cls(scale=scale, lower=lower, upper=upper, sensitivity=sens)
+        with owner_scope(cls.__name__):
+            scale, sens = geometric_scale_from_epsilon(epsilon, sensitivity)
+            return cls(scale=scale, lower=lower, upper=upper, sensitivity=sens)
 
     @property
     def alpha(self) -> float:
@@ -189,6 +192,7 @@ BTGM_MIN_GAP = 1e-12
 BTGM_MAX_WIDTH = 2**24
 
 
+@owned("btgm_posterior_mean")
 def btgm_posterior_mean(m: Any, alpha: float, lower: int, upper: int) -> np.ndarray:
     r"""Closed-form posterior mean of Wang et al. (2026) eq. (22).
 
@@ -204,7 +208,7 @@ def btgm_posterior_mean(m: Any, alpha: float, lower: int, upper: int) -> np.ndar
     catastrophically as ``alpha -> 1``; it is evaluated in the equivalent form
     ``L + j + S / Z`` (:func:`_btgm_mean`) whose terms are all computed without cancellation.
     """
-    a = v.open_unit("btgm_posterior_mean", "alpha", alpha)
+    a = v.open_unit("alpha", alpha)
     return _btgm_mean(m, math.log(a), lower, upper)
 
 
@@ -300,17 +304,17 @@ class BayesianTruncatedGeometricMechanism(TruncatedGeometricMechanism):
             )
         tab = self.table
         gaps = np.diff(tab)
-        if not (np.all(np.isfinite(tab)) and np.all(gaps > BTGM_MIN_GAP * np.maximum(1.0, np.abs(tab[1:])))):
-            v.fail(
-                name,
-                "scale",
-                "must be small enough (epsilon = sensitivity / scale large enough) that the W + 1 posterior "
-                f"means, the outputs, are finite and increase by more than {BTGM_MIN_GAP:g} (relative) from one "
-                "to the next, so that a release determines the TGM output even where another machine's "
-                "math library rounds the last bits differently",
-                self.scale,
-                f"It gives epsilon={self.epsilon!r}.",
-            )
+        with owner_scope(name):
+            if not (np.all(np.isfinite(tab)) and np.all(gaps > BTGM_MIN_GAP * np.maximum(1.0, np.abs(tab[1:])))):
+                v.refuse(
+                    "scale",
+                    "must be small enough (epsilon = sensitivity / scale large enough) that the W + 1 posterior "
+                    f"means, the outputs, are finite and increase by more than {BTGM_MIN_GAP:g} (relative) from one "
+                    "to the next, so that a release determines the TGM output even where another machine's "
+                    "math library rounds the last bits differently",
+                    self.scale,
+                    f"It gives epsilon={self.epsilon!r}.",
+                )
 
     def _support(self) -> np.ndarray:
         return self.table
@@ -369,13 +373,14 @@ def _rgm_g(eps_p: float, sensitivity: int, width: int) -> float:
     return math.log1p(-math.expm1(d * la) * math.exp(la) * ratio)
 
 
+@owned("rgm_epsilon_prime")
 def rgm_epsilon_prime(epsilon: float, sensitivity: int, lower: int, upper: int) -> float:
     """Solve ``eps' + log g(eps') = epsilon`` (Wang et al. 2026, eqs. S.1-S.2) by Brent's method.
 
     ``0 <= log g(x) <= x`` (``g - 1 <= 1 - a^d <= d x / sensitivity``), so the root lies in
     ``[epsilon / 4, epsilon]`` and is found to relative precision.
     """
-    eps = v.positive("rgm_epsilon_prime", "epsilon", epsilon)
+    eps = v.positive("epsilon", epsilon)
     width = int(upper) - int(lower)
     if width <= 0:
         return eps
@@ -434,54 +439,53 @@ class RenormalizedGeometricMechanism(_Bounded):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        eps = v.epsilon(name, self.epsilon, warn=False)
-        self._init_bounds()
-        sens = self.sensitivity
-        # eps' <= eps: the geometric scale sensitivity / eps' is at least sensitivity / eps
-        if not sens / eps <= v.MAX_GEOMETRIC_SCALE:
-            v.fail(
-                name,
-                "epsilon",
-                f"must be >= sensitivity / {v.MAX_GEOMETRIC_SCALE:.6g} = {sens / v.MAX_GEOMETRIC_SCALE:.6g} "
-                f"(the noise scale sensitivity / epsilon_prime must be <= {v.MAX_GEOMETRIC_SCALE:.6g} "
-                f"{v.INT_NOISE_RULE})",
-                self.epsilon,
-            )
-        object.__setattr__(self, "epsilon", eps)
-        solved = rgm_epsilon_prime(eps, sens, self.lower, self.upper)
-        _derived_scale(
-            name,
-            "epsilon",
-            self.epsilon,
-            "scale = sensitivity / epsilon_prime",
-            sens / solved,
-            v.MAX_GEOMETRIC_SCALE,
-            v.INT_NOISE_RULE,
-        )
-        width = self.upper - self.lower
-        if width >= 1:
-            la = -solved / sens
-            acceptance = -math.expm1((width + 1) * la) / (1.0 + math.exp(la))
-            if not acceptance >= RGM_MIN_ACCEPTANCE:
-                v.fail(
-                    name,
+        with owner_scope(name):
+            eps = v.epsilon(self.epsilon, warn=False)
+            self._init_bounds()
+            sens = self.sensitivity
+            # eps' <= eps: the geometric scale sensitivity / eps' is at least sensitivity / eps
+            if not sens / eps <= v.MAX_GEOMETRIC_SCALE:
+                v.refuse(
                     "epsilon",
-                    f"must be large enough that the exact rejection sampler accepts a proposal with probability "
-                    f">= {RGM_MIN_ACCEPTANCE:g} for every true value, i.e. (1 - a'**(W+1)) / (1 + a') >= "
-                    f"{RGM_MIN_ACCEPTANCE:g} with a' = exp(-epsilon_prime / sensitivity) and W = upper - lower",
+                    f"must be >= sensitivity / {v.MAX_GEOMETRIC_SCALE:.6g} = {sens / v.MAX_GEOMETRIC_SCALE:.6g} "
+                    f"(the noise scale sensitivity / epsilon_prime must be <= {v.MAX_GEOMETRIC_SCALE:.6g} "
+                    f"{v.INT_NOISE_RULE})",
                     self.epsilon,
-                    f"It gives {acceptance:.3g} (W={width}, epsilon_prime={solved!r}).",
                 )
-        if self.epsilon_prime is not None:
-            given = v.positive(name, "epsilon_prime", self.epsilon_prime)
-            if not math.isclose(given, solved, rel_tol=1e-9):
-                v.fail(name, "epsilon_prime", f"must solve eq. (S.1), i.e. equal {solved!r}", given)
-        object.__setattr__(self, "epsilon_prime", solved)
+            object.__setattr__(self, "epsilon", eps)
+            solved = rgm_epsilon_prime(eps, sens, self.lower, self.upper)
+            _derived_scale(
+                "epsilon",
+                self.epsilon,
+                "scale = sensitivity / epsilon_prime",
+                sens / solved,
+                v.MAX_GEOMETRIC_SCALE,
+                v.INT_NOISE_RULE,
+            )
+            width = self.upper - self.lower
+            if width >= 1:
+                la = -solved / sens
+                acceptance = -math.expm1((width + 1) * la) / (1.0 + math.exp(la))
+                if not acceptance >= RGM_MIN_ACCEPTANCE:
+                    v.refuse(
+                        "epsilon",
+                        f"must be large enough that the exact rejection sampler accepts a proposal with probability "
+                        f">= {RGM_MIN_ACCEPTANCE:g} for every true value, i.e. (1 - a'**(W+1)) / (1 + a') >= "
+                        f"{RGM_MIN_ACCEPTANCE:g} with a' = exp(-epsilon_prime / sensitivity) and W = upper - lower",
+                        self.epsilon,
+                        f"It gives {acceptance:.3g} (W={width}, epsilon_prime={solved!r}).",
+                    )
+            if self.epsilon_prime is not None:
+                given = v.positive("epsilon_prime", self.epsilon_prime)
+                if not math.isclose(given, solved, rel_tol=1e-9):
+                    v.refuse("epsilon_prime", f"must solve eq. (S.1), i.e. equal {solved!r}", given)
+            object.__setattr__(self, "epsilon_prime", solved)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, lower: int, upper: int, sensitivity: int = 1) -> Any:
         """Same as the constructor (for symmetry with TGM / BTGM)."""
-        return cls(epsilon=v.epsilon(cls.__name__, epsilon), lower=lower, upper=upper, sensitivity=sensitivity)
+        with owner_scope(cls.__name__):
+            return cls(epsilon=v.epsilon(epsilon), lower=lower, upper=upper, sensitivity=sensitivity)
 
     @property
     def alpha_prime(self) -> float:

@@ -13,6 +13,7 @@ from scipy import special
 from .. import _validation as v
 from .._core import _noise
 from .._core._backend import get_backend
+from .._validation import owned, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from . import _opendp
 from ._base import Guarantee, Mechanism, register, round_noise_up
@@ -26,10 +27,10 @@ _NB = get_backend("numpy")
 RR_MAX_CATEGORIES = 2**20
 
 
-def _check_k(owner: str, k: Any) -> int:
-    out = v.integer(owner, "k", k, minimum=2)
+def _check_k(k: Any) -> int:
+    out = v.integer("k", k, minimum=2)
     if out > RR_MAX_CATEGORIES:
-        v.fail(owner, "k", f"must be an integer <= {RR_MAX_CATEGORIES} (OpenDP's sampler lists all k categories)", k)
+        v.refuse("k", f"must be an integer <= {RR_MAX_CATEGORIES} (OpenDP's sampler lists all k categories)", k)
     return out
 
 
@@ -75,12 +76,13 @@ class RandomizedResponse(Mechanism):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        k = _check_k(name, self.k)
-        p = v.real(name, "p", self.p)
-        if not (1.0 / k <= p < 1.0):
-            v.fail(name, "p", f"must be in [1/k, 1) = [{1.0 / k:.6g}, 1)", self.p)
-        object.__setattr__(self, "k", k)
-        object.__setattr__(self, "p", p)
+        with owner_scope(name):
+            k = _check_k(self.k)
+            p = v.real("p", self.p)
+            if not (1.0 / k <= p < 1.0):
+                v.refuse("p", f"must be in [1/k, 1) = [{1.0 / k:.6g}, 1)", self.p)
+            object.__setattr__(self, "k", k)
+            object.__setattr__(self, "p", p)
 
     @classmethod
     def from_epsilon(cls, epsilon: float, k: int) -> RandomizedResponse:
@@ -94,30 +96,31 @@ class RandomizedResponse(Mechanism):
         >>> RandomizedResponse.from_epsilon(1.0 / 7, k=3).guarantee().epsilon <= 1.0 / 7
         True
         """
-        eps = v.epsilon(cls.__name__, epsilon)
-        k = _check_k(cls.__name__, k)
-        p = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
-        if p < 1.0:
-            p = round_noise_up(cls.__name__, "epsilon", eps, p, 1.0 / k, lambda q: _rr_epsilon(q, k))
-        if not p < 1.0:
-            v.fail(
-                cls.__name__,
-                "epsilon",
-                f"must be small enough that p = e**epsilon / (e**epsilon + k - 1) < 1 in float64 (about "
-                f"epsilon <= log(k - 1) + 36.7 = {math.log(k - 1) + 53 * math.log(2.0):.4g} for k={k})",
-                epsilon,
-            )
-        return cls(k=k, p=p)
+        with owner_scope(cls.__name__):
+            eps = v.epsilon(epsilon)
+            k = _check_k(k)
+            p = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+            if p < 1.0:
+                p = round_noise_up("epsilon", eps, p, 1.0 / k, lambda q: _rr_epsilon(q, k))
+            if not p < 1.0:
+                v.refuse(
+                    "epsilon",
+                    f"must be small enough that p = e**epsilon / (e**epsilon + k - 1) < 1 in float64 (about "
+                    f"epsilon <= log(k - 1) + 36.7 = {math.log(k - 1) + 53 * math.log(2.0):.4g} for k={k})",
+                    epsilon,
+                )
+            return cls(k=k, p=p)
 
     @classmethod
     def from_coin_flips(cls, k: int = 2, keep: float = 0.5) -> RandomizedResponse:
         """Keep the true answer with probability ``keep``, else answer uniformly at random."""
-        k = v.integer(cls.__name__, "k", k, minimum=2)
-        k = _check_k(cls.__name__, k)
-        q = v.real(cls.__name__, "keep", keep)
-        if not (0.0 <= q < 1.0):
-            v.fail(cls.__name__, "keep", "must be in [0, 1)", keep)
-        return cls(k=k, p=q + (1.0 - q) / k)
+        with owner_scope(cls.__name__):
+            k = v.integer("k", k, minimum=2)
+            k = _check_k(k)
+            q = v.real("keep", keep)
+            if not (0.0 <= q < 1.0):
+                v.refuse("keep", "must be in [0, 1)", keep)
+            return cls(k=k, p=q + (1.0 - q) / k)
 
     @property
     def epsilon(self) -> float:
@@ -189,18 +192,19 @@ class ExponentialMechanism(Mechanism):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        eps = v.epsilon(name, self.epsilon, warn=False)
-        sens = v.noise_scale(name, "sensitivity", self.sensitivity, math.inf, "")
-        v.implied_guarantee(name, {"epsilon": eps}, "rho", "epsilon**2 / 8", eps * eps / 8.0)
-        scale = 2.0 * sens / eps
-        if not (math.isfinite(scale) and scale >= v.TINY):
-            raise NoiseawareValueError(
-                f"{name}: epsilon and sensitivity must give a Gumbel scale 2 * sensitivity / epsilon in "
-                f"[{v.TINY!r}, {sys.float_info.max!r}] (a finite, normal float64); got epsilon={eps!r}, "
-                f"sensitivity={sens!r} (scale={scale!r})."
-            )
-        object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "sensitivity", sens)
+        with owner_scope(name):
+            eps = v.epsilon(self.epsilon, warn=False)
+            sens = v.noise_scale("sensitivity", self.sensitivity, math.inf, "")
+            v.implied_guarantee({"epsilon": eps}, "rho", "epsilon**2 / 8", eps * eps / 8.0)
+            scale = 2.0 * sens / eps
+            if not (math.isfinite(scale) and scale >= v.TINY):
+                raise NoiseawareValueError(
+                    f"{name}: epsilon and sensitivity must give a Gumbel scale 2 * sensitivity / epsilon in "
+                    f"[{v.TINY!r}, {sys.float_info.max!r}] (a finite, normal float64); got epsilon={eps!r}, "
+                    f"sensitivity={sens!r} (scale={scale!r})."
+                )
+            object.__setattr__(self, "epsilon", eps)
+            object.__setattr__(self, "sensitivity", sens)
 
     @classmethod
     def from_rho(cls, rho: float, sensitivity: float = 1.0) -> ExponentialMechanism:
@@ -212,11 +216,12 @@ class ExponentialMechanism(Mechanism):
         >>> m.guarantee().rho <= 0.1 / 3
         True
         """
-        r = v.positive(cls.__name__, "rho", rho)
-        eps = math.sqrt(8.0 * r)
-        if 0.0 < eps < math.inf:
-            eps = round_noise_up(cls.__name__, "rho", r, eps, 0.0, lambda e: e * e / 8.0)
-        return cls(epsilon=eps, sensitivity=sensitivity)
+        with owner_scope(cls.__name__):
+            r = v.positive("rho", rho)
+            eps = math.sqrt(8.0 * r)
+            if 0.0 < eps < math.inf:
+                eps = round_noise_up("rho", r, eps, 0.0, lambda e: e * e / 8.0)
+            return cls(epsilon=eps, sensitivity=sensitivity)
 
     @property
     def scale(self) -> float:
@@ -240,9 +245,10 @@ class ExponentialMechanism(Mechanism):
         picked = np.take_along_axis(np.broadcast_to(logp, (*idx.shape, scores.shape[-1])), idx[..., None], -1)[..., 0]
         return np.where(ok, picked, -np.inf)
 
+    @owned("ExponentialMechanism")
     def release(self, value: Any, rng: np.random.Generator | None = None) -> np.ndarray:
         """Select one index per score vector (last axis of ``value``)."""
-        scores = v.finite_array("ExponentialMechanism", "scores", value)
+        scores = v.finite_array("scores", value)
         if scores.ndim == 0 or scores.shape[-1] < 1:
             raise NoiseawareValueError("ExponentialMechanism: scores must be a non-empty vector.")
         flat = scores.reshape(-1, scores.shape[-1])

@@ -14,6 +14,7 @@ from numpyro.distributions.util import validate_sample
 
 from .._core import _specs
 from .._core._randomized import randomized_response_answer_probs
+from .._validation import owner_scope
 
 __all__ = ["RandomizedResponse"]
 
@@ -63,13 +64,14 @@ class RandomizedResponse(Distribution):
 
     def __init__(self, probs: Any, p: Any, *, k: Any = None, validate_args: bool | None = None) -> None:
         owner = type(self).__name__
-        _specs.numeric_parameter(owner, "probs", probs)
-        _specs.numeric_parameter(owner, "p", p)
-        self.probs, self.p = f64(probs), f64(p)
-        self._k = _specs.rr_categories(owner, jnp.shape(self.probs), k)
-        _specs.rr_check_p(owner, self.p, self._k)
-        batch_shape = lax.broadcast_shapes(jnp.shape(self.probs)[:-1], jnp.shape(self.p))
-        super().__init__(batch_shape=batch_shape, validate_args=validate_args)
+        with owner_scope(owner):
+            _specs.numeric_parameter("probs", probs)
+            _specs.numeric_parameter("p", p)
+            self.probs, self.p = f64(probs), f64(p)
+            self._k = _specs.rr_categories(jnp.shape(self.probs), k)
+            _specs.rr_check_p(self.p, self._k)
+            batch_shape = lax.broadcast_shapes(jnp.shape(self.probs)[:-1], jnp.shape(self.p))
+            super().__init__(batch_shape=batch_shape, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> Any:
@@ -125,6 +127,7 @@ class RandomizedResponse(Distribution):
         ``answer=None`` observes all ``(n, q)`` answers (``probs`` then broadcasts to ``(n, q, k)``).
         ``obs=None`` leaves the site unobserved, shaped like the answers (for ``Predictive``).
         """
-        args, values = _RR.release_args(cls.__name__, release, answer)
+        with owner_scope(cls.__name__):
+            args, values = _RR.release_args(release, answer)
         return observe(name, cls(probs, **args, **kwargs), values, obs)
 

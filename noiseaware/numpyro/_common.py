@@ -19,6 +19,7 @@ from .. import _core
 from .. import _validation as v
 from .._core import _specs
 from .._core._backend import _require_x64
+from .._validation import current_owner, owner_scope
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["RELEASE_VALUES"]
@@ -124,49 +125,50 @@ def observe(name: str, d: Any, values: Any, obs: Any) -> Any:
     Under :func:`jax.vmap` shapes are per example and nothing changes.
     """
     owner = f"{type(d).__name__}.from_release"
-    values = jnp.asarray(values)
-    event = len(d.event_shape)
-    scanning = in_scan()
-    if obs is RELEASE_VALUES and scanning:
-        raise NoiseawareValueError(
-            f"{owner}: inside numpyro's scan every step would observe the whole release (shape "
-            f"{values.shape}), once per step; {SCAN_PATTERN.format(cls=type(d).__name__)}."
-        )
-    try:
-        full = numpyro.subsample(values, event_dim=event) if not scanning else values
-    except ValueError as err:
-        raise NoiseawareValueError(
-            f"{owner}: the release's batch shape {values.shape[: values.ndim - event]} does not fit the enclosing "
-            f"plates ({err}); put each plate on the release's axis of its size (dim counts from the right: a "
-            f"release of shape (T, S) takes plate('t', T, dim=-2) and plate('s', S, dim=-1))."
-        ) from None
-    release_batch = tuple(full.shape[: full.ndim - event])
-    if obs is RELEASE_VALUES:
-        obs, target = full, release_batch
-    elif obs is None:
-        target = release_batch if not scanning else _step_shape(owner, release_batch, d.batch_shape)
-    else:
-        obs_batch = tuple(jnp.shape(obs)[: jnp.ndim(obs) - event])
-        allowed = _one_step_shapes(release_batch) if scanning else [release_batch]
-        if obs_batch not in allowed:
-            where = "one step of the release (its shape with one axis removed)" if scanning else "the release"
+    with owner_scope(owner):
+        values = jnp.asarray(values)
+        event = len(d.event_shape)
+        scanning = in_scan()
+        if obs is RELEASE_VALUES and scanning:
             raise NoiseawareValueError(
-                f"{owner}: obs must have the batch shape of {where}, {' or '.join(map(str, allowed)) or '()'}; "
-                f"got obs with batch shape {obs_batch}."
+                f"{owner}: inside numpyro's scan every step would observe the whole release (shape "
+                f"{values.shape}), once per step; {SCAN_PATTERN.format(cls=type(d).__name__)}."
             )
-        target = obs_batch
-    try:
-        shape = tuple(np.broadcast_shapes(target, d.batch_shape))
-    except ValueError:
-        shape = None
-    if shape != target:
-        raise NoiseawareValueError(
-            f"{owner}: the parameters' batch shape {d.batch_shape} does not broadcast with the release's shape "
-            f"{target}."
-        )
-    if shape != d.batch_shape:
-        d = d.expand(shape)
-    return numpyro.sample(name, d, obs=obs)
+        try:
+            full = numpyro.subsample(values, event_dim=event) if not scanning else values
+        except ValueError as err:
+            raise NoiseawareValueError(
+                f"{owner}: the release's batch shape {values.shape[: values.ndim - event]} does not fit the enclosing "
+                f"plates ({err}); put each plate on the release's axis of its size (dim counts from the right: a "
+                f"release of shape (T, S) takes plate('t', T, dim=-2) and plate('s', S, dim=-1))."
+            ) from None
+        release_batch = tuple(full.shape[: full.ndim - event])
+        if obs is RELEASE_VALUES:
+            obs, target = full, release_batch
+        elif obs is None:
+            target = release_batch if not scanning else _step_shape(release_batch, d.batch_shape)
+        else:
+            obs_batch = tuple(jnp.shape(obs)[: jnp.ndim(obs) - event])
+            allowed = _one_step_shapes(release_batch) if scanning else [release_batch]
+            if obs_batch not in allowed:
+                where = "one step of the release (its shape with one axis removed)" if scanning else "the release"
+                raise NoiseawareValueError(
+                    f"{owner}: obs must have the batch shape of {where}, {' or '.join(map(str, allowed)) or '()'}; "
+                    f"got obs with batch shape {obs_batch}."
+                )
+            target = obs_batch
+        try:
+            shape = tuple(np.broadcast_shapes(target, d.batch_shape))
+        except ValueError:
+            shape = None
+        if shape != target:
+            raise NoiseawareValueError(
+                f"{owner}: the parameters' batch shape {d.batch_shape} does not broadcast with the release's shape "
+                f"{target}."
+            )
+        if shape != d.batch_shape:
+            d = d.expand(shape)
+        return numpyro.sample(name, d, obs=obs)
 
 
 def promote_batch_shape_optional(d: Any) -> Any:
@@ -188,8 +190,9 @@ def promote_batch_shape_optional(d: Any) -> Any:
     return new
 
 
-def _step_shape(owner: str, release_batch: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
+def _step_shape(release_batch: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
     """The shape of one scan step's draw: the release's with the first axis removed that fits ``batch``."""
+    owner = current_owner()
     for step in _one_step_shapes(release_batch):
         try:
             if tuple(np.broadcast_shapes(step, batch)) == step:
@@ -245,15 +248,15 @@ def _exp(z: Any) -> Any:
     return np.exp(z) if isinstance(z, np.ndarray | np.generic) else jnp.exp(z)
 
 
-def alpha_arg(owner: str, alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
+def alpha_arg(alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
     """``alpha`` from exactly one of ``alpha`` or ``epsilon`` (:func:`_specs.resolve_alpha`); concrete stays NumPy."""
-    return _specs.resolve_alpha(owner, alpha, epsilon, sensitivity, name=name, to_float=f64, exp=_exp)
+    return _specs.resolve_alpha(alpha, epsilon, sensitivity, name=name, to_float=f64, exp=_exp)
 
 
-def pair_alpha_arg(owner: str, alpha: Any, epsilon_per_pair: Any, epsilon: Any) -> Any:
+def pair_alpha_arg(alpha: Any, epsilon_per_pair: Any, epsilon: Any) -> Any:
     """``alpha`` of a pair's count from ``alpha`` or ``epsilon_per_pair``; the total ``epsilon`` is refused.
 
     See :func:`noiseaware._validation.no_total_epsilon` for why the per-pair budget has its own name.
     """
-    v.no_total_epsilon(owner, epsilon)
-    return alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
+    v.no_total_epsilon(epsilon)
+    return alpha_arg(alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")

@@ -19,6 +19,7 @@ from numpyro.distributions.distribution import Distribution
 from .._core import _specs
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
 from .._core._covariance_release import entry_params
+from .._validation import owner_scope
 
 __all__ = ["NoisyCovarianceEntries"]
 
@@ -71,16 +72,17 @@ class NoisyCovarianceEntries(Distribution):
         d = int(np.shape(sigma)[-1]) if np.ndim(sigma) >= 2 else 0
         traced = isinstance(precision, jax.core.Tracer)  # a model argument under jit: checked by shape only
         concrete = np.ones(np.shape(precision)) if traced else precision
-        self.n, self.rows, self.cols, lam = entry_params(type(self).__name__, n, pairs, concrete, d)
-        self.precision = precision if traced else lam
-        self.sigma = BK.as_float(sigma)
-        if self.sigma.ndim != 2:
-            from ..exceptions import NoiseawareValueError
+        with owner_scope(type(self).__name__):
+            self.n, self.rows, self.cols, lam = entry_params(n, pairs, concrete, d)
+            self.precision = precision if traced else lam
+            self.sigma = BK.as_float(sigma)
+            if self.sigma.ndim != 2:
+                from ..exceptions import NoiseawareValueError
 
-            raise NoiseawareValueError(
-                f"NoisyCovarianceEntries: sigma must be one (d, d) matrix; got shape {self.sigma.shape}."
-            )
-        super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
+                raise NoiseawareValueError(
+                    f"NoisyCovarianceEntries: sigma must be one (d, d) matrix; got shape {self.sigma.shape}."
+                )
+            super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
 
     def _moments(self) -> tuple[Any, Any]:
         mean, cov = entries_moments(BK, self.sigma, self.rows, self.cols, self.n)
@@ -110,5 +112,6 @@ class NoisyCovarianceEntries(Distribution):
         ``n``, the measured entries, their combined measurements and precisions come from
         :func:`noiseaware.covariance.measurements` (``"pace_ggm"`` or ``"second_moment"``).
         """
-        args, values = _SPEC.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release)
         return numpyro.sample(name, cls(sigma, **args, **kwargs), obs=jnp.asarray(values))

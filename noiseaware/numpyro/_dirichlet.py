@@ -19,6 +19,7 @@ from .. import _validation as v
 from .._core import _dirichlet as core
 from .._core import _specs
 from .._core._noise import NOISE_LAWS
+from .._validation import owner_scope
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["LaplaceCensoredDirichletStat"]
@@ -148,22 +149,24 @@ class LaplaceCensoredDirichletStat(Distribution):
         validate_args: bool | None = None,
     ) -> None:
         owner = type(self).__name__
-        self.n, self.a = core.check_statistic_args(owner, n, a, moments)
-        self.moments = moments
-        self.alpha = BK.as_float(alpha)
-        self.scale = BK.as_float(scale)
-        if self.alpha.ndim != 1 or self.alpha.shape[0] < 2:
-            raise NoiseawareValueError(
-                f"{owner}: alpha must be a vector of d >= 2 parameters; got shape {tuple(self.alpha.shape)}."
-            )
-        if self.scale.ndim != 0:
-            raise NoiseawareValueError(f"{owner}: scale must be a scalar; got shape {tuple(self.scale.shape)}.")
-        self.s0 = None if s0 is None else BK.as_float(s0)
-        if self.s0 is not None and self.s0.shape != self.alpha.shape:
-            raise NoiseawareValueError(
-                f"{owner}: s0 must have the shape {tuple(self.alpha.shape)} of alpha; got shape {tuple(self.s0.shape)}."
-            )
-        super().__init__(batch_shape=(), event_shape=(self.alpha.shape[0],), validate_args=validate_args)
+        with owner_scope(owner):
+            self.n, self.a = core.check_statistic_args(n, a, moments)
+            self.moments = moments
+            self.alpha = BK.as_float(alpha)
+            self.scale = BK.as_float(scale)
+            if self.alpha.ndim != 1 or self.alpha.shape[0] < 2:
+                raise NoiseawareValueError(
+                    f"{owner}: alpha must be a vector of d >= 2 parameters; got shape {tuple(self.alpha.shape)}."
+                )
+            if self.scale.ndim != 0:
+                raise NoiseawareValueError(f"{owner}: scale must be a scalar; got shape {tuple(self.scale.shape)}.")
+            self.s0 = None if s0 is None else BK.as_float(s0)
+            if self.s0 is not None and self.s0.shape != self.alpha.shape:
+                raise NoiseawareValueError(
+                    f"{owner}: s0 must have the shape {tuple(self.alpha.shape)} of alpha; "
+                    f"got shape {tuple(self.s0.shape)}."
+                )
+            super().__init__(batch_shape=(), event_shape=(self.alpha.shape[0],), validate_args=validate_args)
 
     @classmethod
     def infer_shapes(cls, alpha: tuple[int, ...] = (), scale: tuple[int, ...] = (), **kwargs: Any) -> tuple[Any, Any]:
@@ -195,9 +198,10 @@ class LaplaceCensoredDirichletStat(Distribution):
         Adds ``{name}_s0_z`` and the deterministic ``{name}_s0`` (non-centred, default) or
         ``{name}_s0`` (centred); ``numpyro.sample(name, law, obs=...)`` then observes ``S_L``.
         """
-        v.choice(type(self).__name__, "parameterization", parameterization, core.PARAMETERIZATIONS)
-        s0 = _latent_sites(name, self.alpha, self.n, math.log(self.a), self.moments, parameterization)
-        return type(self)(self.alpha, self.n, self.a, self.scale, s0=s0, moments=self.moments)
+        with owner_scope(type(self).__name__):
+            v.choice("parameterization", parameterization, core.PARAMETERIZATIONS)
+            s0 = _latent_sites(name, self.alpha, self.n, math.log(self.a), self.moments, parameterization)
+            return type(self)(self.alpha, self.n, self.a, self.scale, s0=s0, moments=self.moments)
 
     @property
     def mean(self) -> Any:
@@ -267,15 +271,17 @@ class LaplaceCensoredDirichletStat(Distribution):
         ``numpyro.sample(name, cls(alpha, n, a, scale).with_latent(name), obs=obs)``.
         """
         owner = cls.__name__
-        v.choice(owner, "parameterization", parameterization, core.PARAMETERIZATIONS)
-        law = cls(alpha, n, a, scale, moments=moments)
-        d = law.event_shape[0]
-        obs = jnp.asarray(obs, dtype=jnp.float64)
-        if obs.shape != (d,):
-            raise NoiseawareValueError(f"{owner}: obs must have shape ({d},) like alpha; got shape {obs.shape}.")
-        return observe_latent(
-            name, law.alpha, law.n, math.log(law.a), law.scale, obs, moments=moments, parameterization=parameterization
-        )
+        with owner_scope(owner):
+            v.choice("parameterization", parameterization, core.PARAMETERIZATIONS)
+            law = cls(alpha, n, a, scale, moments=moments)
+            d = law.event_shape[0]
+            obs = jnp.asarray(obs, dtype=jnp.float64)
+            if obs.shape != (d,):
+                raise NoiseawareValueError(f"{owner}: obs must have shape ({d},) like alpha; got shape {obs.shape}.")
+            return observe_latent(
+                name, law.alpha, law.n, math.log(law.a), law.scale, obs,
+                moments=moments, parameterization=parameterization,
+            )
 
     @classmethod
     def from_release(cls, name: str, release: Any, alpha: Any, *, part: int | None = None, **kwargs: Any) -> Any:
@@ -283,6 +289,7 @@ class LaplaceCensoredDirichletStat(Distribution):
 
         ``part`` picks the part of a split release (default: the last, ``D2``; ``0`` is ``D1``).
         """
-        args, values = _SPEC.release_args(cls.__name__, release, part)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release, part)
         return cls.observe(name, alpha, args["n"], args["a"], args["scale"], values, **kwargs)
 

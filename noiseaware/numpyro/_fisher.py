@@ -34,6 +34,7 @@ from numpyro.distributions.util import validate_sample
 
 from .. import _core
 from .._core import _specs
+from .._validation import owner_scope
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
@@ -136,16 +137,17 @@ class NoisyHypergeom(_FisherCount):
         validate_args: bool | None = None,
     ) -> None:
         owner = type(self).__name__
-        self.noise, par = _specs.noise_choice(owner, alpha, sigma)
-        self.table = _specs.hypergeom_table(owner, N, K, m)
-        self.log_odds = f64(log_odds)
-        par = f64(par)
-        if self.noise == "geometric":
-            self.alpha, self.sigma = par, None
-        else:
-            self.alpha, self.sigma = None, par
-        batch_shape = lax.broadcast_shapes(jnp.shape(self.log_odds), jnp.shape(par), self.table.shape)
-        super().__init__(batch_shape=batch_shape, validate_args=validate_args)
+        with owner_scope(owner):
+            self.noise, par = _specs.noise_choice(alpha, sigma)
+            self.table = _specs.hypergeom_table(N, K, m)
+            self.log_odds = f64(log_odds)
+            par = f64(par)
+            if self.noise == "geometric":
+                self.alpha, self.sigma = par, None
+            else:
+                self.alpha, self.sigma = None, par
+            batch_shape = lax.broadcast_shapes(jnp.shape(self.log_odds), jnp.shape(par), self.table.shape)
+            super().__init__(batch_shape=batch_shape, validate_args=validate_args)
 
     @property
     def _par(self) -> Any:
@@ -196,7 +198,8 @@ class NoisyHypergeom(_FisherCount):
         For a ``median_pairs`` release ``N = n`` and ``K = m = ceil(n/2)`` are read too.
         ``obs=None`` leaves the site unobserved, shaped like the release (for ``Predictive``).
         """
-        args, values = _HYP.release_args(cls.__name__, release, N, K, m)
+        with owner_scope(cls.__name__):
+            args, values = _HYP.release_args(release, N, K, m)
         return observe(name, cls(log_odds=log_odds, **args, **kwargs), values, obs)
 
 
@@ -254,11 +257,12 @@ class NoisyTwoWayTable(NoisyHypergeom):
         validate_args: bool | None = None,
     ) -> None:
         owner = type(self).__name__
-        alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
-        self.n = _core.concrete_sizes(owner, "n", n, minimum=1)
-        self.r = f64(r)
-        N, K, m = _specs.median_split_sizes(self.n)
-        super().__init__(N, K, m, _core.copula_log_odds(BK, self.r), alpha=alpha, validate_args=validate_args)
+        with owner_scope(owner):
+            alpha = pair_alpha_arg(alpha, epsilon_per_pair, epsilon)
+            self.n = _core.concrete_sizes("n", n, minimum=1)
+            self.r = f64(r)
+            N, K, m = _specs.median_split_sizes(self.n)
+            super().__init__(N, K, m, _core.copula_log_odds(BK, self.r), alpha=alpha, validate_args=validate_args)
 
     @classmethod
     def from_release(  # type: ignore[override]
@@ -270,7 +274,8 @@ class NoisyTwoWayTable(NoisyHypergeom):
         unobserved, shaped like the release (for ``Predictive``). Raises ``ValueError`` for
         other statistics or mechanisms (e.g. TGM).
         """
-        args, values = _TWO.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _TWO.release_args(release)
         return observe(name, cls(r, **args, **kwargs), values, obs)
 
 
@@ -329,23 +334,26 @@ class CompositeCopulaLikelihood(_FisherCount):
         validate_args: bool | None = None,
     ) -> None:
         owner = type(self).__name__
-        self.alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
-        self.R = f64(R)
-        if self.R.ndim < 2 or self.R.shape[-1] != self.R.shape[-2] or self.R.shape[-1] < 2:
-            raise NoiseawareValueError(f"{owner}: R must have shape (..., p, p) with p >= 2; got shape {self.R.shape}.")
-        self.p = int(self.R.shape[-1])
-        self.n = _core.concrete_sizes(owner, "n", n, minimum=1)
-        # one n per element of the batch: the table gets a trailing axis to broadcast over pairs
-        self.table = _core.median_split_table(self.n, per_pair=True, owner=owner)
-        self.iu, self.ju = _specs.composite_pairs(owner, self.p, pairs)
-        k = self.iu.size
-        if jnp.ndim(self.alpha) > 0 and jnp.shape(self.alpha)[-1] not in (1, k):
-            raise NoiseawareValueError(
-                f"{owner}: alpha must be a scalar or have last axis of length k = {k}; "
-                f"got shape {jnp.shape(self.alpha)}."
-            )
-        batch_shape = lax.broadcast_shapes(self.R.shape[:-2], jnp.shape(self.alpha)[:-1], np.shape(self.n))
-        super().__init__(batch_shape=batch_shape, event_shape=(k,), validate_args=validate_args)
+        with owner_scope(owner):
+            self.alpha = pair_alpha_arg(alpha, epsilon_per_pair, epsilon)
+            self.R = f64(R)
+            if self.R.ndim < 2 or self.R.shape[-1] != self.R.shape[-2] or self.R.shape[-1] < 2:
+                raise NoiseawareValueError(
+                    f"{owner}: R must have shape (..., p, p) with p >= 2; got shape {self.R.shape}."
+                )
+            self.p = int(self.R.shape[-1])
+            self.n = _core.concrete_sizes("n", n, minimum=1)
+            # one n per element of the batch: the table gets a trailing axis to broadcast over pairs
+            self.table = _core.median_split_table(self.n, per_pair=True)
+            self.iu, self.ju = _specs.composite_pairs(self.p, pairs)
+            k = self.iu.size
+            if jnp.ndim(self.alpha) > 0 and jnp.shape(self.alpha)[-1] not in (1, k):
+                raise NoiseawareValueError(
+                    f"{owner}: alpha must be a scalar or have last axis of length k = {k}; "
+                    f"got shape {jnp.shape(self.alpha)}."
+                )
+            batch_shape = lax.broadcast_shapes(self.R.shape[:-2], jnp.shape(self.alpha)[:-1], np.shape(self.n))
+            super().__init__(batch_shape=batch_shape, event_shape=(k,), validate_args=validate_args)
 
     @classmethod
     def infer_shapes(cls, R: tuple[int, ...] = (), alpha: tuple[int, ...] = (), **kwargs: Any) -> tuple[Any, Any]:
@@ -374,7 +382,9 @@ class CompositeCopulaLikelihood(_FisherCount):
 
         ``obs=None`` leaves the site unobserved (for ``Predictive``).
         """
-        args, values = _CMP.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _CMP.release_args(release)
         p = args.pop("p")
-        _specs.check_release_p(cls.__name__, p, jnp.shape(R)[-1])
-        return observe(name, cls(R, **args, **kwargs), values, obs)
+        with owner_scope(cls.__name__):
+            _specs.check_release_p(p, jnp.shape(R)[-1])
+            return observe(name, cls(R, **args, **kwargs), values, obs)

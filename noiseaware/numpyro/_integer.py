@@ -16,6 +16,7 @@ from numpyro.distributions.distribution import Distribution
 from numpyro.distributions.util import validate_sample
 
 from .._core import _specs
+from .._validation import owner_scope
 
 __all__ = ["DiscreteGaussian", "TwoSidedGeometric"]
 
@@ -73,7 +74,8 @@ class _IntegerNoise(Distribution):
         ``obs=None`` leaves the site unobserved, shaped like the release (for ``Predictive``).
         Raises ``ValueError`` unless the release's mechanism is of the class's family.
         """
-        args, values = cls.spec.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = cls.spec.release_args(release)
         return observe(name, cls(loc, **args, **kwargs), values, obs)
 
 
@@ -122,7 +124,8 @@ class TwoSidedGeometric(_IntegerNoise):
         sensitivity: Any = 1.0,
         validate_args: bool | None = None,
     ) -> None:
-        self._init(loc, alpha_arg(type(self).__name__, alpha, epsilon, sensitivity), validate_args)
+        with owner_scope(type(self).__name__):
+            self._init(loc, alpha_arg(alpha, epsilon, sensitivity), validate_args)
 
     def cdf(self, value: Any) -> Any:
         """``P(K <= value)`` in closed form."""

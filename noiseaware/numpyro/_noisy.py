@@ -19,6 +19,7 @@ from numpyro.distributions.util import validate_sample
 
 from .. import _validation as v
 from .._core import _noisy, _specs
+from .._validation import current_owner, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 __all__ = ["Noisy"]
@@ -140,33 +141,36 @@ class Noisy(Distribution):
     ) -> None:
         require_x64()
         owner = type(self).__name__
-        self.spec, _ = _noisy.noise_spec(
-            owner, noise, alpha=alpha, sigma=sigma, epsilon=epsilon, sensitivity=sensitivity, tol=tol
-        )
-        self.alpha = self.spec.par if self.spec.family == "geometric" else None
-        self.sigma = self.spec.par if self.spec.family == "discrete_gaussian" else None
-        self.total_count: int | None = None
-        if not isinstance(dist, Distribution):
-            raise NoiseawareTypeError(
-                f"{owner}: dist must be a numpyro.distributions.Distribution (the law of the true counts); "
-                f"got dist={dist!r}."
+        with owner_scope(owner):
+            self.spec, _ = _noisy.noise_spec(
+                noise, alpha=alpha, sigma=sigma, epsilon=epsilon, sensitivity=sensitivity, tol=tol
             )
-        support = dist.support
-        if support is None or not support.is_discrete:
-            raise NoiseawareValueError(
-                f"{owner}: dist must be a discrete distribution (integer counts); got dist={type(dist).__name__} "
-                f"with support {support}."
+            self.alpha = self.spec.par if self.spec.family == "geometric" else None
+            self.sigma = self.spec.par if self.spec.family == "discrete_gaussian" else None
+            self.total_count: int | None = None
+            if not isinstance(dist, Distribution):
+                raise NoiseawareTypeError(
+                    f"{owner}: dist must be a numpyro.distributions.Distribution (the law of the true counts); "
+                    f"got dist={dist!r}."
+                )
+            support = dist.support
+            if support is None or not support.is_discrete:
+                raise NoiseawareValueError(
+                    f"{owner}: dist must be a discrete distribution (integer counts); "
+                    f"got dist={type(dist).__name__} with support {support}."
+                )
+            if _is_multinomial(dist):
+                self.total_count = _multinomial_total(dist.total_count)
+                _noisy.check_multinomial_size(self.total_count)
+            elif dist.event_shape:
+                raise NoiseawareValueError(
+                    f"{owner}: dist must have event shape () or be a Multinomial; got dist={type(dist).__name__} "
+                    f"with event shape {dist.event_shape}."
+                )
+            self.base_dist = dist
+            super().__init__(
+                batch_shape=dist.batch_shape, event_shape=dist.event_shape, validate_args=validate_args
             )
-        if _is_multinomial(dist):
-            self.total_count = _multinomial_total(owner, dist.total_count)
-            _noisy.check_multinomial_size(owner, self.total_count)
-        elif dist.event_shape:
-            raise NoiseawareValueError(
-                f"{owner}: dist must have event shape () or be a Multinomial; got dist={type(dist).__name__} "
-                f"with event shape {dist.event_shape}."
-            )
-        self.base_dist = dist
-        super().__init__(batch_shape=dist.batch_shape, event_shape=dist.event_shape, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True)
     def support(self) -> Any:
@@ -238,7 +242,8 @@ class Noisy(Distribution):
         the site unobserved, shaped like the release (for ``Predictive``). The release comes
         second, as in every ``from_release``.
         """
-        args, values = _SPEC.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release)
         return observe(name, cls(dist, **args, **kwargs), values, obs)
 
 
@@ -251,8 +256,9 @@ def _promote_batch_shape_noisy(d: Noisy) -> Noisy:
     return new
 
 
-def _multinomial_total(owner: str, total_count: Any) -> int:
+def _multinomial_total(total_count: Any) -> int:
     """The single concrete total count of a multinomial base."""
+    owner = current_owner()
     if isinstance(total_count, jax.core.Tracer):
         raise NoiseawareValueError(
             f"{owner}: a multinomial base needs a concrete total_count (it fixes the exact sum over the "
@@ -263,4 +269,4 @@ def _multinomial_total(owner: str, total_count: Any) -> int:
         raise NoiseawareValueError(
             f"{owner}: a multinomial base needs one total_count for all cells; got total_count={arr.tolist()}."
         )
-    return v.integer(owner, "total_count", arr.item(), minimum=0)
+    return v.integer("total_count", arr.item(), minimum=0)

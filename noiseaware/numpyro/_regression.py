@@ -29,6 +29,7 @@ from .._core._regression import (
     statistics_params,
     sum_moments,
 )
+from .._validation import owner_scope
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["NoisySufficientStatistics"]
@@ -122,29 +123,30 @@ class NoisySufficientStatistics(Distribution):
         shift: Any = None,
         validate_args: bool | None = None,
     ) -> None:
-        nn, self.rows, self.cols, noise, self.intercept, self.family = statistics_params(
-            type(self).__name__, n, scale, intercept, family
-        )
-        sh = shift_param(type(self).__name__, shift, int(np.max(self.rows)) + 1, self.intercept)
-        self.shift = None if sh is None else tuple(float(x) for x in sh)  # static (hashable) pytree aux data
-        self.n = float(nn)
-        self.noise = jnp.asarray(noise)
-        self.beta = BK.as_float(beta)
-        self.sigma = BK.as_float(sigma)
-        self.mu_x = BK.as_float(mu_x)
-        self.cov_x = BK.as_float(cov_x)
-        self.latent = None if latent is None else BK.as_float(latent)
-        k = int(np.max(self.rows)) + 1
-        d_x = k - 1 - int(self.intercept)
-        shapes = {"beta": (self.beta.shape, (k - 1,)), "mu_x": (self.mu_x.shape, (d_x,)),
-                  "cov_x": (self.cov_x.shape, (d_x, d_x)), "sigma": (self.sigma.shape, ())}
-        for name, (got, want) in shapes.items():
-            if tuple(got) != want:
-                raise NoiseawareValueError(
-                    f"NoisySufficientStatistics: {name} must have shape {want} for a {k} x {k} moment matrix "
-                    f"(unbatched; use a plate or vmap for groups); got shape {tuple(got)}."
-                )
-        super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
+        with owner_scope(type(self).__name__):
+            nn, self.rows, self.cols, noise, self.intercept, self.family = statistics_params(
+                n, scale, intercept, family
+            )
+            sh = shift_param(shift, int(np.max(self.rows)) + 1, self.intercept)
+            self.shift = None if sh is None else tuple(float(x) for x in sh)  # static (hashable) pytree aux data
+            self.n = float(nn)
+            self.noise = jnp.asarray(noise)
+            self.beta = BK.as_float(beta)
+            self.sigma = BK.as_float(sigma)
+            self.mu_x = BK.as_float(mu_x)
+            self.cov_x = BK.as_float(cov_x)
+            self.latent = None if latent is None else BK.as_float(latent)
+            k = int(np.max(self.rows)) + 1
+            d_x = k - 1 - int(self.intercept)
+            shapes = {"beta": (self.beta.shape, (k - 1,)), "mu_x": (self.mu_x.shape, (d_x,)),
+                      "cov_x": (self.cov_x.shape, (d_x, d_x)), "sigma": (self.sigma.shape, ())}
+            for name, (got, want) in shapes.items():
+                if tuple(got) != want:
+                    raise NoiseawareValueError(
+                        f"NoisySufficientStatistics: {name} must have shape {want} for a {k} x {k} moment matrix "
+                        f"(unbatched; use a plate or vmap for groups); got shape {tuple(got)}."
+                    )
+            super().__init__(batch_shape=(), event_shape=(self.rows.size,), validate_args=validate_args)
 
     def _params(self) -> RegressionParameters:
         """The parameters of the shifted rows (the released entries' units): ``beta``, ``mu_x`` centred."""
@@ -203,7 +205,8 @@ class NoisySufficientStatistics(Distribution):
         ``"adassp"``), and the shift of its ranges: ``beta``, ``mu_x``, ``cov_x`` are in the data's units.
         With Laplace noise it first adds the latent site ``{name}_w ~ N(0, I)``.
         """
-        args, values = _SPEC.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release)
         kwargs.setdefault("shift", args.pop("shift"))
         if args["family"] == "laplace" and kwargs.get("latent") is None:
             m = int(np.size(values))

@@ -12,6 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .._core import _specs
+from .._validation import owner_scope
 
 __all__ = ["RandomizedResponse"]
 
@@ -79,21 +80,22 @@ class RandomizedResponse(pm.Discrete):
     def dist(cls, probs: Any, p: Any, *, k: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
         """Build the random variable; ``k`` (when given) and a concrete ``p`` are checked at once."""
         owner = cls.__name__
-        _specs.numeric_parameter(owner, "probs", probs)
-        _specs.numeric_parameter(owner, "p", p)
-        probs_t, p_t = as_float(probs), as_float(p)
-        k_static = _static_k(probs_t)
-        if k_static is None:
-            from ..exceptions import NoiseawareValueError
+        with owner_scope(owner):
+            _specs.numeric_parameter("probs", probs)
+            _specs.numeric_parameter("p", p)
+            probs_t, p_t = as_float(probs), as_float(p)
+            k_static = _static_k(probs_t)
+            if k_static is None:
+                from ..exceptions import NoiseawareValueError
 
-            raise NoiseawareValueError(
-                f"{owner}: the number of categories (the last axis of probs) must be static; got a probs of "
-                f"unknown length {probs_t.type.shape}. Use pt.specify_shape or a fixed design."
-            )
-        kk = _specs.rr_categories(owner, tuple(1 if s is None else s for s in probs_t.type.shape), k)
-        if isinstance(p_t, pt.TensorConstant):
-            _specs.rr_check_p(owner, np.asarray(p_t.data), kk)
-        return super().dist([probs_t, p_t], **kwargs)
+                raise NoiseawareValueError(
+                    f"{owner}: the number of categories (the last axis of probs) must be static; got a probs of "
+                    f"unknown length {probs_t.type.shape}. Use pt.specify_shape or a fixed design."
+                )
+            kk = _specs.rr_categories(tuple(1 if s is None else s for s in probs_t.type.shape), k)
+            if isinstance(p_t, pt.TensorConstant):
+                _specs.rr_check_p(np.asarray(p_t.data), kk)
+            return super().dist([probs_t, p_t], **kwargs)
 
     def support_point(rv: Any, size: Any, probs: Any, p: Any) -> Any:
         """The most probable answer: the most probable true category."""
@@ -119,6 +121,7 @@ class RandomizedResponse(pm.Discrete):
         ``release`` is a ``randomized_response`` release. With several answers per record, ``answer``
         picks one (a column name or index); ``answer=None`` observes all ``(n, q)`` answers.
         """
-        args, values = _RR.release_args(cls.__name__, release, answer)
+        with owner_scope(cls.__name__):
+            args, values = _RR.release_args(release, answer)
         batch = param_batch(as_float(probs)[..., 0], args["p"])
         return cls(name, probs, **args, **observed_kwargs(values, kwargs, batch))

@@ -29,6 +29,7 @@ from pytensor.tensor.random.op import RandomVariable
 from .. import _core
 from .. import _validation as v
 from .._core import _specs
+from .._validation import current_owner
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 
 __all__: list[str] = []
@@ -79,25 +80,26 @@ def rv_sizes(x: Any) -> Any:
     return int(arr.reshape(-1)[0]) if arr.size == 1 else arr
 
 
-def const_int(owner: str, name: str, x: Any) -> int:
+def const_int(name: str, x: Any) -> int:
     """The integer value of a constant tensor (data such as ``N``); raise if it is symbolic."""
     try:
         val = pt.get_underlying_scalar_constant_value(x)
     except Exception as exc:
         raise NoiseawareValueError(
-            f"{owner}: {name} must be a concrete integer (it fixes a table computed once per data set); "
+            f"{current_owner()}: {name} must be a concrete integer (it fixes a table computed once per data set); "
             f"got a symbolic {name}."
         ) from exc
-    return v.integer(owner, name, np.asarray(val).item())
+    return v.integer(name, np.asarray(val).item())
 
 
-def noise_family(owner: str, code: Any) -> str:
+def noise_family(code: Any) -> str:
     """The noise family of a constant noise-code input (:data:`NOISE_FAMILY_BY_CODE`); raise if it is symbolic."""
-    return NOISE_FAMILY_BY_CODE[const_int(owner, "noise", code)]
+    return NOISE_FAMILY_BY_CODE[const_int("noise", code)]
 
 
-def const_float(owner: str, name: str, x: Any) -> float:
+def const_float(name: str, x: Any) -> float:
     """The float value of a constant tensor; raise if it is symbolic."""
+    owner = current_owner()
     try:
         return float(np.asarray(pt.get_underlying_scalar_constant_value(x)).item())
     except Exception as exc:
@@ -117,12 +119,13 @@ def _size_roots(x: Any) -> list[Any] | None:
     return [r for r in roots if isinstance(r, TensorSharedVariable)]
 
 
-def size_value(owner: str, name: str, x: Any, minimum: int) -> tuple[Any, bool]:
+def size_value(name: str, x: Any, minimum: int) -> tuple[Any, bool]:
     """Current value of a size (constant, ``pm.Data`` or plain) and whether it lives in ``pm.Data``."""
+    owner = current_owner()
     if not isinstance(x, pytensor.graph.basic.Variable):
-        return _core.concrete_sizes(owner, name, x, minimum), False
+        return _core.concrete_sizes(name, x, minimum), False
     if isinstance(x, pt.TensorConstant):
-        return _core.concrete_sizes(owner, name, np.asarray(x.data), minimum), False
+        return _core.concrete_sizes(name, np.asarray(x.data), minimum), False
     shared = _size_roots(x)
     if shared is None:
         raise NoiseawareTypeError(
@@ -130,17 +133,18 @@ def size_value(owner: str, name: str, x: Any, minimum: int) -> tuple[Any, bool]:
             f"{name} that depends on a random variable ({x}). {name} fixes the static window of each exact sum "
             "(O(sqrt n) terms), so it cannot be a parameter of the model."
         )
-    return _core.concrete_sizes(owner, name, np.asarray(x.eval()), minimum), bool(shared)
+    return _core.concrete_sizes(name, np.asarray(x.eval()), minimum), bool(shared)
 
 
-def size_input(owner: str, name: str, x: Any, minimum: int) -> tuple[Any, Any]:
+def size_input(name: str, x: Any, minimum: int) -> tuple[Any, Any]:
     """``(tensor input, current value)`` of a size argument of ``dist``; pm.Data stays symbolic."""
-    val, shared = size_value(owner, name, x, minimum)
+    val, shared = size_value(name, x, minimum)
     return (pt.cast(x, "int64") if shared else pt.constant(val, dtype="int64")), val
 
 
-def sizes_guard(res: Any, owner: str, sizes: dict[str, Any], values: dict[str, Any]) -> Any:
+def sizes_guard(res: Any, sizes: dict[str, Any], values: dict[str, Any]) -> Any:
     """Make a stale log-probability fail loudly when a pm.Data size changed after it was built."""
+    owner = current_owner()
     conds = [pt.all(pt.eq(sizes[k], values[k])) for k in sizes if not isinstance(sizes[k], pt.TensorConstant)]
     if not conds:
         return res
@@ -165,21 +169,21 @@ def as_float(x: Any) -> Any:
     return pt.as_tensor_variable(x, dtype="float64")
 
 
-def alpha_arg(owner: str, alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
+def alpha_arg(alpha: Any, epsilon: Any, sensitivity: Any, *, name: str = "epsilon") -> Any:
     """``alpha`` as a tensor from exactly one of ``alpha`` or ``epsilon`` (:func:`_specs.resolve_alpha`)."""
-    return _specs.resolve_alpha(owner, alpha, epsilon, sensitivity, name=name, to_float=as_float, exp=pt.exp)
+    return _specs.resolve_alpha(alpha, epsilon, sensitivity, name=name, to_float=as_float, exp=pt.exp)
 
 
-def pair_alpha_arg(owner: str, alpha: Any, epsilon_per_pair: Any, epsilon: Any) -> Any:
+def pair_alpha_arg(alpha: Any, epsilon_per_pair: Any, epsilon: Any) -> Any:
     """``alpha`` of a pair's count from ``alpha`` or ``epsilon_per_pair``; the total ``epsilon`` is refused.
 
     See :func:`noiseaware._validation.no_total_epsilon` for why the per-pair budget has its own name.
     """
-    v.no_total_epsilon(owner, epsilon)
-    return alpha_arg(owner, alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
+    v.no_total_epsilon(epsilon)
+    return alpha_arg(alpha, epsilon_per_pair, 1.0, name="epsilon_per_pair")
 
 
-def check_integer_observed(owner: str, observed: Any) -> None:
+def check_integer_observed(observed: Any) -> None:
     """Refuse concrete observed counts that are not integers (NaN, a missing value, is allowed).
 
     PyMC casts the observed data of an integer-valued variable to its dtype, so ``3.5`` would
@@ -213,7 +217,7 @@ def check_integer_observed(owner: str, observed: Any) -> None:
         bad = arr[~np.isnan(arr) & ~(np.isfinite(arr) & (np.floor(arr) == arr))]
     if bad.size:
         raise NoiseawareValueError(
-            f"{owner}: observed must hold integer counts (NaN for a missing value); got {bad.size} value(s) "
+            f"{current_owner()}: observed must hold integer counts (NaN for a missing value); got {bad.size} value(s) "
             f"that are not, such as {bad[:3].tolist()}. PyMC would truncate them silently; round them first "
             "if that is what is meant."
         )

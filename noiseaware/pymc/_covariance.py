@@ -18,6 +18,7 @@ import pytensor.tensor as pt
 from .._core import _specs, get_backend
 from .._core._covariance import entries_moments, noisy_covariance_entries_logp
 from .._core._covariance_release import entry_params
+from .._validation import owner_scope
 
 __all__ = ["NoisyCovarianceEntries"]
 
@@ -108,15 +109,16 @@ class NoisyCovarianceEntries:
     def _args(cls, sigma: Any, n: Any, pairs: Any, precision: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         sig = pt.as_tensor_variable(sigma, dtype="float64")
         d = sig.type.shape[-1] or 0
-        nn, rows, cols, lam = entry_params(cls.__name__, n, pairs, precision, int(d))
-        kw: dict[str, Any] = {"n": nn, "rows": rows, "cols": cols}
-        return (sig, pt.constant(lam)), {
-            "logp": partial(_logp, **kw),
-            "random": partial(_random, **kw),
-            "support_point": partial(_support_point, rows=rows, cols=cols),
-            "signature": "(d,d),(m)->(m)",
-            "dtype": "float64",
-        }
+        with owner_scope(cls.__name__):
+            nn, rows, cols, lam = entry_params(n, pairs, precision, int(d))
+            kw: dict[str, Any] = {"n": nn, "rows": rows, "cols": cols}
+            return (sig, pt.constant(lam)), {
+                "logp": partial(_logp, **kw),
+                "random": partial(_random, **kw),
+                "support_point": partial(_support_point, rows=rows, cols=cols),
+                "signature": "(d,d),(m)->(m)",
+                "dtype": "float64",
+            }
 
     @classmethod
     def dist(cls, sigma: Any, n: Any, pairs: Any, precision: Any, **kwargs: Any) -> Any:
@@ -127,6 +129,7 @@ class NoisyCovarianceEntries:
     @classmethod
     def from_release(cls, name: str, release: Any, sigma: Any, **kwargs: Any) -> Any:
         """Observed entries, ``n``, pairs and precisions from a ``pace_ggm`` / ``second_moment`` release."""
-        args, values = _SPEC.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release)
         kwargs.setdefault("observed", values)
         return cls(name, sigma, **args, **kwargs)

@@ -18,6 +18,7 @@ from .. import _validation as v
 from .._core import _dirichlet as core
 from .._core import _specs
 from .._core._noise import NOISE_LAWS
+from .._validation import owner_scope
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["LaplaceCensoredDirichletStat"]
@@ -39,10 +40,10 @@ def _checked_scale(scale: Any) -> Any:
     return checked(scale, _SPEC.rules, {"scale": pt.all(scale > 0)})
 
 
-def _check(owner: str, n: Any, a: Any, scale: Any, moments: str) -> tuple[int, float, Any]:
-    nn, aa = core.check_statistic_args(owner, n, a, moments)
+def _check(n: Any, a: Any, scale: Any, moments: str) -> tuple[int, float, Any]:
+    nn, aa = core.check_statistic_args(n, a, moments)
     if isinstance(scale, int | float | np.floating | np.integer):
-        scale = v.positive(owner, "scale", scale)
+        scale = v.positive("scale", scale)
     return nn, aa, scale
 
 
@@ -146,27 +147,30 @@ class LaplaceCensoredDirichletStat:
         **kwargs: Any,
     ) -> Any:
         owner = cls.__name__
-        nn, aa, scale = _check(owner, n, a, scale, moments)
-        v.choice(owner, "parameterization", parameterization, core.PARAMETERIZATIONS)
-        alpha = pt.as_tensor_variable(alpha, dtype="float64")
-        d = alpha.type.shape[-1] if alpha.ndim == 1 else None
-        if observed is not None:
-            obs = v.finite_array(owner, "observed", observed, remedy="Pass the release's values, or use from_release.")
-            if d is None:
-                d = obs.shape[-1] if obs.ndim == 1 else None
-            if obs.ndim != 1 or d is None or obs.shape[0] != d or d < 2:
-                raise NoiseawareValueError(
-                    f"{owner}: observed must be a vector of length d >= 2 matching alpha; got shape {obs.shape} "
-                    f"and alpha of type {alpha.type}."
+        with owner_scope(owner):
+            nn, aa, scale = _check(n, a, scale, moments)
+            v.choice("parameterization", parameterization, core.PARAMETERIZATIONS)
+            alpha = pt.as_tensor_variable(alpha, dtype="float64")
+            d = alpha.type.shape[-1] if alpha.ndim == 1 else None
+            if observed is not None:
+                obs = v.finite_array(
+                    "observed", observed, remedy="Pass the release's values, or use from_release."
                 )
-            kwargs["observed"] = obs
-        if d is None or d < 2:
-            raise NoiseawareValueError(
-                f"{owner}: alpha must be a vector with a static length d >= 2 (or give observed); got alpha of type "
-                f"{alpha.type}."
-            )
-        s0 = cls.latent(name, alpha, nn, aa, d=d, moments=moments, parameterization=parameterization)
-        return pm.CustomDist(name, s0, _checked_scale(scale), **cls._conditional_kwargs(), **kwargs)
+                if d is None:
+                    d = obs.shape[-1] if obs.ndim == 1 else None
+                if obs.ndim != 1 or d is None or obs.shape[0] != d or d < 2:
+                    raise NoiseawareValueError(
+                        f"{owner}: observed must be a vector of length d >= 2 matching alpha; "
+                        f"got shape {obs.shape} and alpha of type {alpha.type}."
+                    )
+                kwargs["observed"] = obs
+            if d is None or d < 2:
+                raise NoiseawareValueError(
+                    f"{owner}: alpha must be a vector with a static length d >= 2 (or give observed); "
+                    f"got alpha of type {alpha.type}."
+                )
+            s0 = cls.latent(name, alpha, nn, aa, d=d, moments=moments, parameterization=parameterization)
+            return pm.CustomDist(name, s0, _checked_scale(scale), **cls._conditional_kwargs(), **kwargs)
 
     @staticmethod
     def latent(
@@ -199,25 +203,27 @@ class LaplaceCensoredDirichletStat:
         cls, alpha: Any, n: Any, a: Any, scale: Any, *, s0: Any = None, moments: str = "censored", **kwargs: Any
     ) -> Any:
         """The law of ``S_L``: marginal (forward draws only) without ``s0``; Laplace(``s0``, scale) with it."""
-        nn, aa, scale = _check(cls.__name__, n, a, scale, moments)
-        if s0 is not None:
-            s0 = pt.as_tensor_variable(s0, dtype="float64")
-            return pm.CustomDist.dist(s0, _checked_scale(scale), **cls._conditional_kwargs(), **kwargs)
-        graph = partial(_marginal_graph, n=nn, a=aa, moments=moments)
-        alpha = pt.as_tensor_variable(alpha, dtype="float64")
-        scale = pt.as_tensor_variable(scale, dtype="float64")
-        return pm.CustomDist.dist(alpha, scale, dist=graph, signature="(d),()->(d)", **kwargs)
+        with owner_scope(cls.__name__):
+            nn, aa, scale = _check(n, a, scale, moments)
+            if s0 is not None:
+                s0 = pt.as_tensor_variable(s0, dtype="float64")
+                return pm.CustomDist.dist(s0, _checked_scale(scale), **cls._conditional_kwargs(), **kwargs)
+            graph = partial(_marginal_graph, n=nn, a=aa, moments=moments)
+            alpha = pt.as_tensor_variable(alpha, dtype="float64")
+            scale = pt.as_tensor_variable(scale, dtype="float64")
+            return pm.CustomDist.dist(alpha, scale, dist=graph, signature="(d),()->(d)", **kwargs)
 
     @classmethod
     def joint_logp(
         cls, value: Any, s0: Any, alpha: Any, n: Any, a: Any, scale: Any, *, moments: str = "censored"
     ) -> Any:
         """``log p(S_L = value, S_0 = s0 | alpha)`` as a PyTensor expression."""
-        nn, aa, scale = _check(cls.__name__, n, a, scale, moments)
-        mean, cov = _moments(alpha, nn, aa, moments)
-        value = pt.as_tensor_variable(value, dtype="float64")
-        s0 = pt.as_tensor_variable(s0, dtype="float64")
-        return core.mvn_logpdf(PT, s0, mean, cov) + _laplace_logp(value, s0, _checked_scale(scale))
+        with owner_scope(cls.__name__):
+            nn, aa, scale = _check(n, a, scale, moments)
+            mean, cov = _moments(alpha, nn, aa, moments)
+            value = pt.as_tensor_variable(value, dtype="float64")
+            s0 = pt.as_tensor_variable(s0, dtype="float64")
+            return core.mvn_logpdf(PT, s0, mean, cov) + _laplace_logp(value, s0, _checked_scale(scale))
 
     @classmethod
     def from_release(cls, name: str, release: Any, alpha: Any, *, part: int | None = None, **kwargs: Any) -> Any:
@@ -226,6 +232,7 @@ class LaplaceCensoredDirichletStat:
         ``part`` picks the part of a split release (default: the last, ``D2``; ``0`` is ``D1``).
         ``observed=None`` leaves ``name`` free (for predictive checks).
         """
-        args, values = _SPEC.release_args(cls.__name__, release, part)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release, part)
         kwargs.setdefault("observed", values)
         return cls(name, alpha, **args, **kwargs)

@@ -36,6 +36,7 @@ import pytensor.tensor as pt
 
 from .. import _core
 from .._core import _specs
+from .._validation import owned, owner_scope
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["CompositeCopulaLikelihood", "NoisyHypergeom", "NoisyTwoWayTable"]
@@ -63,6 +64,7 @@ class NoisyHypergeomRV(CountRV):
     signature = "(),(),(),(),(),()->()"
 
     @classmethod
+    @owned("NoisyHypergeom")
     def rng_fn(
         cls, rng: np.random.Generator, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any, size: Any
     ) -> np.ndarray:
@@ -76,11 +78,11 @@ class NoisyHypergeomRV(CountRV):
 noisy_hypergeom = NoisyHypergeomRV()
 
 
-def _hyper_parts(owner: str, N: Any, K: Any, m: Any, noise: Any) -> tuple[Any, str, dict[str, Any], dict[str, Any]]:
+def _hyper_parts(N: Any, K: Any, m: Any, noise: Any) -> tuple[Any, str, dict[str, Any], dict[str, Any]]:
     sizes = {"N": N, "K": K, "m": m}
-    vals = {k: size_value(owner, k, x, 0)[0] for k, x in sizes.items()}
-    table = _core.fisher_table(vals["N"], vals["K"], vals["m"], owner=owner)
-    return table, noise_family(owner, noise), sizes, vals
+    vals = {k: size_value(k, x, 0)[0] for k, x in sizes.items()}
+    table = _core.fisher_table(vals["N"], vals["K"], vals["m"])
+    return table, noise_family(noise), sizes, vals
 
 
 def _par_rule(family: str, par: Any) -> dict[str, Any]:
@@ -89,14 +91,14 @@ def _par_rule(family: str, par: Any) -> dict[str, Any]:
     return {"sigma": par > 0}
 
 
+@owned("NoisyHypergeom")
 def _hyper_checked(
     what: Literal["logp", "logcdf"], value: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any
 ) -> Any:
     """The spec's ``logp`` or ``logcdf`` of :class:`NoisyHypergeom`, sizes guarded and parameter rules checked."""
-    owner = "NoisyHypergeom"
-    table, family, sizes, vals = _hyper_parts(owner, N, K, m, noise)
+    table, family, sizes, vals = _hyper_parts(N, K, m, noise)
     res = _HYP.part(what)(PT, value, table=table, log_odds=log_odds, family=family, par=par)
-    return checked(sizes_guard(res, owner, sizes, vals), _HYP.rules, _par_rule(family, par))
+    return checked(sizes_guard(res, sizes, vals), _HYP.rules, _par_rule(family, par))
 
 
 class NoisyHypergeom(pm.Discrete):
@@ -145,11 +147,12 @@ class NoisyHypergeom(pm.Discrete):
     ) -> Any:
         """Build the random variable; ``N``, ``K``, ``m`` are checked at once."""
         owner = cls.__name__
-        family, par = _specs.noise_choice(owner, alpha, sigma)
-        inputs = [size_input(owner, k, x, 0) for k, x in (("N", N), ("K", K), ("m", m))]
-        _core.fisher_table(*(val for _, val in inputs), owner=owner)  # validates N, K, m together
-        code = pt.constant(_specs.NOISE_CODES[family], dtype="int64")
-        return super().dist([*(t for t, _ in inputs), as_float(log_odds), as_float(par), code], **kwargs)
+        with owner_scope(owner):
+            family, par = _specs.noise_choice(alpha, sigma)
+            inputs = [size_input(k, x, 0) for k, x in (("N", N), ("K", K), ("m", m))]
+            _core.fisher_table(*(val for _, val in inputs))  # validates N, K, m together
+            code = pt.constant(_specs.NOISE_CODES[family], dtype="int64")
+            return super().dist([*(t for t, _ in inputs), as_float(log_odds), as_float(par), code], **kwargs)
 
     def support_point(rv: Any, size: Any, N: Any, K: Any, m: Any, log_odds: Any, par: Any, noise: Any) -> Any:
         """``round(m K / N)`` (the central mean), broadcast."""
@@ -168,7 +171,8 @@ class NoisyHypergeom(pm.Discrete):
         cls, name: str, release: Any, log_odds: Any, N: Any = None, K: Any = None, m: Any = None, **kwargs: Any
     ) -> Any:
         """Observed ``NoisyHypergeom`` with noise and values from the release (``N, K, m`` too for median_pairs)."""
-        args, values = _HYP.release_args(cls.__name__, release, N, K, m)
+        with owner_scope(cls.__name__):
+            args, values = _HYP.release_args(release, N, K, m)
         batch = param_batch(log_odds, *args.values())
         return cls(name, log_odds=log_odds, **args, **observed_kwargs(values, kwargs, batch))
 
@@ -181,6 +185,7 @@ class NoisyTwoWayTableRV(CountRV):
     signature = "(),(),()->()"
 
     @classmethod
+    @owned("NoisyTwoWayTable")
     def rng_fn(cls, rng: np.random.Generator, r: Any, n: Any, alpha: Any, size: Any) -> np.ndarray:
         """Median-split count by inversion plus geometric noise."""
         nn = rv_sizes(n)
@@ -196,9 +201,10 @@ def _median_split(spec: Any, what: Literal["logp", "logcdf"], value: Any, r: Any
 
     ``n`` is guarded: a ``pm.Data`` size that changes after the graph is built raises.
     """
-    nn = size_value(spec.name, "n", n, 1)[0]
-    table = _core.median_split_table(nn, per_pair=spec.event_dim > 0, owner=spec.name)
-    return sizes_guard(spec.part(what)(PT, value, table=table, r=r, alpha=alpha), spec.name, {"n": n}, {"n": nn})
+    with owner_scope(spec.name):
+        nn = size_value("n", n, 1)[0]
+        table = _core.median_split_table(nn, per_pair=spec.event_dim > 0)
+        return sizes_guard(spec.part(what)(PT, value, table=table, r=r, alpha=alpha), {"n": n}, {"n": nn})
 
 
 def _two_way_checked(what: Literal["logp", "logcdf"], value: Any, r: Any, n: Any, alpha: Any) -> Any:
@@ -249,9 +255,10 @@ class NoisyTwoWayTable(pm.Discrete):
         cls, r: Any, n: Any, alpha: Any = None, *, epsilon_per_pair: Any = None, epsilon: Any = None, **kwargs: Any
     ) -> Any:
         """Build the random variable; ``n`` is checked at once."""
-        alpha = pair_alpha_arg(cls.__name__, alpha, epsilon_per_pair, epsilon)
-        n_in, _ = size_input(cls.__name__, "n", n, 1)
-        return super().dist([as_float(r), n_in, alpha], **kwargs)
+        with owner_scope(cls.__name__):
+            alpha = pair_alpha_arg(alpha, epsilon_per_pair, epsilon)
+            n_in, _ = size_input("n", n, 1)
+            return super().dist([as_float(r), n_in, alpha], **kwargs)
 
     def support_point(rv: Any, size: Any, r: Any, n: Any, alpha: Any) -> Any:
         """``round(n (1/4 + arcsin(r) / (2 pi)))`` clipped to ``[0, ceil(n/2)]``, the approximate mean count."""
@@ -272,7 +279,8 @@ class NoisyTwoWayTable(pm.Discrete):
         ``r`` must broadcast to the release's ``p(p-1)/2`` pairs. Raises ``ValueError`` for other
         statistics or mechanisms (e.g. TGM).
         """
-        args, values = _TWO.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _TWO.release_args(release)
         return cls(name, r=r, **args, **observed_kwargs(values, kwargs, param_batch(r, *args.values())))
 
 
@@ -284,6 +292,7 @@ class CompositeCopulaLikelihoodRV(CountRV):
     signature = "(p,p),(),(k),(k,two)->(k)"
 
     @classmethod
+    @owned("NoisyTwoWayTable")
     def rng_fn(cls, rng: np.random.Generator, R: Any, n: Any, alpha: Any, pairs: Any, size: Any) -> np.ndarray:
         """Independent draws per pair from the :class:`NoisyTwoWayTable` laws."""
         nn = rv_sizes(n)
@@ -353,18 +362,20 @@ class CompositeCopulaLikelihood(pm.Discrete):
     ) -> Any:
         """Build the random variable; ``n`` and ``pairs`` are checked at once."""
         owner = cls.__name__
-        alpha = pair_alpha_arg(owner, alpha, epsilon_per_pair, epsilon)
-        R = as_float(R)
-        p = R.type.shape[-1] if R.ndim >= 2 else None
-        if p is None or R.type.shape[-2] != p or p < 2:
-            raise NoiseawareValueError(
-                f"{owner}: R must have a static shape (..., p, p) with p >= 2; got type {R.type}."
-            )
-        n_in, _ = size_input(owner, "n", n, 1)
-        pairs_arr = np.stack(_specs.composite_pairs(owner, p, pairs), axis=1)
-        k = pairs_arr.shape[0]
-        alpha = pt.broadcast_to(alpha, (*tuple(alpha.shape)[:-1], k)) if alpha.ndim else pt.broadcast_to(alpha, (k,))
-        return super().dist([R, n_in, alpha, pt.constant(pairs_arr)], **kwargs)
+        with owner_scope(owner):
+            alpha = pair_alpha_arg(alpha, epsilon_per_pair, epsilon)
+            R = as_float(R)
+            p = R.type.shape[-1] if R.ndim >= 2 else None
+            if p is None or R.type.shape[-2] != p or p < 2:
+                raise NoiseawareValueError(
+                    f"{owner}: R must have a static shape (..., p, p) with p >= 2; got type {R.type}."
+                )
+            n_in, _ = size_input("n", n, 1)
+            pairs_arr = np.stack(_specs.composite_pairs(p, pairs), axis=1)
+            k = pairs_arr.shape[0]
+            shape = (*tuple(alpha.shape)[:-1], k) if alpha.ndim else (k,)
+            alpha = pt.broadcast_to(alpha, shape)
+            return super().dist([R, n_in, alpha, pt.constant(pairs_arr)], **kwargs)
 
     def support_point(rv: Any, size: Any, R: Any, n: Any, alpha: Any, pairs: Any) -> Any:
         """Approximate mean counts per pair."""
@@ -384,8 +395,10 @@ class CompositeCopulaLikelihood(pm.Discrete):
     @classmethod
     def from_release(cls, name: str, release: Any, R: Any, **kwargs: Any) -> Any:
         """Observed counts of a geometric ``median_pairs`` release (``n``, ``alpha``, ``pairs`` from it)."""
-        args, values = _CMP.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _CMP.release_args(release)
         p = args.pop("p")
         R = pt.as_tensor_variable(R)
-        _specs.check_release_p(cls.__name__, p, R.type.shape[-1])
-        return cls(name, R=R, **args, **observed_kwargs(values, kwargs))
+        with owner_scope(cls.__name__):
+            _specs.check_release_p(p, R.type.shape[-1])
+            return cls(name, R=R, **args, **observed_kwargs(values, kwargs))

@@ -26,6 +26,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from .._core import _specs
+from .._validation import owner_scope
 
 __all__ = ["DiscreteGaussian", "TwoSidedGeometric"]
 
@@ -81,7 +82,8 @@ class _IntegerNoise(pm.Discrete):
         container and equals the release's (predictions for new units after ``pm.set_data``).
         Raises ``ValueError`` unless the release's mechanism is of the class's family.
         """
-        args, values = cls.spec.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = cls.spec.release_args(release)
         return cls(name, loc=loc, **args, **observed_kwargs(values, kwargs, param_batch(loc, args[cls.scale_name])))
 
 
@@ -123,8 +125,9 @@ class TwoSidedGeometric(_IntegerNoise):
         cls, loc: Any = 0, alpha: Any = None, *, epsilon: Any = None, sensitivity: Any = 1.0, **kwargs: Any
     ) -> Any:
         """Build the random variable; give ``alpha`` or ``epsilon``."""
-        alpha = alpha_arg(cls.__name__, alpha, epsilon, sensitivity)
-        return super().dist([pt.as_tensor_variable(loc), alpha], **kwargs)
+        with owner_scope(cls.__name__):
+            alpha = alpha_arg(alpha, epsilon, sensitivity)
+            return super().dist([pt.as_tensor_variable(loc), alpha], **kwargs)
 
     def support_point(rv: Any, size: Any, loc: Any, alpha: Any) -> Any:
         """The mode, ``loc``."""

@@ -21,6 +21,7 @@ from pytensor.tensor.random.utils import normalize_size_param
 
 from .._core import _noisy, _specs
 from .._core._pytensor_compat import rv_with_next_rng
+from .._validation import current_owner, owned, owner_scope
 from ..exceptions import NoiseawareTypeError, NoiseawareValueError
 from ._integer import discrete_gaussian, two_sided_geometric
 
@@ -29,11 +30,11 @@ __all__ = ["Noisy"]
 _SPEC = _specs.SPECS["Noisy"]
 
 
+@owned("Noisy")
 def _noisy_spec(code: Any, par: Any, tol: Any) -> Any:
-    owner = "Noisy"
-    fam = noise_family(owner, code)
-    noise = {"family": fam, _noisy.FAMILIES[fam]: const_float(owner, "par", par)}
-    spec, _ = _noisy.noise_spec(owner, noise, tol=const_float(owner, "tol", tol))
+    fam = noise_family(code)
+    noise = {"family": fam, _noisy.FAMILIES[fam]: const_float("par", par)}
+    spec, _ = _noisy.noise_spec(noise, tol=const_float("tol", tol))
     return spec
 
 
@@ -77,6 +78,7 @@ class NoisyRV(SymbolicRandomVariable):
     _print_name = ("Noisy", "\\operatorname{Noisy}")
 
     @classmethod
+    @owned("Noisy")
     def rv_op(cls, dist: Any, code: Any, par: Any, tol: Any, *, size: Any = None) -> Any:
         """``dist + D`` with ``D`` drawn by the noise registry's random variable (its own rng)."""
         from pymc.distributions.shape_utils import implicit_size_from_params
@@ -86,7 +88,7 @@ class NoisyRV(SymbolicRandomVariable):
             size = implicit_size_from_params(dist, ndims_params=[dist.owner.op.ndim_supp])
         dist = change_dist_size(dist, size)
         code, par, tol = (pt.as_tensor_variable(x) for x in (code, par, tol))
-        fam = noise_family("Noisy", code)
+        fam = noise_family(code)
         noise_op = two_sided_geometric if fam == "geometric" else discrete_gaussian
         rng = pytensor.shared(np.random.default_rng())
         next_rng, noise = rv_with_next_rng(noise_op, 0, par, size=dist.shape, rng=rng)
@@ -118,12 +120,13 @@ def _noisy_support_point(op: Any, rv: Any, rng: Any, base: Any, code: Any, par: 
 
 
 @_logprob.register(NoisyRV)
+@owned("Noisy")
 def _noisy_logprob(op: Any, values: Any, rng: Any, base: Any, code: Any, par: Any, tol: Any, **kwargs: Any) -> Any:
     (value,) = values
     spec = _noisy_spec(code, par, tol)
     if base.owner.op.ndim_supp == 1:
         n, p = base.owner.op.dist_params(base.owner)
-        N = const_int("Noisy", "n", n)
+        N = const_int("n", n)
         res = _noisy.noisy_multinomial_logpmf(PT, spec, value, pt.log(p), N)
         return check_parameters(
             res, pt.all(p >= 0, axis=-1), pt.isclose(pt.sum(p, axis=-1), 1), msg="p >= 0, sum(p) == 1"
@@ -202,8 +205,9 @@ class Noisy(Distribution):
 
     def __new__(cls, name: str, *args: Any, observed: Any = None, **kwargs: Any) -> Any:
         """Register the variable; concrete ``observed`` counts must be integers (NaN: missing)."""
-        check_integer_observed(cls.__name__, observed)
-        return super().__new__(cls, name, *args, observed=observed, **kwargs)
+        with owner_scope(cls.__name__):
+            check_integer_observed(observed)
+            return super().__new__(cls, name, *args, observed=observed, **kwargs)
 
     @classmethod
     def dist(  # type: ignore[override]
@@ -220,16 +224,17 @@ class Noisy(Distribution):
     ) -> Any:
         """Build the random variable; the noise arguments are checked at once."""
         owner = cls.__name__
-        spec, _ = _noisy.noise_spec(
-            owner, noise, alpha=alpha, sigma=sigma, epsilon=epsilon, sensitivity=sensitivity, tol=tol
-        )
-        _check_noisy_base(owner, dist)
-        consts = [
-            pt.constant(_specs.NOISE_CODES[spec.family], dtype="int64"),
-            pt.constant(spec.par, dtype="float64"),
-            pt.constant(spec.tol, dtype="float64"),
-        ]
-        return super().dist([dist, *consts], **kwargs)
+        with owner_scope(owner):
+            spec, _ = _noisy.noise_spec(
+                noise, alpha=alpha, sigma=sigma, epsilon=epsilon, sensitivity=sensitivity, tol=tol
+            )
+            _check_noisy_base(dist)
+            consts = [
+                pt.constant(_specs.NOISE_CODES[spec.family], dtype="int64"),
+                pt.constant(spec.par, dtype="float64"),
+                pt.constant(spec.tol, dtype="float64"),
+            ]
+            return super().dist([dist, *consts], **kwargs)
 
     @classmethod
     def from_release(cls, name: str, release: Any, dist: Any, **kwargs: Any) -> Any:
@@ -241,14 +246,16 @@ class Noisy(Distribution):
         release's: after ``pm.set_data``, predictions are drawn for the new units). The
         release comes second, as in every ``from_release``.
         """
-        args, values = _SPEC.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release)
         batch = dist.shape if isinstance(dist, pt.TensorVariable) else None
         return cls(name, dist, **args, **observed_kwargs(values, kwargs, batch))
 
 
-def _check_noisy_base(owner: str, dist: Any) -> None:
+def _check_noisy_base(dist: Any) -> None:
     from pymc.util import check_dist_not_registered
 
+    owner = current_owner()
     if not isinstance(dist, pt.TensorVariable) or not isinstance(
         getattr(dist.owner, "op", None), RandomVariable | SymbolicRandomVariable
     ):
@@ -266,10 +273,12 @@ def _check_noisy_base(owner: str, dist: Any) -> None:
         from pytensor.tensor.random.basic import MultinomialRV
 
         if not isinstance(dist.owner.op, MultinomialRV):
-            raise NoiseawareValueError(f"{owner}: the only multivariate base is Multinomial; got dist={dist.owner.op}.")
+            raise NoiseawareValueError(
+                f"{owner}: the only multivariate base is Multinomial; got dist={dist.owner.op}."
+            )
         n, p = dist.owner.op.dist_params(dist.owner)
-        N = const_int(owner, "n", n)
-        _noisy.check_multinomial_size(owner, N)
+        N = const_int("n", n)
+        _noisy.check_multinomial_size(N)
         if p.type.shape[-1] is None:
             raise NoiseawareValueError(
                 f"{owner}: a Multinomial base needs a static number of cells; got p of type {p.type}."

@@ -27,6 +27,7 @@ from .._core._regression import (
     statistics_params,
     sum_moments,
 )
+from .._validation import owner_scope
 
 __all__ = ["NoisySufficientStatistics"]
 
@@ -137,35 +138,37 @@ class NoisySufficientStatistics:
         cls, name: str, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, *, n: Any, scale: Any, intercept: bool = True,
         family: str = "gaussian", latent: Any = None, shift: Any = None, **kwargs: Any,
     ) -> Any:
-        _, rows, *_ = statistics_params(cls.__name__, n, scale, intercept, family)
-        if family == "laplace" and latent is None:
-            latent = pm.Normal(f"{name}_w", 0.0, 1.0, shape=rows.size)
-        params, kw = cls._args(beta, sigma, mu_x, cov_x, n=n, scale=scale, intercept=intercept, family=family,
-                               latent=latent, shift=shift)
-        return pm.CustomDist(name, *params, **kw, **kwargs)
+        with owner_scope(cls.__name__):
+            _, rows, *_ = statistics_params(n, scale, intercept, family)
+            if family == "laplace" and latent is None:
+                latent = pm.Normal(f"{name}_w", 0.0, 1.0, shape=rows.size)
+            params, kw = cls._args(beta, sigma, mu_x, cov_x, n=n, scale=scale, intercept=intercept, family=family,
+                                   latent=latent, shift=shift)
+            return pm.CustomDist(name, *params, **kw, **kwargs)
 
     @classmethod
     def _args(
         cls, beta: Any, sigma: Any, mu_x: Any, cov_x: Any, *, n: Any, scale: Any, intercept: Any, family: Any,
         latent: Any, shift: Any,
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        nn, rows, cols, noise, icpt, fam = statistics_params(cls.__name__, n, scale, intercept, family)
-        layout = StatisticsLayout(float(nn), rows, cols, icpt)
-        params = [pt.as_tensor_variable(a, dtype="float64") for a in (beta, sigma, mu_x, cov_x)]
-        sh = shift_param(cls.__name__, shift, int(np.max(rows)) + 1, icpt)
-        params[0], params[2] = centred_parameters(PT, params[0], params[2], sh)  # the shifted rows' parameters
-        params.append(pt.constant(noise))
-        sig = "(p),(),(d),(d,d),(m)"
-        if fam == "laplace" and latent is not None:
-            params.append(pt.as_tensor_variable(latent, dtype="float64"))
-            sig += ",(m)"
-        return tuple(params), {
-            "logp": partial(_logp, layout=layout),
-            "random": partial(_random, layout=layout, family=fam),
-            "support_point": partial(_support_point, layout=layout),
-            "signature": sig + "->(m)",
-            "dtype": "float64",
-        }
+        with owner_scope(cls.__name__):
+            nn, rows, cols, noise, icpt, fam = statistics_params(n, scale, intercept, family)
+            layout = StatisticsLayout(float(nn), rows, cols, icpt)
+            params = [pt.as_tensor_variable(a, dtype="float64") for a in (beta, sigma, mu_x, cov_x)]
+            sh = shift_param(shift, int(np.max(rows)) + 1, icpt)
+            params[0], params[2] = centred_parameters(PT, params[0], params[2], sh)  # the shifted rows' parameters
+            params.append(pt.constant(noise))
+            sig = "(p),(),(d),(d,d),(m)"
+            if fam == "laplace" and latent is not None:
+                params.append(pt.as_tensor_variable(latent, dtype="float64"))
+                sig += ",(m)"
+            return tuple(params), {
+                "logp": partial(_logp, layout=layout),
+                "random": partial(_random, layout=layout, family=fam),
+                "support_point": partial(_support_point, layout=layout),
+                "signature": sig + "->(m)",
+                "dtype": "float64",
+            }
 
     @classmethod
     def dist(
@@ -191,7 +194,8 @@ class NoisySufficientStatistics:
         With Laplace noise the latent ``{name}_w ~ N(0, I)`` is added (as in NumPyro). The release's shift
         is read too: ``beta``, ``mu_x``, ``cov_x`` are in the data's units.
         """
-        args, values = _SPEC.release_args(cls.__name__, release)
+        with owner_scope(cls.__name__):
+            args, values = _SPEC.release_args(release)
         kwargs.setdefault("shift", args.pop("shift"))
         kwargs.setdefault("observed", values)
         return cls(name, beta, sigma, mu_x, cov_x, **args, **kwargs)

@@ -60,6 +60,7 @@ from .._core._maxent import reconstruct_entries
 from .._core._record import as_release
 from .._core._regression import original_parameters
 from .._core._regression_release import RegressionMetadata, RegressionStatistics, read_regression
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["RegressionEstimateResult", "adassp", "adassp_ridge", "ols_from_statistics", "pace_ggm_regression"]
@@ -119,12 +120,13 @@ class RegressionEstimateResult:
         return out + self.coef[0] if self.intercept else out
 
 
-def _solve(owner: str, s: np.ndarray, ridge: float, b: np.ndarray, intercept: bool) -> np.ndarray:
+def _solve(s: np.ndarray, ridge: float, b: np.ndarray, intercept: bool) -> np.ndarray:
     """``theta = (S_xx + ridge D)^{-1} S_xy`` in scaled units, then back to the data's units.
 
     ``D`` is the identity, but 0 for the intercept (its diagonal ``n`` is exact: nothing to regularise,
     and shrinking the intercept would bias every prediction towards 0).
     """
+    owner = current_owner()
     pen = np.ones(s.shape[0] - 1)
     if intercept:
         pen[0] = 0.0
@@ -162,6 +164,7 @@ def _scaled(st: RegressionStatistics) -> tuple[np.ndarray, np.ndarray]:
     return st.moments / np.outer(b, b), b
 
 
+@owned("ols_from_statistics")
 def ols_from_statistics(statistics: Any, *, ridge: float = 0.0) -> RegressionEstimateResult:
     r"""Least squares from (noisy) sufficient statistics: :math:`(\hat S_{xx} + \lambda D)^{-1}\hat S_{xy}`.
 
@@ -202,7 +205,7 @@ def ols_from_statistics(statistics: Any, *, ridge: float = 0.0) -> RegressionEst
     if st.bounds is None:
         raise NoiseawareValueError(f"{owner}: statistics must carry the bounds of their columns; got bounds=None.")
     s, b = _scaled(st)
-    coef, moments = _data_units(_solve(owner, s, lam, b, st.intercept), st.moments, st.shift, st.intercept)
+    coef, moments = _data_units(_solve(s, lam, b, st.intercept), st.moments, st.shift, st.intercept)
     return RegressionEstimateResult(coef, st.columns[:-1], st.response, "ols", lam, None, moments)
 
 
@@ -237,19 +240,20 @@ def adassp_ridge(
     return lam, low
 
 
-def _release(owner: str, release: Any, method: str) -> tuple[Any, RegressionMetadata]:
+def _release(release: Any, method: str) -> tuple[Any, RegressionMetadata]:
     """The release and its typed metadata, if it is a ``"regression"`` release of ``method``."""
-    rel = as_release(owner, release)
+    rel = as_release(release)
     md = RegressionMetadata.from_dict(rel.metadata) if rel.statistic == "regression" else None
     if md is None or md.method != method:
         got = rel.statistic if md is None else f"method={md.method!r}"
         raise NoiseawareValueError(
-            f"{owner}: release must be a 'regression' release of method={method!r}; got {got}. Release with "
+            f"{current_owner()}: release must be a 'regression' release of method={method!r}; got {got}. Release with "
             f"privatize(..., statistic='regression', method={method!r})."
         )
     return rel, md
 
 
+@owned("adassp")
 def adassp(release: Any) -> RegressionEstimateResult:
     r"""AdaSSP (Wang 2018, Algorithm 2) from a ``"regression"`` release of ``method="adassp"``.
 
@@ -274,8 +278,7 @@ def adassp(release: Any) -> RegressionEstimateResult:
     >>> fit.columns, np.round(fit.coef, 1).tolist()
     (('(intercept)', 'x0', 'x1', 'x2'), [0.0, 0.5, -0.3, 0.1])
     """
-    owner = "adassp"
-    rel, md = _release(owner, release, "adassp")
+    rel, md = _release(release, "adassp")
     st = read_regression(rel)
     eig = rel.components[0]
     lam, low = adassp_ridge(
@@ -283,10 +286,11 @@ def adassp(release: Any) -> RegressionEstimateResult:
         float(md.delta),  # type: ignore[arg-type]
     )
     s, b = _scaled(st)
-    coef, moments = _data_units(_solve(owner, s, lam, b, st.intercept), st.moments, st.shift, st.intercept)
+    coef, moments = _data_units(_solve(s, lam, b, st.intercept), st.moments, st.shift, st.intercept)
     return RegressionEstimateResult(coef, st.columns[:-1], st.response, "adassp", lam, low, moments)
 
 
+@owned("pace_ggm_regression")
 def pace_ggm_regression(release: Any) -> RegressionEstimateResult:
     r"""PACE-GGM regression (Ferrando et al. 2026, App. G) from a ``"regression"`` release of ``method="pace_ggm"``.
 
@@ -310,8 +314,7 @@ def pace_ggm_regression(release: Any) -> RegressionEstimateResult:
     >>> np.round(pace_ggm_regression(rel).coef, 1).tolist()
     [0.5, -0.3]
     """
-    owner = "pace_ggm_regression"
-    rel, md = _release(owner, release, "pace_ggm")
+    rel, md = _release(release, "pace_ggm")
     cols = md.columns
     k = len(cols)
     n = int(rel.n)
@@ -325,5 +328,5 @@ def pace_ggm_regression(release: Any) -> RegressionEstimateResult:
                             float(md.delta))  # type: ignore[arg-type]
     b = np.asarray(md.bounds, dtype=np.float64)
     shift = np.asarray(md.shift if md.shift is not None else [0.0] * k, dtype=np.float64)
-    coef, moments = _data_units(_solve(owner, s, lam, b, intercept), s * np.outer(b, b), shift, intercept)
+    coef, moments = _data_units(_solve(s, lam, b, intercept), s * np.outer(b, b), shift, intercept)
     return RegressionEstimateResult(coef, cols[:-1], md.response, "pace_ggm", lam, low, moments)

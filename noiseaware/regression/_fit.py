@@ -19,6 +19,7 @@ from .._engine import (
     set_group,
 )
 from .._engine._x64 import float64
+from .._validation import owned
 from ._model import RegressionPrior, numpyro_model, prior_scales, pymc_model
 
 __all__ = ["BACKENDS", "NO_POINTWISE", "fit"]
@@ -78,13 +79,14 @@ def _posterior(post: Any, st: RegressionStatistics) -> Any:
                 *(["stats_w"] if "stats_w" in keep else [])]]
 
 
-def _statistics(owner: str, release: Any) -> RegressionStatistics:
+def _statistics(release: Any) -> RegressionStatistics:
     if isinstance(release, RegressionStatistics):
         return release
     return read_regression(release)
 
 
 @float64
+@owned("regression.fit")
 def fit(
     release: Any,
     prior: RegressionPrior | None = None,
@@ -197,24 +199,24 @@ def fit(
     """
     owner = "regression.fit"
     st = check_settings(
-        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    v.choice(owner, "backend", backend, BACKENDS)
-    cores = pymc_cores(owner, backend, cores)
-    stats = _statistics(owner, release)
-    scales = prior_scales(owner, prior, stats)
+    v.choice("backend", backend, BACKENDS)
+    cores = pymc_cores(backend, cores)
+    stats = _statistics(release)
+    scales = prior_scales(prior, stats)
     if backend == "numpyro":
         model, data, key = numpyro_model(stats, scales)
         idata = numpyro_nuts(model, st, data=data, cache_key=key)
     else:
         with pymc_model(stats, scales):
-            idata = pymc_sample(owner, st, cores=cores)
+            idata = pymc_sample(st, cores=cores)
     set_group(idata, "posterior", _posterior(group(idata, "posterior"), stats))
     attrs = {"noiseaware_backend": backend, "noiseaware_statistic": "regression", "noiseaware_noise": stats.family,
              "noiseaware_log_likelihood": NO_POINTWISE}
     if not isinstance(release, RegressionStatistics):
         attrs.update(release_attrs(release))
     return finish_fit(
-        owner, idata, st, owner=owner, check=["beta", "sigma"], block=_BLOCK, default_var="beta", attrs=attrs
+        owner, idata, st, check=["beta", "sigma"], block=_BLOCK, default_var="beta", attrs=attrs
     )

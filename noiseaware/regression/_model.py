@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _validation as v
 from .._core._regression_release import RegressionStatistics
+from .._validation import current_owner, owned
 from ..exceptions import NoiseawareValueError
 
 __all__ = ["RegressionPrior", "numpyro_model", "prior_scales", "pymc_model"]
@@ -58,35 +59,36 @@ class RegressionPrior:
     x_scale: Any = None
     eta: float = 2.0
 
+    @owned("RegressionPrior")
     def __post_init__(self) -> None:
         """Check every scale and ``eta`` at once, so that a bad prior never reaches a fit."""
-        owner = "RegressionPrior"
         for name in ("beta_scale", "x_loc_scale", "x_scale"):
-            _scale_array(owner, name, getattr(self, name))
-        _scale_array(owner, "sigma_scale", self.sigma_scale, 1)
-        object.__setattr__(self, "eta", v.positive(owner, "eta", self.eta))
+            _scale_array(name, getattr(self, name))
+        _scale_array("sigma_scale", self.sigma_scale, 1)
+        object.__setattr__(self, "eta", v.positive("eta", self.eta))
 
 
-def _scale_array(owner: str, name: str, value: Any, size: int | None = None) -> np.ndarray | None:
+def _scale_array(name: str, value: Any, size: int | None = None) -> np.ndarray | None:
     """A prior scale as a float64 array of finite values > 0 (a number, or ``size`` of them); None stays None."""
     if value is None:
         return None
-    arr = v.numeric_array(owner, name, value, booleans=False)
+    arr = v.numeric_array(name, value, booleans=False)
     rule = "must be a finite number > 0"
     if size != 1:
         rule += ", or a 1-D array of them (one per coefficient / covariate)"
     if arr.ndim > 1 or arr.size == 0:
-        v.fail(owner, name, rule, value)
+        v.refuse(name, rule, value)
     if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise NoiseawareValueError(v.message(owner, name, rule, value, limit=200))
+        raise NoiseawareValueError(v.message(name, rule, value, limit=200))
     if size is not None and arr.ndim == 1 and arr.size != size:
         what = "a single number" if size == 1 else f"a number or hold {size} values (one per coefficient / covariate)"
-        raise NoiseawareValueError(v.message(owner, name, f"must be {what}", value, limit=200))
+        raise NoiseawareValueError(v.message(name, f"must be {what}", value, limit=200))
     return arr
 
 
-def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatistics) -> dict[str, Any]:
+def prior_scales(prior: RegressionPrior | None, st: RegressionStatistics) -> dict[str, Any]:
     """The prior's scales as arrays: ``beta (p,)``, ``sigma ()``, ``x_loc (d_x,)``, ``x (d_x,)``, ``eta``."""
+    owner = current_owner()
     if prior is None:
         prior = RegressionPrior()
     if not isinstance(prior, RegressionPrior):
@@ -99,7 +101,7 @@ def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatis
     bx = b[int(st.intercept) : p]
 
     def scale(name: str, value: Any, default: np.ndarray, size: int) -> np.ndarray:
-        arr = _scale_array(owner, f"prior.{name}", value, size)
+        arr = _scale_array(f"prior.{name}", value, size)
         return np.broadcast_to(default if arr is None else arr, (size,)).astype(np.float64)
 
     return {
@@ -107,7 +109,7 @@ def prior_scales(owner: str, prior: RegressionPrior | None, st: RegressionStatis
         "sigma": float(scale("sigma_scale", prior.sigma_scale, np.array(b[-1]), 1)[0]),
         "x_loc": scale("x_loc_scale", prior.x_loc_scale, bx, d_x),
         "x": scale("x_scale", prior.x_scale, bx, d_x),
-        "eta": v.positive(owner, "prior.eta", prior.eta),
+        "eta": v.positive("prior.eta", prior.eta),
     }
 
 

@@ -6,11 +6,13 @@ from typing import Any
 
 from .. import _validation as v
 from .._engine import group, has_group, is_result
+from .._validation import owned
 from ..exceptions import NoiseawareTypeError
 
 __all__ = ["coefficients"]
 
 
+@owned("noiseaware.regression.coefficients")
 def coefficients(fit: Any) -> tuple[str, ...]:
     r"""The names of the coefficients of a regression fit: the release's design columns, in order.
 
@@ -48,7 +50,6 @@ def coefficients(fit: Any) -> tuple[str, ...]:
     >>> coefficients(fit)
     ('(intercept)', 'x0', 'x1')
     """
-    owner = "noiseaware.regression.coefficients"
     beta = None
     if is_result(fit) and has_group(fit, "posterior"):
         post = group(fit, "posterior")
@@ -57,7 +58,6 @@ def coefficients(fit: Any) -> tuple[str, ...]:
     if beta is None:
         raise NoiseawareTypeError(
             v.message(
-                owner,
                 "fit",
                 "must be the result of regression.fit (an xarray.DataTree under ArviZ 1, an arviz.InferenceData "
                 "under ArviZ 0.x) with a posterior variable beta of dimension coefficient",

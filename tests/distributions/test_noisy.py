@@ -250,15 +250,15 @@ def test_half_width_is_the_smallest_with_a_proven_tail(family, par):
         z = 1 + 2 * mp.nsum(f, [1, mp.inf])
         exact = 2 * mp.nsum(f, [w + 1, mp.inf]) / z
         assert exact <= mp.mpf(_noisy.tail_bound(family, par, w))
-    spec, _ = _noisy.noise_spec("Noisy", {"family": family, _noisy.FAMILIES[family]: par})
+    spec, _ = _noisy.noise_spec({"family": family, _noisy.FAMILIES[family]: par})
     assert spec.width == 2 * w + 1 and spec.log_g_next <= math.log(spec.tail / 2) + 1e-12
 
 
 def test_noise_variance_is_exact():
-    spec, _ = _noisy.noise_spec("Noisy", sigma=SIGMA)
+    spec, _ = _noisy.noise_spec(sigma=SIGMA)
     d = np.arange(-400, 401, dtype=np.float64)
     assert spec.variance == pytest.approx(np.sum(d**2 * np.exp(ref.dg_logpmf(d, 0, SIGMA))), rel=1e-13)
-    spec, _ = _noisy.noise_spec("Noisy", alpha=ALPHA)
+    spec, _ = _noisy.noise_spec(alpha=ALPHA)
     assert spec.variance == pytest.approx(np.sum(d**2 * np.exp(ref.geometric_noise_logpmf(d, ALPHA))), rel=1e-13)
 
 
@@ -268,7 +268,7 @@ def test_noise_variance_is_exact():
 def test_numpyro_exact(base, family):
     y = values_of(base)
     yy = np.concatenate([y, [2.5, np.inf]])
-    spec, _ = _noisy.noise_spec("Noisy", **NOISES[family])
+    spec, _ = _noisy.noise_spec(**NOISES[family])
     got = numpyro_logp(base, NOISES[family], yy)
     want = reference(base, family, spec.par, yy)
     if base.numpyro_base_rtol is None:
@@ -290,7 +290,7 @@ def test_numpyro_exact(base, family):
 @pytest.mark.parametrize("base", BASES, ids=BASE_IDS)
 def test_pymc_exact_and_agrees_with_numpyro(base, family):
     y = values_of(base)
-    spec, _ = _noisy.noise_spec("Noisy", **NOISES[family])
+    spec, _ = _noisy.noise_spec(**NOISES[family])
     got = pymc_logp(base, family, y)
     check_exact(got, reference(base, family, spec.par, y), spec)
     other = numpyro_logp(base, NOISES[family], y)
@@ -303,7 +303,7 @@ def test_outlier_beyond_the_floor_is_a_certified_lower_bound():
     """The documented limit: geometric noise, a huge Poisson mean and y = 0 (log p ~ -mu (1 - alpha))."""
     base = BASES[0]
     params = {"mu": 5000.0}
-    spec, _ = _noisy.noise_spec("Noisy", alpha=ALPHA)
+    spec, _ = _noisy.noise_spec(alpha=ALPHA)
     got = numpyro_logp(base, {"alpha": ALPHA}, np.array([0.0]), params)
     k = np.arange(0, 20000)
     want = ref_logpmf(lambda kk: stats.poisson.logpmf(kk, 5000.0), k, "geometric", ALPHA, [0.0])
@@ -496,7 +496,7 @@ def test_numpyro_shapes_jit_vmap_plate_and_moments():
     np.testing.assert_allclose(jax.jit(lambda dd: dd.log_prob(y))(d), eager, rtol=0, atol=1e-12)
     assert d.sample(jax.random.PRNGKey(0), (4,)).shape == (4, 3)
     np.testing.assert_allclose(d.mean, mu)
-    spec, _ = _noisy.noise_spec("Noisy", sigma=SIGMA)
+    spec, _ = _noisy.noise_spec(sigma=SIGMA)
     np.testing.assert_allclose(d.variance, mu + spec.variance, rtol=1e-14)
 
     def model(obs=None):
@@ -664,7 +664,7 @@ PRIOR_MU = 5.0
 
 
 def _check_noisy_moments(draws, observed):
-    spec, _ = _noisy.noise_spec("Noisy", alpha=ALPHA)
+    spec, _ = _noisy.noise_spec(alpha=ALPHA)
     var = PRIOR_MU + spec.variance
     n = draws.size
     assert draws.dtype.kind == "i" and np.any(draws < 0)  # noise is there: a Poisson is never negative
@@ -801,7 +801,7 @@ def test_bad_bases_and_releases():
         with pytest.raises(ValueError, match="statistic must be 'counts'"), pm.Model():
             nap.Noisy.from_release("y", rel, pm.Poisson.dist(2.0))
     with pytest.raises(TypeError, match=r"release must be a noiseaware\.Release"):
-        _noisy.release_noise("Noisy", {"statistic": "counts"})
+        _noisy.release_noise({"statistic": "counts"})
 
 
 def test_a_counts_release_with_another_mechanism_is_refused(counts_release):
@@ -813,7 +813,7 @@ def test_a_counts_release_with_another_mechanism_is_refused(counts_release):
         object.__setattr__(fake, f, getattr(counts_release, f))
     object.__setattr__(fake, "mechanism", LaplaceMechanism.from_epsilon(1.0))
     with pytest.raises(ValueError, match=r"mechanism family must be one of .* got family='laplace'"):
-        _noisy.noise_spec("Noisy", fake)
+        _noisy.noise_spec(fake)
 
 
 # --------------------------------------------------------------------------- docs

@@ -174,7 +174,7 @@ def test_pymc_logcdf_self_consistency(e):
 def _spec_logp(e, rel):
     """The release's log-density by the spec in NumPy, from the release's own fields."""
     spec = SPECS[e.name]
-    args, values = spec.release_args(e.name, rel)
+    args, values = spec.release_args(rel)
     if "p" not in spec.params:  # a composite release's number of variables, not a parameter of these laws
         args.pop("p", None)
     prepared = spec.prepare(**e.release_args, **args)
@@ -201,7 +201,7 @@ def test_from_release_in_both_ppls(e):
         getattr(nap, e.name).from_release("y", rel, *first_pm, **e.release_args)
     obs_pm = np.asarray(model.rvs_to_values[model["y"]].data)
     spec = SPECS[e.name]
-    _, values = spec.release_args(e.name, rel)
+    _, values = spec.release_args(rel)
     np.testing.assert_array_equal(np.asarray(site["value"]), values)
     np.testing.assert_array_equal(obs_pm, values)
     assert site["is_observed"]

@@ -313,7 +313,7 @@ def test_read_text_limited_names_the_byte_offset_of_bad_utf8(tmp_path) -> None:
     p = tmp_path / "r.json"
     p.write_bytes(b'{"label": "ok", "x": "\xff\xfe"}')
     with pytest.raises(ReleaseFormatError, match=r"not valid UTF-8 at byte 22 \(0xff"):
-        read_text_limited(p, owner="noiseaware show")
+        read_text_limited(p)
 
 
 def test_read_text_limited_refuses_large_files(tmp_path) -> None:

@@ -499,8 +499,8 @@ ARRAY_BAD: list[tuple[str, str, Any, type, str]] = [
 @pytest.mark.parametrize("kind,aid,value,exc,pattern", ARRAY_BAD, ids=[f"{a[0]}-{a[1]}" for a in ARRAY_BAD])
 def test_arrays_refuse_bad_input_by_name(kind, aid, value, exc, pattern) -> None:
     fn = v.integer_array if kind == "integer" else v.finite_array
-    with pytest.raises(exc, match=pattern) as info:
-        fn("owner", "data", value)
+    with pytest.raises(exc, match=pattern) as info, v.owner_scope("owner"):
+        fn("data", value)
     assert str(info.value).startswith("owner: data ")
 
 
@@ -519,7 +519,7 @@ ARRAY_GOOD: list[tuple[str, Any, list[Any]]] = [
 @pytest.mark.parametrize("kind,value,expected", ARRAY_GOOD)
 def test_arrays_convert_representable_input_exactly(kind, value, expected) -> None:
     fn = v.integer_array if kind == "integer" else v.finite_array
-    out = fn("owner", "data", value)
+    out = fn("data", value)
     assert out.dtype == (np.int64 if kind == "integer" else np.float64)
     assert out.tolist() == expected
 
