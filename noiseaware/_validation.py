@@ -161,15 +161,6 @@ def message(name: str, rule: str, value: Any, fix: str | None = None, *, limit: 
     return text
 
 
-def fail(owner: str, name: str, rule: str, value: Any, fix: str | None = None) -> NoReturn:
-    """Raise a :class:`NoiseawareValueError` in the standard shape, naming ``owner`` given by hand.
-
-    :func:`refuse` is the same message naming the current owner (:func:`current_owner`).
-    """
-    with owner_scope(owner):
-        raise NoiseawareValueError(message(name, rule, value, fix))
-
-
 def refuse(name: str, rule: str, value: Any, fix: str | None = None) -> NoReturn:
     """Raise a :class:`NoiseawareValueError` in the standard shape, naming the current owner."""
     raise NoiseawareValueError(message(name, rule, value, fix))

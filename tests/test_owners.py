@@ -29,10 +29,6 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "noiseaware"
 
 #: ``(path relative to the package, qualified name) -> reason`` for a parameter named ``owner`` that stays.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("_validation.py", "fail"): (
-        "the message with an owner given by hand, for callers that name it explicitly "
-        "(hierarchy/_integer.py's model checks); refuse() is the same message naming the current owner"
-    ),
     ("_privatize/_dask.py", "aligned"): (
         "runs as a Dask task on a worker thread, where the caller's context does not follow: the owner is data"
     ),

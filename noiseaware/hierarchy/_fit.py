@@ -20,6 +20,7 @@ from .._engine import (
     set_group,
 )
 from .._engine._x64 import float64
+from .._validation import owned
 from ._data import PRIORS, ModelData, as_model_data, model_data
 from ._record import NoisyHierarchy
 from ._rounding import onto_totals, round_to_totals
@@ -136,6 +137,7 @@ def model(data: ModelData, y: Any = None, totals: Any = None, *, prior: str = "h
     return numpyro_counts(data, logx, y, totals)
 
 
+@owned("hierarchy.numpyro_counts")
 def numpyro_counts(data: ModelData | NoisyHierarchy, log_rate: Any, y: Any = None, totals: Any = None) -> Any:
     r"""The hierarchy as a part of a user's NumPyro model: leaf cell counts from log-rates, and the measurements.
 
@@ -209,11 +211,11 @@ def numpyro_counts(data: ModelData | NoisyHierarchy, log_rate: Any, y: Any = Non
 
     from ..numpyro import DiscreteGaussian
 
-    data = as_model_data("hierarchy.numpyro_counts", data)
+    data = as_model_data(data)
     n_leaf, n_root, C = data.n_units[-1], data.n_units[0], data.n_cells
     logx = jnp.asarray(log_rate)
     if logx.shape != (n_leaf, C):
-        v.fail("hierarchy.numpyro_counts", "log_rate", f"must have shape ({n_leaf}, {C}) (leaves, cells)",
+        v.refuse("log_rate", f"must have shape ({n_leaf}, {C}) (leaves, cells)",
                logx.shape, "Give one log-rate per leaf cell of the release.")
     y = jnp.asarray(data.y if y is None else y)
     totals = jnp.asarray(data.totals if totals is None else totals)
@@ -260,6 +262,7 @@ _relaxed_model = model
 
 
 @float64
+@owned("hierarchy.fit")
 def fit(
     release: NoisyHierarchy,
     *,
@@ -315,11 +318,17 @@ def fit(
     method : {"integer", "relaxed"}
         The integer model (default) or the continuous relaxation (:func:`model`; ``backend="pymc"``
         needs it).
-    prior : {"hierarchical", "uniform"}
+    prior : {"hierarchical", "dirichlet_multinomial", "uniform"}
         ``"hierarchical"``: counts multinomial given rates per root unit,
         :math:`n_s \mid \lambda \sim \mathrm{Multinomial}(T_s, \lambda_s / \sum\lambda_s)`, with
         the hierarchical prior of :func:`model` on :math:`\log\lambda` (county and tract effects, a
-        cell profile per root unit; three levels or more). ``"uniform"``: uniform over the integer
+        cell profile per root unit; three levels or more). ``"dirichlet_multinomial"``
+        (``method="integer"`` only; three levels or more): the same hierarchy with gamma tract rates
+        integrated out, tract populations and each tract's cells nested Dirichlet-multinomials given
+        county effects, two concentrations and a cell profile per root unit (posterior variables
+        ``nu``, ``kappa``, ``eta_county``, ``sigma_county``, ``profile``); a few continuous parameters
+        in place of one log-rate per leaf cell, so it mixes and costs far less at scale
+        (``docs/published-hierarchy.md``). ``"uniform"``: uniform over the integer
         compositions of each root total into its leaf cells (``method="relaxed"``: uniform on the
         simplex, :func:`model`).
     model : callable, optional
@@ -402,25 +411,30 @@ def fit(
     """
     owner = "hierarchy.fit"
     st = check_settings(
-        owner, chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
+        chains=chains, draws=draws, warmup=warmup, seed=seed, progressbar=progressbar,
         target_accept=target_accept, check_mixing=check_mixing,
     )
-    v.choice(owner, "method", method, METHODS)
-    v.choice(owner, "prior", prior, PRIORS)
-    v.choice(owner, "backend", backend, BACKENDS)
+    v.choice("method", method, METHODS)
+    from ._integer import INTEGER_PRIORS
+
+    v.choice("prior", prior, (*PRIORS, *INTEGER_PRIORS))
+    if prior in INTEGER_PRIORS and method != "integer":
+        v.refuse("prior", f"must be one of {PRIORS} with method='relaxed' (the relaxation has no {prior!r} form)",
+                 prior, "Pass method='integer' (the default).")
+    v.choice("backend", backend, BACKENDS)
     if method == "integer" and backend != "numpyro":
-        v.fail(owner, "backend", "must be 'numpyro' with method='integer' (the integer sampler runs in JAX)",
+        v.refuse("backend", "must be 'numpyro' with method='integer' (the integer sampler runs in JAX)",
                backend, "Pass method='relaxed' for PyMC's NUTS on the relaxation.")
     if model is not None and (method != "integer" or not callable(model)):
-        v.fail(owner, "model", "must be a callable NumPyro model, with method='integer'", (method, model),
+        v.refuse("model", "must be a callable NumPyro model, with method='integer'", (method, model),
                "Pass method='integer' (the default) and a model function that samples 'log_rate'.")
-    sweeps = v.integer(owner, "sweeps", sweeps, minimum=1)
+    sweeps = v.integer("sweeps", sweeps, minimum=1)
     if sweeps != 1 and method != "integer":
-        v.fail(owner, "sweeps", "must be 1 with method='relaxed' (it counts the integer route's sweeps)", sweeps)
-    cores = pymc_cores(owner, backend, cores)
+        v.refuse("sweeps", "must be 1 with method='relaxed' (it counts the integer route's sweeps)", sweeps)
+    cores = pymc_cores(backend, cores)
     data = model_data(release)
-    if len(data.n_units) < 3 and prior == "hierarchical" and model is None:
-        v.fail(owner, "release", "must have three levels or more for the hierarchical prior", len(data.n_units),
+    if len(data.n_units) < 3 and prior != "uniform" and model is None:
+        v.refuse("release", "must have three levels or more for the hierarchical prior", len(data.n_units),
                "Use prior='uniform', or a model= of your own.")
     block = _BLOCK
     if method == "integer":
@@ -438,7 +452,7 @@ def fit(
         from ._pymc import pymc_model
 
         with pymc_model(data, prior):
-            idata = pymc_sample(owner, st, cores=cores, compute_convergence_checks=False)
+            idata = pymc_sample(st, cores=cores, compute_convergence_checks=False)
     if method == "relaxed":
         post = group(idata, "posterior")
         dims = post["counts"].dims
@@ -452,7 +466,7 @@ def fit(
     _add_log_likelihood(idata, release, data, group(idata, "posterior")["counts"])
     attrs = {"noiseaware_method": method, "noiseaware_prior": "model" if model is not None else prior,
              "noiseaware_backend": backend, "noiseaware_provenance": release.provenance}
-    return finish_fit(owner, idata, st, owner=owner, check=["counts"], block=block, default_var="counts", attrs=attrs)
+    return finish_fit(owner, idata, st, check=["counts"], block=block, default_var="counts", attrs=attrs)
 
 
 

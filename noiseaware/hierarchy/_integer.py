@@ -51,9 +51,21 @@ every exact total; the tract totals are each a line's coordinate in the sibling 
 move proposes one :math:`k` and is refused most of the time at its best scale; the heat bath draws from
 the line's conditional over :math:`W` points instead, which for a window spanning a few conditional
 standard deviations is close to an exact draw along the line, and every tract is on a line in each
-leaf phase. What is left is the coupling with the rates (one NUTS step per iteration given the counts)
-and the correlation between a tract's total and its cells; the measured figures are in
+leaf phase. What is left is the coupling with the prior's parameters (one NUTS step per iteration given
+the counts) and the correlation between a tract's total and its cells; the measured figures are in
 ``docs/published-hierarchy.md`` and ``docs/benchmarks.md``.
+
+**Which prior mixes.** The Gibbs step between the counts and the prior's parameters is data augmentation,
+and it is slow where the prior of a count given the parameters is as tight as its likelihood (Liu, Wong &
+Kong (1994), *Covariance structure of the Gibbs sampler*: the rate is the fraction of missing information).
+With one log-rate per leaf cell (``"hierarchical"``, or a user's ``log_rate``) each count's conditional
+prior is a Poisson-like law of its own rate, of standard deviation :math:`\sqrt{n}`, while the noise's is
+:math:`\sigma`: for the small cells of a tract the rate pins the count and the count the rate, and the NUTS
+step updates every leaf's rate (as many parameters as leaf cells, with the funnel of their scale) once per
+iteration. ``"dirichlet_multinomial"`` (:mod:`._dirmult`) integrates the tract rates out exactly: the
+counts of a root unit are nested Dirichlet-multinomials given counties x cells + 3 parameters, each
+informed by the counts of many tracts, so the fraction of missing information is small and the count sweep
+moves each tract under a prior as wide as the tracts' spread, not its own rate's.
 
 **Step sizes.** The stride is :math:`s = 1 + \lfloor E\, h \rfloor` with :math:`E \sim \mathrm{Exp}(1)`
 (random, so that every integer point of a line is reachable). Each phase's :math:`h` starts at the
@@ -73,6 +85,11 @@ parameters are then updated given the counts by one NUTS iteration on
 (NumPyro's NUTS kernel and warmup adaptation, the dapper scheme of Eng, Awan, Gong, Ju & Rao (2024),
 *dapper: Data Augmentation for Private Posterior Estimation in R*, §3, with these moves in place of the
 record sweep): a Gibbs sampler that alternates the count sweep and the NUTS step.
+``"dirichlet_multinomial"``: the nested Dirichlet-multinomial of :mod:`._dirmult`; a move's prior ratio is
+a ratio of gamma functions of the (at most two) leaf cells and tract populations of each leaf row that it
+changes (:func:`~._dirmult.dirmult_line`, exact), and the NUTS step is on
+:math:`p(\theta) \prod_s p(n_s \mid T_s, \theta)` with :math:`\theta` the county effects, the two
+concentrations and the cell profiles.
 
 Everything runs in JAX, float64, with static shapes; the chains are vectorized and one compiled
 program serves every release of the same tree shape (the release's numbers and the tree's index arrays
@@ -90,8 +107,14 @@ import numpy as np
 from .._engine import ProgramCache, SamplingSettings, jit
 from ._record import NoisyHierarchy
 
-__all__ = ["PROGRAMS", "ROOT_MOVES", "IntegerTree", "hierarchical_log_rate", "integer_tree", "sample_integer"]
+__all__ = [
+    "INTEGER_PRIORS", "PROGRAMS", "ROOT_MOVES", "IntegerTree", "PriorBlock", "hierarchical_log_rate", "integer_tree",
+    "rates_block", "sample_integer",
+]
 
+#: Priors of the integer route beyond :data:`~noiseaware.hierarchy.PRIORS` (the relaxed route has no form of
+#: them): the nested Dirichlet-multinomial of :mod:`._dirmult`.
+INTEGER_PRIORS = ("dirichlet_multinomial",)
 #: Compiled integer-count samplers, keyed by the tree's shape, the prior and the settings.
 PROGRAMS = ProgramCache(maxsize=8)
 #: Root-move phases per sweep (each proposes one move per root unit).
@@ -293,8 +316,8 @@ def _propose(kind: str, lev: int, ks: Any, n_units: tuple[int, ...], C: int, sca
     return ta, tb, ca, cb, valid, lo, da, db
 
 
-def _phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scale: Any, tree: Any, data: Any, *,
-           n_units: tuple[int, ...], C: int, rates: bool) -> tuple[list[Any], Any]:
+def _phase(kind: str, lev: int, key: Any, tables: list[Any], par: Any, scale: Any, tree: Any, data: Any, *,
+           n_units: tuple[int, ...], C: int, prior: str) -> tuple[list[Any], Any]:
     """One phase's lines (:func:`_propose`), each moved by a heat-bath draw over a random window of its points.
 
     The window is the :data:`WINDOW` points ``x + (j - o) * step``, ``j = 0..WINDOW-1``, with the offset ``o``
@@ -302,12 +325,13 @@ def _phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scal
     the same probability from each of its points; the new point is drawn with probability proportional to the
     target over the window (Gumbel-max). The log-target reads only the table rows on each line's two
     leaf-to-root paths (at a shared ancestor the two changes add up), the leaf rows' support (counts >= 0) and,
-    with rates, the multinomial prior. Returns the tables and the mean probability of leaving the current point.
+    and the prior's terms of the leaf cells and tract populations that change (``prior``: ``"uniform"``, none;
+    ``"rates"``, the multinomial given ``par["log_rate"]``; ``"dirmult"``, the nested Dirichlet-multinomial of
+    :mod:`._dirmult` given ``par``). Returns the tables and the mean probability of leaving the current point.
     """
     import jax
     import jax.numpy as jnp
     from jax import random
-    from jax.scipy.special import gammaln
 
     ks = random.split(key, 9)
     ta, tb, ca, cb, valid, lo, da, db = _propose(kind, lev, ks, n_units, C, scale, tree)
@@ -328,15 +352,9 @@ def _phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scal
         for rows, d in ((a, dam), (b, dbm)):
             row = tables[m][rows]
             f += jnp.sum(_loglik(m, rows[:, None], row[:, None, :] + unit * d[:, None, :], data), axis=2)
-            if m == leaf:  # the cells that change: the support (counts >= 0) and the multinomial prior
-                for c, w in ((ca, jnp.ones(ca.shape)), (cb, (ca != cb).astype(jnp.float64))):
-                    n_c = jnp.take_along_axis(row[:, 1:], c[:, None], axis=1)
-                    new = n_c + kk * jnp.take_along_axis(d[:, 1:], c[:, None], axis=1) * w[..., None]
-                    ok = ok & (new >= 0)
-                    if rates:
-                        lam = jnp.take_along_axis(log_rate[rows], c[:, None], axis=1)
-                        nw = jnp.maximum(new, 0.0)
-                        logp += w[..., None] * (nw * lam - gammaln(nw + 1.0))
+            if m == leaf:  # the cells that change: the support (counts >= 0) and the prior
+                lp, fine = _leaf_terms(row, d, par, rows, ca, cb, kk, prior)
+                logp, ok = logp + lp, ok & fine
         updates.append((m, a, b, dam, dbm))
     # the discrete Gaussian log-pmf is quadratic in its (integer) location: exact from three points
     slope, curve = (f[:, 2:] - f[:, :1]) / 2.0, f[:, 2:] + f[:, :1] - 2.0 * f[:, 1:2]
@@ -351,28 +369,54 @@ def _phase(kind: str, lev: int, key: Any, tables: list[Any], log_rate: Any, scal
     return tables, prob
 
 
-def _build_sweep(n_units: tuple[int, ...], C: int, rates: bool) -> Callable[..., Any]:
-    """``sweep(key, tables, log_rate, log_step, tree, data) -> (tables, probs)``: one sweep of every phase."""
+def _leaf_terms(row: Any, d: Any, par: Any, rows: Any, ca: Any, cb: Any, kk: Any, prior: str) -> tuple[Any, Any]:
+    """The prior's log-terms of one leaf row along each line's window, and where its cells stay >= 0.
+
+    ``row`` the leaf's ``(total, cells)``, ``d`` its change per step, ``kk`` the window's steps. Only the cells
+    ``ca`` and ``cb`` (and the tract's total) can change; the terms of those that do not are constant along the
+    line and left out.
+    """
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    logp, ok = jnp.zeros(kk.shape, dtype=jnp.float64), jnp.ones(kk.shape, dtype=bool)
+    for c, w in ((ca, jnp.ones(ca.shape)), (cb, (ca != cb).astype(jnp.float64))):
+        n_c = jnp.take_along_axis(row[:, 1:], c[:, None], axis=1)
+        new = n_c + kk * jnp.take_along_axis(d[:, 1:], c[:, None], axis=1) * w[..., None]
+        ok = ok & (new >= 0)
+        if prior == "rates":
+            lam = jnp.take_along_axis(par["log_rate"][rows], c[:, None], axis=1)
+            nw = jnp.maximum(new, 0.0)
+            logp += w[..., None] * (nw * lam - gammaln(nw + 1.0))
+    if prior == "dirmult":
+        from ._dirmult import dirmult_line
+
+        logp += dirmult_line(row, d, par, rows, ca, cb, kk)
+    return logp, ok
+
+
+def _build_sweep(n_units: tuple[int, ...], C: int, prior: str) -> Callable[..., Any]:
+    """``sweep(key, tables, par, log_step, tree, data) -> (tables, probs)``: one sweep of every phase."""
     import jax.numpy as jnp
     from jax import lax, random
 
     phases = _phases(len(n_units), C)
 
-    def sweep(key: Any, tables: list[Any], log_rate: Any, log_step: Any, tree: Any, data: Any) -> Any:
+    def sweep(key: Any, tables: list[Any], par: Any, log_step: Any, tree: Any, data: Any) -> Any:
         keys = random.split(key, len(phases))
         probs = []
         for i, (kind, lev, reps) in enumerate(phases):
             scale = jnp.minimum(jnp.exp(log_step[i]) * data["step_ref"][i], _MAX_SCALE)
             if reps == 1:
-                tables, p = _phase(kind, lev, keys[i], tables, log_rate, scale, tree, data, n_units=n_units, C=C,
-                                  rates=rates)
+                tables, p = _phase(kind, lev, keys[i], tables, par, scale, tree, data, n_units=n_units, C=C,
+                                  prior=prior)
             else:  # one compiled body, repeated
 
                 def body(j: Any, carry: Any, kind: str = kind, lev: int = lev, k: Any = keys[i],
                          scale: Any = scale) -> Any:
                     tabs, acc = carry
-                    tabs, p = _phase(kind, lev, random.fold_in(k, j), tabs, log_rate, scale, tree, data,
-                                     n_units=n_units, C=C, rates=rates)
+                    tabs, p = _phase(kind, lev, random.fold_in(k, j), tabs, par, scale, tree, data,
+                                     n_units=n_units, C=C, prior=prior)
                     return tabs, acc + p / reps
 
                 tables, p = lax.fori_loop(0, reps, body, (list(tables), jnp.zeros((), jnp.float64)))
@@ -412,8 +456,33 @@ def _rates_model(user: Callable[[], Any], n_root: int) -> Callable[..., None]:
     return joint
 
 
+@dataclass(frozen=True, eq=False)
+class PriorBlock:
+    """A prior of the counts as the sampler runs it: the sweep's terms, and the model of their parameters.
+
+    Attributes
+    ----------
+    kind : {"rates", "dirmult"}
+        The count sweep's prior terms (:func:`_phase`).
+    joint : callable or None
+        The NumPyro model of the parameters given ``(counts, leaf_root)``, updated by one NUTS iteration per
+        iteration; None: the terms are fixed, given to :func:`sample_integer` (the counts' conditional alone).
+    terms : callable or None
+        The parameters' constrained values (the model's sites) to the sweep's terms (a dict of arrays).
+    """
+
+    kind: str
+    joint: Callable[..., None] | None
+    terms: Callable[[dict[str, Any]], dict[str, Any]] | None
+
+
+def rates_block(user: Callable[[], Any], n_root: int) -> PriorBlock:
+    """The multinomial given the rates of ``user`` (a NumPyro model, no arguments, with a site ``log_rate``)."""
+    return PriorBlock("rates", _rates_model(user, n_root), lambda p: {"log_rate": p["log_rate"]})
+
+
 def _build_program(n_units: tuple[int, ...], C: int, settings: SamplingSettings,
-                   user: Callable[[], Any] | None, sweeps: int = 1) -> Callable[..., Any]:
+                   block: PriorBlock | None, sweeps: int = 1) -> Callable[..., Any]:
     """The compiled run: warmup and draws of every chain (vectorized), for one tree shape and prior."""
     import jax
     import jax.numpy as jnp
@@ -421,17 +490,18 @@ def _build_program(n_units: tuple[int, ...], C: int, settings: SamplingSettings,
 
     from .._engine._adapt import adapt_step, init_adaptation
 
-    rates = user is not None
+    rates = block is not None and block.joint is not None  # a NUTS step on the prior's parameters
     L = len(n_units)
     n_root, n_leaf = n_units[0], n_units[-1]
     n_phase = len(_phases(L, C))
-    sweep = _build_sweep(n_units, C, rates)
+    sweep = _build_sweep(n_units, C, "uniform" if block is None else block.kind)
     warmup, total = settings.warmup, settings.warmup + settings.draws
     if rates:
         from .._engine._nuts import nuts_step
 
-        assert user is not None
-        step = nuts_step(_rates_model(user, n_root), (jnp.zeros((n_leaf, C)), jnp.zeros(n_leaf, dtype=jnp.int32)))
+        assert block is not None and block.joint is not None and block.terms is not None
+        terms = block.terms
+        step = nuts_step(block.joint, (jnp.zeros((n_leaf, C)), jnp.zeros(n_leaf, dtype=jnp.int32)))
         init_kernel, sample_kernel = step.init_kernel, step.sample_kernel
         potential_gen, post_gen, z_shape = step.potential_gen, step.postprocess_gen, step.z_shapes
 
@@ -459,17 +529,14 @@ def _build_program(n_units: tuple[int, ...], C: int, settings: SamplingSettings,
         def step(carry: Any, i: Any) -> Any:
             tables, hmc_state, adapt, key = carry
             key, k_sweep = random.split(key)
-            if rates:
-                log_rate = post_gen(tables[-1][:, 1:], leaf_root)(hmc_state.z)["log_rate"]
-            else:
-                log_rate = jnp.zeros((n_leaf, C))
+            par = terms(post_gen(tables[-1][:, 1:], leaf_root)(hmc_state.z)) if rates else data.get("fixed", {})
             if sweeps == 1:
-                tables, probs = sweep(k_sweep, tables, log_rate, adapt.log_step, tree, data)
+                tables, probs = sweep(k_sweep, tables, par, adapt.log_step, tree, data)
             else:
 
                 def more(j: Any, c: Any) -> Any:
                     tabs, mean = c
-                    tabs, p = sweep(random.fold_in(k_sweep, j), tabs, log_rate, adapt.log_step, tree, data)
+                    tabs, p = sweep(random.fold_in(k_sweep, j), tabs, par, adapt.log_step, tree, data)
                     return tabs, mean + p / sweeps
 
                 tables, probs = lax.fori_loop(0, sweeps, more, (list(tables), jnp.zeros(n_phase)))
@@ -541,12 +608,14 @@ def _tables(tree: IntegerTree, counts: np.ndarray) -> list[np.ndarray]:
 
 
 def sample_integer(tree: IntegerTree, release: NoisyHierarchy, settings: SamplingSettings, *,
-                   model: Callable[[], Any] | None, cache_key: Any, sweeps: int = 1) -> dict[str, Any]:
+                   block: PriorBlock | None, cache_key: Any, sweeps: int = 1,
+                   fixed: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Run the integer-count sampler: ``{"counts": (chains, draws, leaves, cells) int64, ...}``.
 
-    ``model`` is None for the uniform prior, else a NumPyro model (no arguments) sampling ``log_rate``;
-    ``cache_key`` is what shapes it besides the tree's sizes (None: compile for this call only); ``sweeps``
-    count sweeps run per iteration (and per kept draw).
+    ``block`` is None for the uniform prior, else the prior (:class:`PriorBlock`); ``fixed`` its sweep's terms
+    when its ``joint`` is None (the counts' conditional given them); ``cache_key`` is what shapes the program
+    besides the tree's sizes (None: compile for this call only); ``sweeps`` count sweeps run per iteration (and
+    per kept draw).
     """
     import jax
     import jax.numpy as jnp
@@ -558,13 +627,15 @@ def sample_integer(tree: IntegerTree, release: NoisyHierarchy, settings: Samplin
            cache_key)
 
     def build() -> Any:
-        return _build_program(tree.n_units, C, settings, model, sweeps)
+        return _build_program(tree.n_units, C, settings, block, sweeps)
 
     program = PROGRAMS.get(key, build) if cache_key is not None else build()
     counts0 = start_counts(tree, release, settings.chains, settings.seed)
     tables0 = [jnp.asarray(t) for t in _tables(tree, counts0)]
     data = {"y": [jnp.asarray(x) for x in tree.y], "sigma": [jnp.asarray(x) for x in tree.sigma],
             "measured": [jnp.asarray(x) for x in tree.measured], "step_ref": jnp.asarray(step_ref)}
+    if fixed is not None:
+        data["fixed"] = {k: jnp.asarray(x, dtype=jnp.float64) for k, x in fixed.items()}
     arrays = {k: jnp.asarray(x) for k, x in tree.arrays.items()}
     keys = jax.random.split(jax.random.PRNGKey(settings.seed), settings.chains)
     out = program(keys, tables0, arrays, data)
@@ -586,25 +657,9 @@ def integer_fit(release: NoisyHierarchy, data: Any, settings: SamplingSettings, 
     from .._engine import from_groups
 
     tree = integer_tree(release)
-    user: Callable[[], Any] | None
-    key: tuple[Any, ...]
-    if model is not None:
-        user, key = model, ("model", model)
-    elif prior == "uniform":
-        user, key = None, ("uniform",)
-    else:
-        county, county_root = np.asarray(data.ancestor(1)), np.asarray(data.county_root())
-        leaf_root = np.asarray(data.leaf_root)
-        n_units, C = tree.n_units, tree.n_cells
-
-        def user() -> Any:
-            return hierarchical_log_rate(n_units, county, county_root, leaf_root, C)
-
-        key = ("hierarchical", county.tobytes(), county_root.tobytes(), leaf_root.tobytes())
-    if user is not None:
-        _check_user_model(user, tree)
+    block, key = _prior_block(tree, data, prior, model)
     misses = PROGRAMS.info["misses"]
-    out = sample_integer(tree, release, settings, model=user, cache_key=key, sweeps=sweeps)
+    out = sample_integer(tree, release, settings, block=block, cache_key=key, sweeps=sweeps)
     posterior: dict[str, Any] = {"counts": out["counts"], **out["params"]}
     stats = {k: out[k] for k in ("accept_rate", "diverging", "n_steps") if k in out}
     leaf_cell = {k: ["leaf", "cell"] for k, x in posterior.items()
@@ -618,6 +673,31 @@ def integer_fit(release: NoisyHierarchy, data: Any, settings: SamplingSettings, 
     )
 
 
+def _prior_block(tree: IntegerTree, data: Any, prior: str,
+                 model: Callable[[], Any] | None) -> tuple[PriorBlock | None, tuple[Any, ...]]:
+    """The sampler's prior for ``prior`` (or the user's ``model``), and what keys its compiled program."""
+    if model is not None:
+        _check_user_model(model, tree)
+        return rates_block(model, tree.n_units[0]), ("model", model)
+    if prior == "uniform":
+        return None, ("uniform",)
+    county, county_root = np.asarray(data.ancestor(1)), np.asarray(data.county_root())
+    leaf_root = np.asarray(data.leaf_root)
+    n_units, C = tree.n_units, tree.n_cells
+    key = (prior, county.tobytes(), county_root.tobytes(), leaf_root.tobytes())
+    if prior == "dirichlet_multinomial":
+        from ._dirmult import dirmult_model
+
+        joint, terms = dirmult_model(n_units, county, county_root, leaf_root, C)
+        return PriorBlock("dirmult", joint, terms), key
+
+    def user() -> Any:
+        return hierarchical_log_rate(n_units, county, county_root, leaf_root, C)
+
+    _check_user_model(user, tree)
+    return rates_block(user, n_units[0]), key
+
+
 def _check_user_model(user: Callable[[], Any], tree: IntegerTree) -> None:
     """The model must sample (or compute) a finite ``log_rate`` of shape (leaves, cells)."""
     import jax
@@ -628,13 +708,13 @@ def _check_user_model(user: Callable[[], Any], tree: IntegerTree) -> None:
     try:
         tr = handlers.trace(handlers.seed(user, jax.random.PRNGKey(0))).get_trace()
     except TypeError as err:
-        v.fail("hierarchy.fit", "model", "must be a NumPyro model that takes no arguments", repr(err),
+        v.refuse("model", "must be a NumPyro model that takes no arguments", repr(err),
                "Close over your covariates (functools.partial or a closure).")
     shape = (tree.n_units[-1], tree.n_cells)
     if "log_rate" not in tr:
-        v.fail("hierarchy.fit", "model", f"must have a site 'log_rate' of shape {shape} (leaves, cells)",
+        v.refuse("model", f"must have a site 'log_rate' of shape {shape} (leaves, cells)",
                sorted(tr), "Sample (or numpyro.deterministic) the leaf cells' log-rates as 'log_rate'.")
     got = tuple(np.shape(tr["log_rate"]["value"]))
     if got != shape:
-        v.fail("hierarchy.fit", "model", f"must give 'log_rate' the shape {shape} (leaves, cells)", got,
+        v.refuse("model", f"must give 'log_rate' the shape {shape} (leaves, cells)", got,
                "One log-rate per leaf cell, the leaves in the release's order.")
