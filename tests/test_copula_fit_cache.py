@@ -88,6 +88,7 @@ def test_start_point_transform_is_numpyros_inverse() -> None:
         np.testing.assert_allclose(np.asarray(forward(jnp.asarray(z))), L, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow  # make test-full: jax.hessian of a p = 4 copula model compiled (5 s)
 def test_difference_hessian_matches_the_compiled_hessian() -> None:
     """Central differences of the exact gradient (dense preconditioner up to d = 105) against jax.hessian."""
     import jax.numpy as jnp

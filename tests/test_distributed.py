@@ -154,6 +154,7 @@ def _shipped(outcome: FitManyResult) -> Any:
     return distributed.protocol.deserialize(header, frames)
 
 
+@pytest.mark.slow  # make test-full: a real sampler compiled on a Dask worker (9 s); fake fits cover the travel here
 def test_a_posterior_fit_comes_back_as_the_host_container(client):
     rel = _regression_release()
     kw = {"chains": 2, "draws": 60, "warmup": 60, "seed": 3, "check_mixing": False}  # what travels, not the mixing

@@ -197,6 +197,7 @@ def test_hierarchical_prior_is_stitched_per_part(release, client):
     assert list(post["leaf"].values) == list(release.units[-1])
 
 
+@pytest.mark.slow  # make test-full: another program shape compiled on the workers (5 s)
 def test_mixing_is_checked_once_on_the_stitched_counts(release, client):
     from noiseaware.exceptions import MixingWarning
 
