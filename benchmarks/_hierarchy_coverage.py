@@ -25,6 +25,11 @@ def _load_line(before: str, after: str) -> str:
     return f"Load average {b} before, {a} after (`uptime` before: `{before}`; after: `{after}`)."
 
 
+def header(title: str, cmd: str, run: Any) -> list[str]:
+    """The first lines of a record of this study: its title, the command, the machine and the load."""
+    return [f"## {title}", "", f"Command: `{cmd}`  ", f"Machine: {machine()}.  ", _load_line(*run.loads), ""]
+
+
 @dataclass(frozen=True)
 class Design:
     """One design of the coverage study: the synthetic tree, its tract population, and the fit's settings."""
@@ -260,12 +265,8 @@ def report_coverage(rows: dict[str, list[dict[str, Any]]], requested: int, run: 
             else f"{ran} of {requested} replications ran" + ("." if ran == requested else " (a partial record, "
                                                                                          "written while running)."))
     text = "\n".join([
-        "## Census-style hierarchy: coverage of 90% intervals for tract counts, noise-aware posterior and GLS",
-        "",
-        f"Command: `{cmd}`  ",
-        f"Machine: {machine()}.  ",
-        _load_line(*run.loads),
-        "",
+        *header("Census-style hierarchy: coverage of 90% intervals for tract counts, noise-aware posterior and GLS",
+                cmd, run),
         f"Synthetic NMF-shaped files (`hierarchy.synthetic_nmf`: a total and 3 cells per unit, discrete Gaussian "
         "noise of variance 4 at state cells and counties and 9 at tracts, state totals exact), a new truth and "
         "new noise in each replication. Ours: `hierarchy.fit` with its defaults (the integer posterior, "

@@ -11,8 +11,8 @@ from typing import Any
 
 import _study
 import numpy as np
-from _hierarchy_coverage import _load_line
-from _study import machine, raw_path
+from _hierarchy_coverage import header
+from _study import raw_path
 
 from noiseaware import hierarchy
 
@@ -141,12 +141,8 @@ def report_scale(rows: list[dict[str, Any]], dask_row: dict[str, Any], run: _stu
     cmd = ".venv/bin/python benchmarks/hierarchy_calibration.py " + " ".join(sys.argv[1:])
     d = dask_row
     text = "\n".join([
-        "## Census-style hierarchy: time and memory of GLS and of the posterior's gradient, 10^3 to 10^6 measurements",
-        "",
-        f"Command: `{cmd}`  ",
-        f"Machine: {machine()}.  ",
-        _load_line(*run.loads),
-        "",
+        *header("Census-style hierarchy: time and memory of GLS and of the posterior's gradient, 10^3 to 10^6 "
+                "measurements", cmd, run),
         "Synthetic NMF-shaped files (states x counties x tracts: " + ", ".join(
             f"{r['shape'][0]} x {r['shape'][1]} x {r['shape'][2]}" for r in rows) + "; 4 queries per unit). GLS: "
         "`hierarchy.gls` (two passes over the tree), time and peak memory traced by `tracemalloc`. Gradient: "
